@@ -1,0 +1,128 @@
+#include "summary.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace pygraph::analyze {
+namespace {
+
+using nlohmann::json;
+
+template <class Map>
+std::vector<std::pair<typename Map::key_type, uint64_t>> ranked(const Map& m, int top) {
+  std::vector<std::pair<typename Map::key_type, uint64_t>> v(m.begin(), m.end());
+  std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  if (top >= 0 && v.size() > static_cast<size_t>(top)) v.resize(top);
+  return v;
+}
+
+std::string function_name(const Trace& t, uint32_t id) {
+  const TraceFunction* f = t.function(id);
+  if (!f) return "(unknown function " + std::to_string(id) + ")";
+  return f->name.empty() ? "(unnamed function " + std::to_string(id) + ")" : f->name;
+}
+
+}  // namespace
+
+json summarize(const Trace& t, const SummaryOptions& o) {
+  json s;
+  s["trace_version"] = t.header.version;
+  s["pid"] = t.header.pid;
+  s["complete"] = t.has_end;
+  if (t.has_end) {
+    s["duration_s"] = t.end.dur_ns / 1e9;
+    s["dropped_records"] = t.end.dropped;
+    s["unwrapped_entry_points"] = t.end.unwrapped;
+  }
+  s["threads"] = t.threads.size();
+
+  std::map<std::string, uint64_t> by_door;
+  std::map<uint32_t, uint64_t> by_function;
+  uint64_t failed = 0;
+  for (const auto& l : t.launches) {
+    by_door[trace::door_name(l.door)]++;
+    by_function[l.function_id]++;
+    if (l.result != 0) failed++;
+  }
+  s["launches"] = {{"total", t.launches.size()}, {"failed", failed}, {"by_door", by_door}};
+  json kernels = json::array();
+  for (auto& [id, n] : ranked(by_function, o.top)) {
+    kernels.push_back({{"name", function_name(t, id)}, {"id", id}, {"count", n}});
+  }
+  s["top_kernels"] = kernels;
+  s["distinct_kernels"] = by_function.size();
+
+  std::map<std::string, uint64_t> by_op;
+  std::map<std::pair<uint16_t, uint32_t>, uint64_t> boundaries;  // (op, call site)
+  for (const auto& op : t.ops) {
+    by_op[op_info(op.op).name]++;
+    if (op_is_boundary(op.op)) boundaries[{static_cast<uint16_t>(op.op), op.callsite_id}]++;
+  }
+  json ops = json::array();
+  for (auto& [name, n] : ranked(by_op, -1)) {
+    Op op{};
+    op_from_name(name.c_str(), &op);
+    ops.push_back({{"op", name}, {"class", op_class_name(op_info(op).cls)}, {"count", n}});
+  }
+  s["ops"] = ops;
+  json sites = json::array();
+  for (auto& [key, n] : ranked(boundaries, o.top)) {
+    json frames = json::array();
+    if (const TraceCallSite* cs = t.callsite(key.second)) frames = cs->frames;
+    sites.push_back({{"op", op_info(static_cast<Op>(key.first)).name},
+                     {"count", n},
+                     {"callsite", key.second},
+                     {"frames", frames}});
+  }
+  s["boundaries"] = sites;
+  return s;
+}
+
+std::string summary_text(const json& s) {
+  std::ostringstream out;
+  out << "pygraph trace (format " << s["trace_version"] << "), pid " << s["pid"];
+  if (s["complete"].get<bool>()) {
+    out << ", " << s["duration_s"].get<double>() << " s";
+  } else {
+    out << ", incomplete";
+  }
+  out << ", " << s["threads"] << " thread(s)\n\n";
+
+  const json& l = s["launches"];
+  out << "Launches: " << l["total"] << " (" << l["failed"] << " failed), "
+      << s["distinct_kernels"] << " distinct kernels\n";
+  for (auto& [door, n] : l["by_door"].items()) out << "  via " << door << ": " << n << "\n";
+
+  out << "\nTop kernels by launches:\n";
+  for (const auto& k : s["top_kernels"]) {
+    out << "  " << k["count"].get<uint64_t>() << "  " << k["name"].get<std::string>() << "\n";
+  }
+
+  out << "\nOther driver calls:\n";
+  for (const auto& o : s["ops"]) {
+    out << "  " << o["count"].get<uint64_t>() << "  " << o["op"].get<std::string>() << " ("
+        << o["class"].get<std::string>() << ")\n";
+  }
+
+  out << "\nSyncs and other boundaries by call site:\n";
+  if (s["boundaries"].empty()) out << "  none\n";
+  for (const auto& b : s["boundaries"]) {
+    out << "  " << b["count"].get<uint64_t>() << "  " << b["op"].get<std::string>() << "\n";
+    int shown = 0;
+    for (const auto& f : b["frames"]) {
+      if (shown++ == 6) break;
+      out << "        at " << f.get<std::string>() << "\n";
+    }
+  }
+  if (s.contains("unwrapped_entry_points") && s["unwrapped_entry_points"].get<uint64_t>() > 0) {
+    out << "\nNote: " << s["unwrapped_entry_points"]
+        << " driver entry points were handed out unwrapped (see README).\n";
+  }
+  if (s.contains("dropped_records") && s["dropped_records"].get<uint64_t>() > 0) {
+    out << "Note: " << s["dropped_records"] << " records were dropped (trace buffers full).\n";
+  }
+  return out.str();
+}
+
+}  // namespace pygraph::analyze

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, configures, builds into build/ and runs every
+# CPU test (unit tests, the driver stand-in, end-to-end tests under LD_PRELOAD). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
+cmake --build build -j"$(nproc)"
+cd build
+ctest --output-on-failure -j"$(nproc)"

@@ -1,0 +1,38 @@
+// Run-time options, read once from the environment (PYGRAPH_<NAME>).
+//
+// One table lists every option with its default and meaning; config/README.md documents the
+// same table for users. A bad value never stops the program: it is named in one line on stderr
+// and the safe choice is taken.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pygraph {
+
+enum class Mode {
+  kOff,    // pure passthrough: the program's calls reach the driver untouched
+  kTrace,  // passthrough, recording every launch and op (to PYGRAPH_TRACE, if set)
+};
+
+struct Config {
+  Mode mode = Mode::kTrace;
+  std::string trace_path;  // empty: no trace file
+  bool debug = false;
+};
+
+struct OptionSpec {
+  const char* name;  // environment variable
+  const char* default_value;
+  const char* help;
+};
+extern const OptionSpec kOptions[];
+extern const int kOptionCount;
+
+// Reads the options through `getenv` (injectable for tests); problems are appended to
+// `warnings`, one line each, already naming the variable and its value.
+Config parse_config(const char* (*getenv_fn)(const char*), std::vector<std::string>* warnings);
+
+const char* mode_name(Mode mode);
+
+}  // namespace pygraph

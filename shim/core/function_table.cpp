@@ -1,0 +1,105 @@
+#include "function_table.h"
+
+#include <algorithm>
+#include <mutex>
+#include <new>
+
+namespace pygraph {
+namespace {
+
+std::mutex g_insert_mu;  // first sight of a kernel only
+
+size_t hash_handle(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return static_cast<size_t>(h);
+}
+
+// Asks the driver for the parameter layout, one index at a time, until it says "no more".
+template <class Handle, class GetInfo>
+bool read_params(GetInfo get, Handle h, std::vector<trace::ParamLayout>* out) {
+  if (!get) return false;
+  for (size_t i = 0; i < 4096; ++i) {
+    size_t offset = 0, size = 0;
+    CUresult r = get(h, i, &offset, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) return true;  // past the last parameter
+    if (r != CUDA_SUCCESS) return false;
+    out->push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size)});
+  }
+  return false;
+}
+
+}  // namespace
+
+FunctionTable::~FunctionTable() { clear(); }
+
+FunctionInfo* FunctionTable::describe(uint64_t handle) {
+  auto* info = new (std::nothrow) FunctionInfo;
+  if (!info) return nullptr;
+  info->handle = handle;
+  const char* name = nullptr;
+  auto f = reinterpret_cast<CUfunction>(handle);
+  auto k = reinterpret_cast<CUkernel>(handle);
+  // CUDA 13's runtime may hand the driver a CUkernel where a CUfunction belongs; the driver
+  // accepts both, and so must we. A handle whose function name the driver refuses is tried as
+  // a kernel.
+  if (driver_->func_get_name && driver_->func_get_name(&name, f) == CUDA_SUCCESS) {
+    info->params_known = read_params(driver_->func_get_param_info, f, &info->params);
+  } else if (driver_->kernel_get_name && driver_->kernel_get_name(&name, k) == CUDA_SUCCESS) {
+    info->is_kernel_handle = true;
+    info->params_known = read_params(driver_->kernel_get_param_info, k, &info->params);
+  } else {
+    info->params_known = read_params(driver_->func_get_param_info, f, &info->params);
+  }
+  if (name) info->name = name;
+  if (!info->params_known) info->params.clear();
+  for (const auto& p : info->params) info->arg_bytes = std::max(info->arg_bytes, p.offset + p.size);
+  return info;
+}
+
+const FunctionInfo* FunctionTable::lookup(uint64_t handle, bool* created) {
+  *created = false;
+  Slot* slots = slots_.load(std::memory_order_acquire);
+  if (__builtin_expect(slots != nullptr, 1)) {
+    for (size_t i = hash_handle(handle), n = 0; n < kSlots; ++i, ++n) {
+      Slot& s = slots[i & (kSlots - 1)];
+      uint64_t key = s.key.load(std::memory_order_acquire);
+      if (key == handle) return s.info.load(std::memory_order_relaxed);
+      if (key == 0) break;
+    }
+  }
+  // First launch of this kernel: describe it and publish it (info first, then key).
+  std::lock_guard<std::mutex> lock(g_insert_mu);
+  slots = slots_.load(std::memory_order_acquire);
+  if (!slots) {
+    slots = new (std::nothrow) Slot[kSlots];
+    if (!slots) return nullptr;
+    slots_.store(slots, std::memory_order_release);
+  }
+  if (count_.load() >= kSlots * 3 / 4) return nullptr;  // keep probes short
+  for (size_t i = hash_handle(handle);; ++i) {
+    Slot& s = slots[i & (kSlots - 1)];
+    uint64_t key = s.key.load(std::memory_order_acquire);
+    if (key == handle) return s.info.load(std::memory_order_relaxed);
+    if (key != 0) continue;
+    FunctionInfo* info = describe(handle);
+    if (!info) return nullptr;
+    info->id = count_.fetch_add(1) + 1;
+    s.info.store(info, std::memory_order_relaxed);
+    s.key.store(handle, std::memory_order_release);
+    *created = true;
+    return info;
+  }
+}
+
+void FunctionTable::clear() {
+  std::lock_guard<std::mutex> lock(g_insert_mu);
+  Slot* slots = slots_.exchange(nullptr);
+  if (!slots) return;
+  for (size_t i = 0; i < kSlots; ++i) delete slots[i].info.load();
+  delete[] slots;
+  count_ = 0;
+}
+
+}  // namespace pygraph

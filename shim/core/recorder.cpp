@@ -1,0 +1,188 @@
+#include "recorder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "trace_writer.h"
+
+namespace pygraph {
+namespace {
+
+using trace::RecordHeader;
+using trace::RecordType;
+
+// The packed argument block of a launch made with `extra`, as the driver defines it.
+bool extra_buffer(void** extra, const void** data, size_t* size) {
+  const void* ptr = nullptr;
+  const size_t* sz = nullptr;
+  for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) ptr = extra[i + 1];
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) sz = static_cast<const size_t*>(extra[i + 1]);
+  }
+  if (!ptr || !sz) return false;
+  *data = ptr;
+  *size = *sz;
+  return true;
+}
+
+uint32_t duration(uint64_t t0, uint64_t t1) {
+  uint64_t d = t1 > t0 ? t1 - t0 : 0;
+  return d > 0xffffffffull ? 0xffffffffu : static_cast<uint32_t>(d);
+}
+
+}  // namespace
+
+bool Recorder::start(const Config& config, std::string* error) {
+  if (config.trace_path.empty()) return true;
+  functions_.clear();
+  callsites_.clear();
+  return trace_writer().open(config.trace_path, error);
+}
+
+void Recorder::stop() { trace_writer().close(unwrapped_.load()); }
+
+bool Recorder::tracing() const { return trace_writer().is_open(); }
+
+uint32_t Recorder::announce_function(const FunctionInfo& f) {
+  const uint32_t nparams = f.params_known ? static_cast<uint32_t>(f.params.size()) : 0;
+  const uint32_t size = sizeof(RecordHeader) + sizeof(trace::FunctionRecord) +
+                        static_cast<uint32_t>(f.name.size()) + nparams * sizeof(trace::ParamLayout);
+  uint8_t* p = trace_writer().begin(RecordType::kFunction, size);
+  if (!p) return f.id;
+  trace::FunctionRecord r{};
+  r.id = f.id;
+  r.name_len = static_cast<uint32_t>(f.name.size());
+  r.param_count = f.params_known ? nparams : trace::kParamsUnknown;
+  r.flags = f.is_kernel_handle ? trace::kFunctionIsKernelHandle : 0;
+  r.handle = f.handle;
+  std::memcpy(p, &r, sizeof(r));
+  p += sizeof(r);
+  std::memcpy(p, f.name.data(), f.name.size());
+  p += f.name.size();
+  if (nparams) std::memcpy(p, f.params.data(), nparams * sizeof(trace::ParamLayout));
+  trace_writer().commit();
+  return f.id;
+}
+
+void Recorder::record_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUresult result) {
+  launches_[static_cast<int>(c.door)].fetch_add(1, std::memory_order_relaxed);
+  TraceWriter& w = trace_writer();
+  if (!w.is_open()) return;
+
+  bool created;
+  const FunctionInfo* f = functions_.lookup(reinterpret_cast<uint64_t>(c.function), &created);
+  if (f && created) announce_function(*f);
+
+  uint8_t flags = 0;
+  uint32_t arg_bytes = 0;
+  const void* extra_data = nullptr;
+  size_t extra_size = 0;
+  if (c.params && f && f->params_known) {
+    arg_bytes = f->arg_bytes;
+  } else if (!c.params && extra_buffer(c.extra, &extra_data, &extra_size)) {
+    flags = trace::kLaunchArgsFromExtra;
+    arg_bytes = static_cast<uint32_t>(std::min<size_t>(extra_size, 1u << 16));
+  } else {
+    flags = trace::kLaunchArgsUnknown;
+  }
+  const unsigned nattrs = std::min(c.attr_count, 64u);
+  const uint32_t size = sizeof(RecordHeader) + sizeof(trace::LaunchRecord) +
+                        nattrs * sizeof(trace::LaunchAttr) + arg_bytes;
+  uint8_t* p = w.begin(RecordType::kLaunch, size);
+  if (!p) return;
+
+  trace::LaunchRecord r;
+  r.seq = w.next_seq();
+  r.ts_ns = t0;
+  r.dur_ns = duration(t0, t1);
+  r.tid = w.thread_id();
+  r.door = static_cast<uint8_t>(c.door);
+  r.flags = flags;
+  r.op = static_cast<uint16_t>(c.op);
+  r.attr_count = static_cast<uint16_t>(nattrs);
+  r.function_id = f ? f->id : 0;
+  std::copy(c.grid, c.grid + 3, r.grid);
+  std::copy(c.block, c.block + 3, r.block);
+  r.shared_mem = c.shared_mem;
+  r.result = result;
+  r.stream = reinterpret_cast<uint64_t>(c.stream);
+  r.arg_bytes = arg_bytes;
+  std::memcpy(p, &r, sizeof(r));
+  p += sizeof(r);
+  for (unsigned i = 0; i < nattrs; ++i) {
+    trace::LaunchAttr a{};
+    a.id = static_cast<uint32_t>(c.attrs[i].id);
+    static_assert(sizeof(a.value) == sizeof(c.attrs[i].value));
+    std::memcpy(a.value, &c.attrs[i].value, sizeof(a.value));
+    std::memcpy(p, &a, sizeof(a));
+    p += sizeof(a);
+  }
+  if (flags == 0) {
+    std::memset(p, 0, arg_bytes);  // padding between parameters reads as zero
+    for (size_t i = 0; i < f->params.size(); ++i) {
+      std::memcpy(p + f->params[i].offset, c.params[i], f->params[i].size);
+    }
+  } else if (flags == trace::kLaunchArgsFromExtra) {
+    std::memcpy(p, extra_data, arg_bytes);
+  }
+  w.commit();
+}
+
+void Recorder::record_op(const OpCall& c, uint64_t t0, uint64_t t1, CUresult result) {
+  ops_.fetch_add(1, std::memory_order_relaxed);
+  TraceWriter& w = trace_writer();
+  if (!w.is_open()) return;
+
+  uint32_t callsite = 0;
+  if (op_is_boundary(c.op)) {
+    bool created;
+    std::vector<std::string> frames;
+    callsite = callsites_.capture(&created, &frames);
+    if (created) {
+      uint32_t size = sizeof(RecordHeader) + sizeof(trace::CallSiteRecord);
+      for (auto& s : frames) {
+        if (s.size() > 0xffff) s.resize(0xffff);
+        size += 2 + static_cast<uint32_t>(s.size());
+      }
+      if (uint8_t* p = w.begin(RecordType::kCallSite, size)) {
+        trace::CallSiteRecord r{callsite, static_cast<uint32_t>(frames.size())};
+        std::memcpy(p, &r, sizeof(r));
+        p += sizeof(r);
+        for (const auto& s : frames) {
+          uint16_t len = static_cast<uint16_t>(s.size());
+          std::memcpy(p, &len, 2);
+          std::memcpy(p + 2, s.data(), len);
+          p += 2 + len;
+        }
+        w.commit();
+      }
+    }
+  }
+
+  uint8_t* p = w.begin(RecordType::kOp, sizeof(RecordHeader) + sizeof(trace::OpRecord));
+  if (!p) return;
+  trace::OpRecord r{};
+  r.seq = w.next_seq();
+  r.ts_ns = t0;
+  r.dur_ns = duration(t0, t1);
+  r.tid = w.thread_id();
+  r.door = static_cast<uint8_t>(c.door);
+  r.op = static_cast<uint16_t>(c.op);
+  r.result = result;
+  r.callsite_id = callsite;
+  r.stream = c.stream;
+  r.handle = c.handle;
+  r.ptr = c.ptr;
+  r.bytes = c.bytes;
+  std::memcpy(p, &r, sizeof(r));
+  w.commit();
+}
+
+void Recorder::reset_in_child() {
+  trace_writer().reset_in_child();
+  callsites_.reset_in_child();
+}
+
+}  // namespace pygraph

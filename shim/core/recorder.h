@@ -1,0 +1,75 @@
+// The recording core: what the hooks hand over for each launch and op, turned into trace
+// records. Driver-agnostic: it sees plain values and calls the driver only through DriverApi.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "callsite.h"
+#include "config.h"
+#include "driver_api.h"
+#include "function_table.h"
+#include "ops.h"
+#include "trace_format.h"
+
+namespace pygraph {
+
+struct LaunchCall {
+  Op op;
+  trace::Door door;
+  CUfunction function;
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned shared_mem;
+  CUstream stream;
+  const CUlaunchAttribute* attrs;
+  unsigned attr_count;
+  void** params;
+  void** extra;
+};
+
+struct OpCall {
+  Op op;
+  trace::Door door;
+  uint64_t stream = 0;
+  uint64_t handle = 0;
+  uint64_t ptr = 0;
+  uint64_t bytes = 0;
+};
+
+class Recorder {
+ public:
+  Recorder(const DriverApi* driver, bool skip_own_frames)
+      : functions_(driver), callsites_(skip_own_frames) {}
+
+  // Opens the trace when the config names one; returns false with *error on failure.
+  bool start(const Config& config, std::string* error);
+  void stop();  // writes the trace's end; idempotent
+  bool tracing() const;
+
+  void record_launch(const LaunchCall& call, uint64_t t0, uint64_t t1, CUresult result);
+  void record_op(const OpCall& call, uint64_t t0, uint64_t t1, CUresult result);
+
+  // Entry points handed to the program without a wrapper (for the trace's end record).
+  void count_unwrapped() { unwrapped_.fetch_add(1, std::memory_order_relaxed); }
+
+  uint64_t launches(trace::Door door) const {
+    return launches_[static_cast<int>(door)].load(std::memory_order_relaxed);
+  }
+  uint64_t ops() const { return ops_.load(std::memory_order_relaxed); }
+
+  void reset_in_child();
+
+ private:
+  uint32_t announce_function(const FunctionInfo& f);
+
+  FunctionTable functions_;
+  CallSiteTable callsites_;
+  std::atomic<uint64_t> launches_[static_cast<int>(trace::Door::kCount)] = {};
+  std::atomic<uint64_t> ops_{0};
+  std::atomic<uint64_t> unwrapped_{0};
+};
+
+}  // namespace pygraph

@@ -1,0 +1,119 @@
+// What each kind of wrapped call does in the shim. Launches are described field by field for
+// the core; every other op is described generically from its argument types (first stream,
+// first event/graph/module handle, first address, first size).
+#pragma once
+
+#include <cuda.h>
+
+#include "../core/recorder.h"
+#include "../core/trace_writer.h"
+#include "shim_state.h"
+
+namespace pygraph::hooks {
+
+CUresult get_proc_address(CUresult (*real)(const char*, void**, int, cuuint64_t,
+                                           CUdriverProcAddressQueryResult*),
+                          Door door, const char* symbol, void** pfn, int version,
+                          cuuint64_t flags, CUdriverProcAddressQueryResult* status);
+CUresult get_proc_address_v1(CUresult (*real)(const char*, void**, int, cuuint64_t), Door door,
+                             const char* symbol, void** pfn, int version, cuuint64_t flags);
+
+// Argument extraction for generic ops.
+struct OpArgs {
+  OpCall call;
+  bool has_stream = false, has_handle = false, has_ptr = false, has_bytes = false;
+
+  void before(CUstream s) { set(has_stream, call.stream, reinterpret_cast<uint64_t>(s)); }
+  void before(CUevent e) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(e)); }
+  void before(CUgraphExec g) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(g)); }
+  void before(CUmodule m) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(m)); }
+  void before(CUlibrary l) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(l)); }
+  void before(CUdeviceptr p) { set(has_ptr, call.ptr, p); }
+  void before(void* p) { set(has_ptr, call.ptr, reinterpret_cast<uint64_t>(p)); }
+  void before(const void* p) { set(has_ptr, call.ptr, reinterpret_cast<uint64_t>(p)); }
+  void before(size_t n) { set(has_bytes, call.bytes, n); }
+  template <class T>
+  void before(T) {}
+
+  // Allocations return their address through an out-parameter.
+  void after(CUdeviceptr* p) { set(has_ptr, call.ptr, p ? *p : 0); }
+  void after(void** p) { set(has_ptr, call.ptr, p ? reinterpret_cast<uint64_t>(*p) : 0); }
+  template <class T>
+  void after(T) {}
+
+ private:
+  static void set(bool& has, uint64_t& field, uint64_t v) {
+    if (!has) field = v;
+    has = true;
+  }
+};
+
+template <Op op, class Fn, class... A>
+CUresult generic_op(Fn real, Door door, A... a) {
+  OpArgs args;
+  args.call.op = op;
+  args.call.door = door;
+  (args.before(a), ...);
+  const uint64_t t0 = now_ns();
+  const CUresult r = real(a...);
+  const uint64_t t1 = now_ns();
+  if constexpr (op_info(op).cls == OpClass::kAlloc) {
+    if (r == CUDA_SUCCESS) (args.after(a), ...);
+  }
+  shim_recorder().record_op(args.call, t0, t1, r);
+  return r;
+}
+
+template <Op op, class Fn, class... A>
+CUresult dispatch(Fn real, Door door, A... a) {
+  // Off mode and calls made from inside the shim go straight to the driver.
+  if (g_mode == Mode::kOff || t_in_hook) return real(a...);
+  struct Guard {
+    Guard() { t_in_hook = true; }
+    ~Guard() { t_in_hook = false; }
+  } guard;
+  if constexpr (op == Op::LaunchKernel) {
+    return [&](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+               unsigned bz, unsigned smem, CUstream s, void** p, void** e) {
+      const uint64_t t0 = now_ns();
+      const CUresult r = real(f, gx, gy, gz, bx, by, bz, smem, s, p, e);
+      const uint64_t t1 = now_ns();
+      LaunchCall c{op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, e};
+      shim_recorder().record_launch(c, t0, t1, r);
+      return r;
+    }(a...);
+  } else if constexpr (op == Op::LaunchCooperativeKernel) {
+    return [&](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+               unsigned bz, unsigned smem, CUstream s, void** p) {
+      const uint64_t t0 = now_ns();
+      const CUresult r = real(f, gx, gy, gz, bx, by, bz, smem, s, p);
+      const uint64_t t1 = now_ns();
+      LaunchCall c{op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, nullptr};
+      shim_recorder().record_launch(c, t0, t1, r);
+      return r;
+    }(a...);
+  } else if constexpr (op == Op::LaunchKernelEx) {
+    return [&](const CUlaunchConfig* cfg, CUfunction f, void** p, void** e) {
+      const uint64_t t0 = now_ns();
+      const CUresult r = real(cfg, f, p, e);
+      const uint64_t t1 = now_ns();
+      if (cfg) {
+        LaunchCall c{op, door, f, {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
+                     {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cfg->sharedMemBytes,
+                     cfg->hStream, cfg->attrs, cfg->numAttrs, p, e};
+        shim_recorder().record_launch(c, t0, t1, r);
+      }
+      return r;
+    }(a...);
+  } else if constexpr (op == Op::GetProcAddress) {
+    if constexpr (sizeof...(A) == 5) {
+      return get_proc_address(real, door, a...);
+    } else {
+      return get_proc_address_v1(real, door, a...);
+    }
+  } else {
+    return generic_op<op>(real, door, a...);
+  }
+}
+
+}  // namespace pygraph::hooks

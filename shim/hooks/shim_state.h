@@ -1,0 +1,31 @@
+// Process-wide state of the shim: initialized on the first CUDA call through any door, never
+// before, so processes that do not use CUDA never see pygraph at all.
+#pragma once
+
+#include <atomic>
+
+#include "../core/config.h"
+#include "../core/recorder.h"
+
+namespace pygraph::hooks {
+
+extern std::atomic<int> g_init_state;  // 0 new, 1 initializing, 2 ready
+extern Mode g_mode;                    // valid once ready
+
+inline bool shim_ready() { return g_init_state.load(std::memory_order_acquire) == 2; }
+
+// Reads the config, finds the driver, opens the trace. Returns false if no driver is loaded.
+// Re-entrant calls during initialization (and other threads meanwhile) see false.
+bool shim_init();
+
+Recorder& shim_recorder();
+
+// libcuda's handle and its real dlsym, bypassing our own dlsym hook.
+void* driver_handle();
+void* real_dlsym(void* handle, const char* name);
+
+// Set while a thread is inside a wrapper, so driver calls made from inside pass straight
+// through (the core asks the driver about kernels; a driver may call its own exports).
+extern thread_local bool t_in_hook __attribute__((tls_model("initial-exec")));
+
+}  // namespace pygraph::hooks

@@ -1,0 +1,121 @@
+// pygraph-analyze as users run it: a golden summary, JSON that matches the trace, and one clear
+// error with a non-zero exit for every kind of bad file.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "run_program.h"
+#include "trace_reader.h"
+
+namespace pygraph::test {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_file(const std::string& path, const std::string& data) {
+  std::ofstream(path, std::ios::binary) << data;
+}
+
+// A fresh trace of door_program (procaddr door).
+std::string make_trace() {
+  const std::string path = temp_path("cli.trace");
+  RunResult r = run_program({DOOR_PROGRAM, "procaddr"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                          {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                          {"PYGRAPH_TRACE", path}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path;
+}
+
+TEST(AnalyzerCli, GoldenSummary) {
+  // A trace checked in once (tests/e2e/golden), so its text output never changes.
+  RunResult r = run_program({ANALYZER, "summary", GOLDEN_DIR "/door_program.trace"}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(GOLDEN_DIR "/door_program.summary.txt"));
+}
+
+TEST(AnalyzerCli, JsonMatchesTheTrace) {
+  const std::string path = make_trace();
+  RunResult r = run_program({ANALYZER, "summary", "--json", "--top", "3", path}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  Trace t;
+  ASSERT_EQ(read_trace(path, &t).status, ReadStatus::kOk);
+  unlink(path.c_str());
+  EXPECT_EQ(j["launches"]["total"], t.launches.size());
+  EXPECT_EQ(j["launches"]["by_door"]["cuGetProcAddress"], 16);
+  EXPECT_EQ(j["top_kernels"][0]["name"], "axpy");
+  EXPECT_EQ(j["top_kernels"][0]["count"], 15);  // the CUfunction handle; the CUkernel has 1
+  EXPECT_LE(j["boundaries"].size(), 3u);
+  EXPECT_TRUE(j["complete"].get<bool>());
+  for (const auto& b : j["boundaries"]) EXPECT_FALSE(b["frames"].empty());
+}
+
+struct BadFile {
+  const char* name;
+  int exit_code;
+  const char* message;  // expected in stderr
+};
+
+class AnalyzerBadFile : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(AnalyzerBadFile, OneClearErrorAndNonZeroExit) {
+  const std::string good_path = make_trace();
+  const std::string good = read_file(good_path);
+  unlink(good_path.c_str());
+  const std::string path = temp_path("bad.trace");
+  const std::string kind = GetParam().name;
+  if (kind == "garbage") {
+    write_file(path, "this is not a trace at all, just text\n");
+  } else if (kind == "empty") {
+    write_file(path, "");
+  } else if (kind == "truncated") {
+    write_file(path, good.substr(0, good.size() * 2 / 3 + 1));
+  } else if (kind == "newer") {
+    std::string newer = good;
+    uint32_t v = trace::kTraceVersion + 1;
+    std::memcpy(&newer[8], &v, 4);
+    write_file(path, newer);
+  } else if (kind == "corrupt") {
+    std::string bad = good;
+    uint32_t zero = 0;
+    std::memcpy(&bad[sizeof(trace::FileHeader) + 4], &zero, 4);  // first record's size
+    write_file(path, bad);
+  }
+  RunResult r = run_program({ANALYZER, "summary", kind == "missing" ? "/nonexistent.trace" : path},
+                            {});
+  unlink(path.c_str());
+  EXPECT_EQ(r.exit_code, GetParam().exit_code);
+  EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, AnalyzerBadFile,
+    ::testing::Values(BadFile{"missing", 2, "cannot open /nonexistent.trace"},
+                      BadFile{"garbage", 2, "not a pygraph trace"},
+                      BadFile{"empty", 2, "not a pygraph trace"},
+                      BadFile{"truncated", 3, "trace truncated at byte"},
+                      BadFile{"newer", 2, "is newer than this analyzer supports"},
+                      BadFile{"corrupt", 3, "corrupt record"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(AnalyzerCli, UsageErrors) {
+  EXPECT_EQ(run_program({ANALYZER}, {}).exit_code, 1);
+  EXPECT_EQ(run_program({ANALYZER, "frobnicate", "x"}, {}).exit_code, 1);
+  EXPECT_EQ(run_program({ANALYZER, "summary"}, {}).exit_code, 1);
+  EXPECT_EQ(run_program({ANALYZER, "summary", "--top", "zero", "x"}, {}).exit_code, 1);
+  RunResult help = run_program({ANALYZER, "--help"}, {});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("usage: pygraph-analyze summary"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pygraph::test

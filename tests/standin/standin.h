@@ -1,0 +1,32 @@
+// Test-facing API of the CPU stand-in for the CUDA driver (libcuda.so.1 built under tests/).
+//
+// "Kernels" are host functions registered by name; cuModuleLoadData/cuLibraryLoadData take any
+// image and resolve names against this registry. All work executes at submission, in stream
+// order, so a launch the shim holds back and fails to submit before a host read shows up as a
+// wrong value. Device memory is host memory: a CUdeviceptr is a host address.
+#pragma once
+
+#include <cuda.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void (*standin_kernel_fn)(const unsigned grid[3], const unsigned block[3], void** params);
+
+// Registers (or replaces) a kernel taking `param_count` parameters of the given sizes.
+void standin_register_kernel(const char* name, standin_kernel_fn fn, int param_count,
+                             const size_t* param_sizes);
+
+// Counts of work the stand-in executed, for tests that check nothing was dropped or repeated.
+unsigned long long standin_kernels_executed(void);
+unsigned long long standin_graph_launches(void);
+
+// Makes the next `count` calls of driver function `name` ("cuGraphInstantiateWithFlags", ...)
+// fail with `result` without doing anything; count 0 clears.
+void standin_inject_failure(const char* name, int count, CUresult result);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,468 @@
+// Kernels, modules, memory, streams, events and launches of the driver stand-in.
+#include <cstdlib>
+#include <cstring>
+
+#include "standin_state.h"
+
+#define API extern "C" __attribute__((visibility("default"))) CUresult
+
+namespace standin {
+
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+CUresult injected(const char* name) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> g(s.mu);
+  auto it = s.failures.find(name);
+  if (it == s.failures.end() || it->second.first <= 0) return CUDA_SUCCESS;
+  it->second.first--;
+  return it->second.second;
+}
+
+Kernel* kernel_of(CUfunction f) {
+  if (!f) return nullptr;
+  uint32_t magic;
+  std::memcpy(&magic, f, sizeof magic);
+  if (magic == kFuncMagic) return reinterpret_cast<Func*>(f)->kernel;
+  if (magic == kKernMagic) return reinterpret_cast<Kern*>(f)->kernel;
+  return nullptr;
+}
+
+Stream* stream_of(CUstream s) {
+  if (s == nullptr || s == CU_STREAM_LEGACY) return &state().legacy;
+  if (s == CU_STREAM_PER_THREAD) return &state().per_thread;
+  return reinterpret_cast<Stream*>(s);
+}
+
+void run_kernel(Kernel* k, const unsigned grid[3], const unsigned block[3], void** params) {
+  k->fn(grid, block, params);
+  state().kernels_executed++;
+}
+
+bool pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out) {
+  out->assign(k->arg_bytes, 0);
+  if (params) {
+    for (size_t i = 0; i < k->sizes.size(); ++i) {
+      std::memcpy(out->data() + k->offsets[i], params[i], k->sizes[i]);
+    }
+    return true;
+  }
+  const void* buf = nullptr;
+  size_t size = 0;
+  for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<size_t*>(extra[i + 1]);
+  }
+  if (!buf || size < k->arg_bytes) return false;
+  std::memcpy(out->data(), buf, k->arg_bytes);
+  return true;
+}
+
+void run_node(const Node& n) {
+  switch (n.kind) {
+    case NodeKind::kKernel: {
+      std::vector<void*> ptrs;
+      auto* base = const_cast<uint8_t*>(n.args.data());
+      for (size_t off : n.kernel->offsets) ptrs.push_back(base + off);
+      run_kernel(n.kernel, n.grid, n.block, ptrs.data());
+      break;
+    }
+    case NodeKind::kMemset: {
+      const auto& m = n.memset;
+      for (size_t row = 0; row < m.height; ++row) {
+        auto* dst = reinterpret_cast<uint8_t*>(m.dst + row * m.pitch);
+        for (size_t i = 0; i < m.width; ++i) {
+          std::memcpy(dst + i * m.elementSize, &m.value, m.elementSize);
+        }
+      }
+      break;
+    }
+    case NodeKind::kMemcpy:
+      std::memmove(reinterpret_cast<void*>(n.copy_dst), n.copy_src, n.copy_bytes);
+      break;
+  }
+}
+
+namespace {
+
+// Kernel launch common to every launch entry point: captured or run at once.
+CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], CUstream hs,
+                void** params, void** extra) {
+  if (CUresult r = injected("cuLaunchKernel")) return r;
+  Kernel* k = kernel_of(f);
+  if (!k) return CUDA_ERROR_INVALID_HANDLE;
+  Node n;
+  n.kernel = k;
+  std::memcpy(n.grid, grid, sizeof n.grid);
+  std::memcpy(n.block, block, sizeof n.block);
+  if (!pack_args(k, params, extra, &n.args)) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* s = stream_of(hs);
+  if (s->capture) {
+    s->capture->nodes.push_back(new Node(n));
+  } else {
+    run_node(n);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult sync_stream(CUstream hs) {
+  Stream* s = stream_of(hs);
+  return s->capture ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+CUresult copy(CUstream hs, void* dst, const void* src, size_t bytes) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* s = stream_of(hs);
+  if (s->capture) {
+    Node* n = new Node;
+    n->kind = NodeKind::kMemcpy;
+    n->copy_dst = reinterpret_cast<CUdeviceptr>(dst);
+    n->copy_src = src;
+    n->copy_bytes = bytes;
+    s->capture->nodes.push_back(n);
+    return CUDA_SUCCESS;
+  }
+  std::memmove(dst, src, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult set(CUstream hs, CUdeviceptr dst, unsigned value, unsigned elem, size_t count) {
+  Node n;
+  n.kind = NodeKind::kMemset;
+  n.memset.dst = dst;
+  n.memset.value = value;
+  n.memset.elementSize = elem;
+  n.memset.width = count;
+  n.memset.height = 1;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* s = stream_of(hs);
+  if (s->capture) {
+    s->capture->nodes.push_back(new Node(n));
+  } else {
+    run_node(n);
+  }
+  return CUDA_SUCCESS;
+}
+
+void* allocate(size_t bytes) {
+  // Fresh memory is poisoned so that reading what was never written shows.
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (p) std::memset(p, 0xcd, bytes);
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+  return p;
+}
+
+CUresult release(uintptr_t p) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  auto it = state().allocations.find(p);
+  if (it == state().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  state().allocations.erase(it);
+  std::free(reinterpret_cast<void*>(p));
+  return CUDA_SUCCESS;
+}
+
+struct Module {
+  std::string image;
+};
+
+}  // namespace
+}  // namespace standin
+
+using namespace standin;
+
+// ---- test API -------------------------------------------------------------------------------
+
+extern "C" __attribute__((visibility("default"))) void standin_register_kernel(const char* name, standin_kernel_fn fn, int param_count,
+                                        const size_t* param_sizes) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Kernel& k = state().kernels[name];
+  k.name = name;
+  k.fn = fn;
+  k.sizes.assign(param_sizes, param_sizes + param_count);
+  k.offsets.clear();
+  size_t off = 0;
+  for (size_t s : k.sizes) {
+    size_t align = s >= 8 ? 8 : (s >= 4 ? 4 : (s >= 2 ? 2 : 1));
+    off = (off + align - 1) / align * align;
+    k.offsets.push_back(off);
+    off += s;
+  }
+  k.arg_bytes = off;
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned long long standin_kernels_executed(void) { return state().kernels_executed; }
+extern "C" __attribute__((visibility("default"))) unsigned long long standin_graph_launches(void) { return state().graph_launches; }
+
+extern "C" __attribute__((visibility("default"))) void standin_inject_failure(const char* name, int count, CUresult result) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().failures[name] = {count, result};
+}
+
+// ---- initialization, modules, functions ---------------------------------------------------
+
+API cuInit(unsigned int) { return CUDA_SUCCESS; }
+API cuDriverGetVersion(int* v) {
+  if (!v) return CUDA_ERROR_INVALID_VALUE;
+  *v = 13000;
+  return CUDA_SUCCESS;
+}
+API cuDeviceGet(CUdevice* d, int ordinal) {
+  if (!d || ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+API cuDeviceGetCount(int* n) {
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  *n = 1;
+  return CUDA_SUCCESS;
+}
+
+API cuModuleLoadData(CUmodule* m, const void* image) {
+  if (!m || !image) return CUDA_ERROR_INVALID_VALUE;
+  *m = reinterpret_cast<CUmodule>(new Module{static_cast<const char*>(image)});
+  return CUDA_SUCCESS;
+}
+API cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  auto it = state().kernels.find(name ? name : "");
+  if (!f || it == state().kernels.end()) return CUDA_ERROR_NOT_FOUND;
+  *f = reinterpret_cast<CUfunction>(new Func{kFuncMagic, &it->second});
+  return CUDA_SUCCESS;
+}
+API cuModuleUnload(CUmodule m) {
+  delete reinterpret_cast<Module*>(m);
+  return CUDA_SUCCESS;
+}
+API cuLibraryLoadData(CUlibrary* l, const void* code, CUjit_option*, void**, unsigned int,
+                      CUlibraryOption*, void**, unsigned int) {
+  if (!l || !code) return CUDA_ERROR_INVALID_VALUE;
+  *l = reinterpret_cast<CUlibrary>(new Module{static_cast<const char*>(code)});
+  return CUDA_SUCCESS;
+}
+API cuLibraryGetKernel(CUkernel* k, CUlibrary, const char* name) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  auto it = state().kernels.find(name ? name : "");
+  if (!k || it == state().kernels.end()) return CUDA_ERROR_NOT_FOUND;
+  auto* kern = new Kern;
+  kern->kernel = &it->second;
+  kern->func.kernel = &it->second;
+  *k = reinterpret_cast<CUkernel>(kern);
+  return CUDA_SUCCESS;
+}
+API cuLibraryUnload(CUlibrary l) {
+  delete reinterpret_cast<Module*>(l);
+  return CUDA_SUCCESS;
+}
+API cuKernelGetFunction(CUfunction* f, CUkernel k) {
+  if (!f || !k) return CUDA_ERROR_INVALID_VALUE;
+  *f = reinterpret_cast<CUfunction>(&reinterpret_cast<Kern*>(k)->func);
+  return CUDA_SUCCESS;
+}
+
+static bool is_func(const void* h, uint32_t magic) {
+  uint32_t m;
+  if (!h) return false;
+  std::memcpy(&m, h, sizeof m);
+  return m == magic;
+}
+API cuFuncGetName(const char** name, CUfunction f) {
+  if (!name || !is_func(f, kFuncMagic)) return CUDA_ERROR_INVALID_HANDLE;
+  *name = reinterpret_cast<Func*>(f)->kernel->name.c_str();
+  return CUDA_SUCCESS;
+}
+API cuKernelGetName(const char** name, CUkernel k) {
+  if (!name || !is_func(k, kKernMagic)) return CUDA_ERROR_INVALID_HANDLE;
+  *name = reinterpret_cast<Kern*>(k)->kernel->name.c_str();
+  return CUDA_SUCCESS;
+}
+static CUresult param_info(Kernel* k, size_t i, size_t* off, size_t* size) {
+  if (!off || !size) return CUDA_ERROR_INVALID_VALUE;
+  if (i >= k->sizes.size()) return CUDA_ERROR_INVALID_VALUE;
+  *off = k->offsets[i];
+  *size = k->sizes[i];
+  return CUDA_SUCCESS;
+}
+// Like the real driver's documentation says: a CUfunction handle only.
+API cuFuncGetParamInfo(CUfunction f, size_t i, size_t* off, size_t* size) {
+  if (!is_func(f, kFuncMagic)) return CUDA_ERROR_INVALID_HANDLE;
+  return param_info(reinterpret_cast<Func*>(f)->kernel, i, off, size);
+}
+API cuKernelGetParamInfo(CUkernel k, size_t i, size_t* off, size_t* size) {
+  if (!is_func(k, kKernMagic)) return CUDA_ERROR_INVALID_HANDLE;
+  return param_info(reinterpret_cast<Kern*>(k)->kernel, i, off, size);
+}
+
+// ---- launches -------------------------------------------------------------------------------
+
+API cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned, CUstream s, void** params, void** extra) {
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  return launch(f, grid, block, s, params, extra);
+}
+API cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned smem, CUstream s, void** params,
+                        void** extra) {
+  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s ? s : CU_STREAM_PER_THREAD, params,
+                        extra);
+}
+API cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** params, void** extra) {
+  if (!c) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};
+  const unsigned block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};
+  return launch(f, grid, block, c->hStream, params, extra);
+}
+API cuLaunchKernelEx_ptsz(const CUlaunchConfig* c, CUfunction f, void** params, void** extra) {
+  return cuLaunchKernelEx(c, f, params, extra);
+}
+API cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                              unsigned by, unsigned bz, unsigned, CUstream s, void** params) {
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  return launch(f, grid, block, s, params, nullptr);
+}
+API cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                   unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                   CUstream s, void** params) {
+  return cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, smem, s, params);
+}
+API cuLaunchHostFunc(CUstream s, CUhostFn fn, void* data) {
+  if (!fn) return CUDA_ERROR_INVALID_VALUE;
+  if (stream_of(s)->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  fn(data);
+  return CUDA_SUCCESS;
+}
+API cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void* data) { return cuLaunchHostFunc(s, fn, data); }
+API cuStreamAddCallback(CUstream s, CUstreamCallback cb, void* data, unsigned int flags) {
+  if (!cb || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  cb(s, CUDA_SUCCESS, data);
+  return CUDA_SUCCESS;
+}
+API cuStreamAddCallback_ptsz(CUstream s, CUstreamCallback cb, void* data, unsigned int flags) {
+  return cuStreamAddCallback(s, cb, data, flags);
+}
+
+// ---- streams, events, synchronization ---------------------------------------------------------
+
+API cuStreamCreate(CUstream* s, unsigned int) {
+  if (!s) return CUDA_ERROR_INVALID_VALUE;
+  *s = reinterpret_cast<CUstream>(new Stream);
+  return CUDA_SUCCESS;
+}
+API cuStreamDestroy_v2(CUstream s) {
+  if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return CUDA_ERROR_INVALID_HANDLE;
+  delete reinterpret_cast<Stream*>(s);
+  return CUDA_SUCCESS;
+}
+API cuStreamSynchronize(CUstream s) { return sync_stream(s); }
+API cuStreamSynchronize_ptsz(CUstream s) { return sync_stream(s); }
+API cuStreamQuery(CUstream s) { return sync_stream(s); }
+API cuStreamQuery_ptsz(CUstream s) { return sync_stream(s); }
+API cuStreamWaitEvent(CUstream, CUevent e, unsigned int) {
+  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+API cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) { return cuStreamWaitEvent(s, e, f); }
+API cuEventCreate(CUevent* e, unsigned int) {
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  *e = reinterpret_cast<CUevent>(new int(0));
+  return CUDA_SUCCESS;
+}
+API cuEventDestroy_v2(CUevent e) {
+  delete reinterpret_cast<int*>(e);
+  return CUDA_SUCCESS;
+}
+API cuEventRecord(CUevent e, CUstream) {
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  ++*reinterpret_cast<int*>(e);
+  return CUDA_SUCCESS;
+}
+API cuEventRecord_ptsz(CUevent e, CUstream s) { return cuEventRecord(e, s); }
+API cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int) { return cuEventRecord(e, s); }
+API cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int) { return cuEventRecord(e, s); }
+API cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+API cuEventQuery(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+API cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+API cuCtxSynchronize_v2(CUcontext) { return CUDA_SUCCESS; }
+API cuStreamWaitValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  // Work runs at submission, so the value must already be there (>= for the default GEQ).
+  auto v = *reinterpret_cast<volatile cuuint32_t*>(addr);
+  if (flags == CU_STREAM_WAIT_VALUE_EQ) return v == value ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  return static_cast<int32_t>(v - value) >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+API cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) {
+  return cuStreamWaitValue32_v2(s, a, v, f);
+}
+API cuStreamWriteValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigned int) {
+  *reinterpret_cast<volatile cuuint32_t*>(addr) = value;
+  return CUDA_SUCCESS;
+}
+API cuStreamWriteValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) {
+  return cuStreamWriteValue32_v2(s, a, v, f);
+}
+
+// ---- memory ---------------------------------------------------------------------------------
+
+API cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  *p = reinterpret_cast<CUdeviceptr>(allocate(bytes));
+  return CUDA_SUCCESS;
+}
+API cuMemFree_v2(CUdeviceptr p) { return release(p); }
+API cuMemAllocAsync(CUdeviceptr* p, size_t bytes, CUstream) { return cuMemAlloc_v2(p, bytes); }
+API cuMemAllocAsync_ptsz(CUdeviceptr* p, size_t bytes, CUstream s) { return cuMemAllocAsync(p, bytes, s); }
+API cuMemFreeAsync(CUdeviceptr p, CUstream) { return release(p); }
+API cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream) { return release(p); }
+API cuMemAllocHost_v2(void** p, size_t bytes) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  *p = allocate(bytes);
+  return CUDA_SUCCESS;
+}
+API cuMemHostAlloc(void** p, size_t bytes, unsigned int) { return cuMemAllocHost_v2(p, bytes); }
+API cuMemFreeHost(void* p) { return release(reinterpret_cast<uintptr_t>(p)); }
+API cuMemHostRegister_v2(void* p, size_t, unsigned int) {
+  return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+API cuMemHostUnregister(void* p) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+// Virtual memory management: an address range is reserved host memory; mapping is bookkeeping.
+API cuMemAddressReserve(CUdeviceptr* p, size_t size, size_t, CUdeviceptr, unsigned long long) {
+  return cuMemAlloc_v2(p, size);
+}
+API cuMemAddressFree(CUdeviceptr p, size_t) { return release(p); }
+API cuMemCreate(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp*,
+                unsigned long long) {
+  if (!h) return CUDA_ERROR_INVALID_VALUE;
+  *h = static_cast<CUmemGenericAllocationHandle>(size | (1ull << 63));
+  return CUDA_SUCCESS;
+}
+API cuMemRelease(CUmemGenericAllocationHandle h) {
+  return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+API cuMemMap(CUdeviceptr p, size_t, size_t, CUmemGenericAllocationHandle h, unsigned long long) {
+  return p && h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+API cuMemUnmap(CUdeviceptr p, size_t) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+// ---- copies and sets ------------------------------------------------------------------------
+
+#define DPTR(x) reinterpret_cast<void*>(x)
+API cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { return copy(nullptr, DPTR(d), s, n); }
+API cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { return copy(nullptr, d, DPTR(s), n); }
+API cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy(nullptr, DPTR(d), DPTR(s), n); }
+API cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy(nullptr, DPTR(d), DPTR(s), n); }
+API cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* s, size_t n, CUstream st) { return copy(st, DPTR(d), s, n); }
+API cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, d, DPTR(s), n); }
+API cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, DPTR(d), DPTR(s), n); }
+API cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, DPTR(d), DPTR(s), n); }
+API cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void* s, size_t n, CUstream st) { return copy(st, DPTR(d), s, n); }
+API cuMemcpyDtoHAsync_v2_ptsz(void* d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, d, DPTR(s), n); }
+API cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, DPTR(d), DPTR(s), n); }
+API cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set(nullptr, d, v, 1, n); }
+API cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return set(nullptr, d, v, 4, n); }
+API cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return set(s, d, v, 1, n); }
+API cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return set(s, d, v, 4, n); }
+API cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return set(s, d, v, 1, n); }
+API cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return set(s, d, v, 4, n); }

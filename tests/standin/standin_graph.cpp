@@ -1,0 +1,198 @@
+// Graphs and stream capture of the driver stand-in: nodes run in the order they were added
+// (every test graph is a chain), and a graph launch runs them all at submission.
+#include <cstring>
+
+#include "standin_state.h"
+
+#define API extern "C" __attribute__((visibility("default"))) CUresult
+
+using namespace standin;
+
+namespace {
+
+bool kernel_node(const CUDA_KERNEL_NODE_PARAMS* p, Node* n) {
+  if (!p) return false;
+  Kernel* k = kernel_of(p->func ? p->func : reinterpret_cast<CUfunction>(p->kern));
+  if (!k) return false;
+  n->kind = NodeKind::kKernel;
+  n->kernel = k;
+  const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+  const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+  std::memcpy(n->grid, grid, sizeof grid);
+  std::memcpy(n->block, block, sizeof block);
+  return pack_args(k, p->kernelParams, p->extra, &n->args);
+}
+
+bool memcpy_node(const CUDA_MEMCPY3D* c, Node* n) {
+  if (!c || c->Height > 1 || c->Depth > 1) return false;  // 1-D copies only
+  n->kind = NodeKind::kMemcpy;
+  n->copy_dst = c->dstMemoryType == CU_MEMORYTYPE_HOST
+                    ? reinterpret_cast<CUdeviceptr>(c->dstHost)
+                    : c->dstDevice;
+  n->copy_src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost
+                                                       : reinterpret_cast<void*>(c->srcDevice);
+  n->copy_bytes = c->WidthInBytes;
+  return true;
+}
+
+CUresult add(CUgraphNode* out, CUgraph g, Node* n) {
+  if (!out || !g) {
+    delete n;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  reinterpret_cast<Graph*>(g)->nodes.push_back(n);
+  *out = reinterpret_cast<CUgraphNode>(n);
+  return CUDA_SUCCESS;
+}
+
+int position(GraphExec* e, CUgraphNode node) {
+  for (size_t i = 0; i < e->origin.size(); ++i) {
+    if (reinterpret_cast<CUgraphNode>(e->origin[i]) == node) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+CUresult launch_graph(CUgraphExec h, CUstream s) {
+  if (CUresult r = injected("cuGraphLaunch")) return r;
+  if (!h) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  if (stream_of(s)->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  for (const Node& n : reinterpret_cast<GraphExec*>(h)->nodes) run_node(n);
+  state().graph_launches++;
+  return CUDA_SUCCESS;
+}
+
+CUresult begin_capture(CUstream s, CUstreamCaptureMode mode) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* st = stream_of(s);
+  if (st == &state().legacy || st->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  st->capture = new Graph;
+  st->mode = mode;
+  return CUDA_SUCCESS;
+}
+
+CUresult end_capture(CUstream s, CUgraph* out) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* st = stream_of(s);
+  if (!out || !st->capture) return CUDA_ERROR_ILLEGAL_STATE;
+  *out = reinterpret_cast<CUgraph>(st->capture);
+  st->capture = nullptr;
+  return CUDA_SUCCESS;
+}
+
+CUresult is_capturing(CUstream s, CUstreamCaptureStatus* status) {
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  *status = stream_of(s)->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+API cuGraphCreate(CUgraph* g, unsigned int) {
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  *g = reinterpret_cast<CUgraph>(new Graph);
+  return CUDA_SUCCESS;
+}
+API cuGraphDestroy(CUgraph g) {
+  if (!g) return CUDA_ERROR_INVALID_VALUE;
+  for (Node* n : reinterpret_cast<Graph*>(g)->nodes) delete n;
+  delete reinterpret_cast<Graph*>(g);
+  return CUDA_SUCCESS;
+}
+API cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
+                            const CUDA_KERNEL_NODE_PARAMS* p) {
+  Node* n = new Node;
+  if (!kernel_node(p, n)) {
+    delete n;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return add(out, g, n);
+}
+API cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
+                         const CUDA_MEMSET_NODE_PARAMS* p, CUcontext) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  Node* n = new Node;
+  n->kind = NodeKind::kMemset;
+  n->memset = *p;
+  return add(out, g, n);
+}
+API cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
+                         const CUDA_MEMCPY3D* c, CUcontext) {
+  Node* n = new Node;
+  if (!memcpy_node(c, n)) {
+    delete n;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return add(out, g, n);
+}
+API cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long) {
+  if (CUresult r = injected("cuGraphInstantiateWithFlags")) return r;
+  if (!out || !g) return CUDA_ERROR_INVALID_VALUE;
+  auto* e = new GraphExec;
+  for (Node* n : reinterpret_cast<Graph*>(g)->nodes) {
+    e->origin.push_back(n);
+    e->nodes.push_back(*n);
+  }
+  *out = reinterpret_cast<CUgraphExec>(e);
+  return CUDA_SUCCESS;
+}
+API cuGraphExecDestroy(CUgraphExec e) {
+  delete reinterpret_cast<GraphExec*>(e);
+  return CUDA_SUCCESS;
+}
+API cuGraphExecKernelNodeSetParams_v2(CUgraphExec h, CUgraphNode node,
+                                      const CUDA_KERNEL_NODE_PARAMS* p) {
+  if (CUresult r = injected("cuGraphExecKernelNodeSetParams")) return r;
+  auto* e = reinterpret_cast<GraphExec*>(h);
+  int i = e ? position(e, node) : -1;
+  Node n;
+  if (i < 0 || !kernel_node(p, &n) || e->nodes[i].kind != NodeKind::kKernel) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  e->nodes[i] = n;
+  return CUDA_SUCCESS;
+}
+API cuGraphExecMemsetNodeSetParams(CUgraphExec h, CUgraphNode node,
+                                   const CUDA_MEMSET_NODE_PARAMS* p, CUcontext) {
+  auto* e = reinterpret_cast<GraphExec*>(h);
+  int i = e ? position(e, node) : -1;
+  if (i < 0 || !p || e->nodes[i].kind != NodeKind::kMemset) return CUDA_ERROR_INVALID_VALUE;
+  e->nodes[i].memset = *p;
+  return CUDA_SUCCESS;
+}
+API cuGraphExecMemcpyNodeSetParams(CUgraphExec h, CUgraphNode node, const CUDA_MEMCPY3D* c,
+                                   CUcontext) {
+  auto* e = reinterpret_cast<GraphExec*>(h);
+  int i = e ? position(e, node) : -1;
+  Node n;
+  if (i < 0 || !memcpy_node(c, &n) || e->nodes[i].kind != NodeKind::kMemcpy) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  e->nodes[i] = n;
+  return CUDA_SUCCESS;
+}
+API cuGraphExecUpdate_v2(CUgraphExec h, CUgraph g, CUgraphExecUpdateResultInfo* info) {
+  if (CUresult r = injected("cuGraphExecUpdate")) return r;
+  auto* e = reinterpret_cast<GraphExec*>(h);
+  auto* graph = reinterpret_cast<Graph*>(g);
+  if (!e || !graph) return CUDA_ERROR_INVALID_VALUE;
+  bool same = graph->nodes.size() == e->nodes.size();
+  for (size_t i = 0; same && i < e->nodes.size(); ++i) {
+    same = graph->nodes[i]->kind == e->nodes[i].kind;
+  }
+  if (info) info->result = same ? CU_GRAPH_EXEC_UPDATE_SUCCESS : CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+  if (!same) return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+  for (size_t i = 0; i < e->nodes.size(); ++i) {
+    e->origin[i] = graph->nodes[i];
+    e->nodes[i] = *graph->nodes[i];
+  }
+  return CUDA_SUCCESS;
+}
+API cuGraphLaunch(CUgraphExec e, CUstream s) { return launch_graph(e, s); }
+API cuGraphLaunch_ptsz(CUgraphExec e, CUstream s) { return launch_graph(e, s); }
+API cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m) { return begin_capture(s, m); }
+API cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode m) { return begin_capture(s, m); }
+API cuStreamEndCapture(CUstream s, CUgraph* g) { return end_capture(s, g); }
+API cuStreamEndCapture_ptsz(CUstream s, CUgraph* g) { return end_capture(s, g); }
+API cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus* st) { return is_capturing(s, st); }
+API cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus* st) { return is_capturing(s, st); }

@@ -1,0 +1,85 @@
+// Internal state of the driver stand-in, shared by its source files.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "standin.h"
+
+namespace standin {
+
+struct Kernel {
+  std::string name;
+  standin_kernel_fn fn = nullptr;
+  std::vector<size_t> sizes;
+  std::vector<size_t> offsets;  // natural alignment, as nvcc lays out parameters
+  size_t arg_bytes = 0;
+};
+
+constexpr uint32_t kFuncMagic = 0x46554e43;  // "FUNC"
+constexpr uint32_t kKernMagic = 0x4b45524e;  // "KERN"
+
+struct Func {
+  uint32_t magic = kFuncMagic;
+  Kernel* kernel = nullptr;
+};
+struct Kern {
+  uint32_t magic = kKernMagic;
+  Kernel* kernel = nullptr;
+  Func func;  // what cuKernelGetFunction returns
+};
+
+struct Graph;
+
+struct Stream {
+  Graph* capture = nullptr;  // set while the stream captures
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+};
+
+enum class NodeKind { kKernel, kMemset, kMemcpy };
+
+struct Node {
+  NodeKind kind = NodeKind::kKernel;
+  Kernel* kernel = nullptr;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  std::vector<uint8_t> args;  // packed at Kernel::offsets
+  CUDA_MEMSET_NODE_PARAMS memset{};
+  CUdeviceptr copy_dst = 0;
+  const void* copy_src = nullptr;
+  size_t copy_bytes = 0;
+};
+
+struct Graph {
+  std::vector<Node*> nodes;
+};
+struct GraphExec {
+  std::vector<Node*> origin;  // the graph's nodes, to map node handles to positions
+  std::vector<Node> nodes;
+};
+
+struct State {
+  std::recursive_mutex mu;
+  std::map<std::string, Kernel> kernels;
+  std::map<uintptr_t, size_t> allocations;  // device and pinned host allocations
+  std::map<std::string, std::pair<int, CUresult>> failures;
+  unsigned long long kernels_executed = 0;
+  unsigned long long graph_launches = 0;
+  Stream legacy, per_thread;
+};
+
+State& state();
+// Returns the failure injected for `name`, consuming one, or CUDA_SUCCESS.
+CUresult injected(const char* name);
+Kernel* kernel_of(CUfunction f);  // accepts CUfunction and CUkernel handles
+Stream* stream_of(CUstream s);
+void run_kernel(Kernel* k, const unsigned grid[3], const unsigned block[3], void** params);
+// Packs a launch's arguments (kernelParams or extra) into a node.
+bool pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out);
+void run_node(const Node& n);
+
+}  // namespace standin
