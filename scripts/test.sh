@@ -9,4 +9,4 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
 cmake --build build -j"$(nproc)"
 cd build
-ctest --output-on-failure -j"$(nproc)"
+ctest --output-on-failure --no-tests=error -j"$(nproc)"

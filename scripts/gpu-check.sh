@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The GPU check, for the H200 machine: builds pygraph there, runs the CPU test suite, then the
+# GPU checks and benchmarks of tests/gpu/check.py, and prints a short table last.
+#   ./scripts/gpu-check.sh [quick]      (results and logs under $OUT, or /tmp/pygraph-gpu)
+# libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
+# .debs/ (apt-get download them there on the build machine) and they are unpacked here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-/tmp/pygraph-gpu}
+mkdir -p "$out"
+
+prefix=()
+if ! ldconfig -p | grep -q 'libunwind.so.8 '; then
+  mkdir -p .debs/root
+  for f in .debs/*.deb; do dpkg -x "$f" .debs/root; done
+  prefix=(-DCMAKE_PREFIX_PATH="$PWD/.debs/root/usr")
+fi
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" >"$out/cmake.log" 2>&1 ||
+  { tail -20 "$out/cmake.log"; exit 1; }
+cmake --build build-gpu -j"$(nproc)" >>"$out/cmake.log" 2>&1 || { tail -40 "$out/cmake.log"; exit 1; }
+ctest_status=0
+(cd build-gpu && ctest -j"$(nproc)" >"$out/ctest.log" 2>&1) || ctest_status=$?
+tail -3 "$out/ctest.log"
+nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
+
+python3 tests/gpu/check.py --build build-gpu --out "$out" --ctest-status "$ctest_status" "$@"

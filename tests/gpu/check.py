@@ -1,0 +1,151 @@
+"""GPU checks and benchmarks of pygraph (run by scripts/gpu-check.sh on the H200 machine).
+
+1. cuda_doors: launches per door in the trace == launches the program made per door.
+2. PyTorch MLP training, eager and torch.compile'd: launches per steady-state step seen by the
+   shim == kernels per step counted by torch.profiler; losses bitwise equal with and without
+   the shim (off and trace mode).
+3. Benchmark: median step time of the eager MLP without the shim, with it in off mode and in
+   trace mode (writing a trace), interleaved over several rounds; overhead of each.
+Prints a table last; exits non-zero if any check fails.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "torch_workload.py")
+
+
+class Check:
+    def __init__(self, build, out):
+        self.build = os.path.abspath(build)
+        self.out = out
+        self.shim = os.path.join(self.build, "libpygraph.so")
+        self.analyzer = os.path.join(self.build, "pygraph-analyze")
+        self.rows = []  # (check, value, expected, ok)
+
+    def run(self, argv, mode=None, trace=None, name="run"):
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        if mode is not None:
+            env["LD_PRELOAD"] = self.shim
+            env["PYGRAPH_MODE"] = mode
+            if trace:
+                env["PYGRAPH_TRACE"] = trace
+        p = subprocess.run(argv, env=env, capture_output=True, text=True)
+        with open(os.path.join(self.out, name + ".log"), "a") as f:
+            f.write(f"$ {' '.join(argv)} (mode={mode})\n{p.stdout}\n{p.stderr}\n")
+        if p.returncode != 0:
+            raise RuntimeError(f"{name} failed ({p.returncode}): {p.stderr[-2000:]}")
+        return p.stdout
+
+    def summary(self, trace):
+        out = subprocess.run([self.analyzer, "summary", "--json", trace], capture_output=True,
+                             text=True, check=True).stdout
+        return json.loads(out)
+
+    def row(self, check, value, expected, ok):
+        self.rows.append((check, str(value), str(expected), "PASS" if ok else "FAIL"))
+
+    def doors(self):
+        program = os.path.join(self.build, "cuda_doors")
+        trace = os.path.join(self.out, "doors.trace")
+        expected = json.loads(self.run([program], mode="trace", trace=trace, name="doors"))
+        got = self.summary(trace)["launches"]["by_door"]
+        for door, n in expected.items():
+            self.row(f"cuda_doors launches via {door}", got.get(door, 0), n,
+                     got.get(door, 0) == n)
+
+    def workload(self, model, steps, mode=None, trace=None, extra=(), name=None):
+        argv = [sys.executable, WORKLOAD, model, "--steps", str(steps)] + list(extra)
+        return self.run(argv, mode=mode, trace=trace, name=name or model)
+
+    def launches(self, model, steps):
+        trace = os.path.join(self.out, f"{model}-{steps}.trace")
+        self.workload(model, steps, mode="trace", trace=trace)
+        s = self.summary(trace)
+        if not s["complete"]:
+            raise RuntimeError(f"{trace} is incomplete")
+        return s["launches"]["total"], s
+
+    def counts(self, model):
+        prof = self.workload(model, 10, extra=["--profile"], name=model + "-profile")
+        kernels = float(prof.split("profiler_kernels_per_step")[1].split()[0])
+        short, _ = self.launches(model, 10)
+        long, s = self.launches(model, 30)
+        per_step = (long - short) / 20
+        self.row(f"{model}: launches/step shim vs profiler", f"{per_step:g}", f"{kernels:g}",
+                 per_step == kernels)
+        with open(os.path.join(self.out, f"{model}-summary.json"), "w") as f:
+            json.dump(s, f, indent=1)
+
+    def bitwise(self, model, steps=50):
+        files = {}
+        for mode in (None, "off", "trace"):
+            path = os.path.join(self.out, f"{model}-losses-{mode}.txt")
+            trace = os.path.join(self.out, f"{model}-bitwise.trace") if mode == "trace" else None
+            self.workload(model, steps, mode=mode, trace=trace, extra=["--losses", path])
+            files[mode] = open(path).read()
+        for mode in ("off", "trace"):
+            same = files[mode] == files[None] and files[None].count("\n") == steps
+            self.row(f"{model}: {steps} losses bitwise, {mode} vs no shim",
+                     "equal" if same else "DIFFER", "equal", same)
+
+    def benchmark(self, rounds, steps):
+        times = {"none": [], "off": [], "trace": []}
+        for r in range(rounds):
+            for cfg in times:
+                mode = None if cfg == "none" else cfg
+                trace = os.path.join(self.out, "bench.trace") if cfg == "trace" else None
+                out = self.workload("mlp", steps, mode=mode, trace=trace,
+                                    extra=["--time", "--warmup", "20"], name="bench")
+                times[cfg].append(float(out.split("median_step_ms")[1].split()[0]))
+        base = statistics.median(times["none"])
+        self.rows.append(("mlp step time, no shim (ms)", f"{base:.4f}",
+                          " ".join(f"{t:.3f}" for t in times["none"]), "info"))
+        for cfg, limit in (("off", 1.0), ("trace", 5.0)):
+            med = statistics.median(times[cfg])
+            over = (med / base - 1) * 100
+            self.rows.append((f"mlp step time, {cfg} mode (ms)", f"{med:.4f}",
+                              " ".join(f"{t:.3f}" for t in times[cfg]), "info"))
+            self.row(f"mlp overhead, {cfg} mode (%)", f"{over:+.2f}", f"<= {limit}",
+                     over <= limit)
+        with open(os.path.join(self.out, "bench.json"), "w") as f:
+            json.dump(times, f)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--ctest-status", type=int, default=0)
+    p.add_argument("quick", nargs="?")
+    a = p.parse_args()
+    c = Check(a.build, a.out)
+    c.row("ctest on the GPU machine", a.ctest_status, 0, a.ctest_status == 0)
+    steps = [
+        c.doors,
+        lambda: c.counts("mlp"),
+        lambda: c.bitwise("mlp"),
+        lambda: c.counts("mlp-compile"),
+        lambda: c.bitwise("mlp-compile"),
+        lambda: c.benchmark(rounds=3 if a.quick else 5, steps=300),
+    ]
+    for s in steps:
+        try:
+            s()
+        except Exception as e:  # one failed check must not hide the others
+            c.row(f"error in {getattr(s, '__name__', 'check')}", str(e)[:200], "-", False)
+    width = max(len(r[0]) for r in c.rows)
+    print()
+    print(f"{'check'.ljust(width)}  {'value':>12}  {'expected':>12}  result")
+    for r in c.rows:
+        print(f"{r[0].ljust(width)}  {r[1]:>12}  {r[2][:40]:>12}  {r[3]}")
+    return 0 if all(r[3] != "FAIL" for r in c.rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
