@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, for the H200 machine: builds pygraph there, runs the CPU test suite, then the
 # GPU checks and benchmarks of tests/gpu/check.py, and prints a short table last.
-#   ./scripts/gpu-check.sh [quick]      (results and logs under $OUT, or /tmp/pygraph-gpu)
+#   ./scripts/gpu-check.sh [bench]      (bench: only the benchmark; logs under $OUT or /tmp/pygraph-gpu)
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
 # .debs/ (apt-get download them there on the build machine) and they are unpacked here.
 set -euo pipefail
@@ -22,5 +22,6 @@ ctest_status=0
 (cd build-gpu && ctest -j"$(nproc)" >"$out/ctest.log" 2>&1) || ctest_status=$?
 tail -3 "$out/ctest.log"
 nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
+nvcc -O2 -o build-gpu/launch_bench tests/gpu/launch_bench.cu
 
 python3 tests/gpu/check.py --build build-gpu --out "$out" --ctest-status "$ctest_status" "$@"

@@ -26,6 +26,8 @@ class Check:
         self.shim = os.path.join(self.build, "libpygraph.so")
         self.analyzer = os.path.join(self.build, "pygraph-analyze")
         self.rows = []  # (check, value, expected, ok)
+        # Benchmarks run pinned to one core, the same for every configuration, to cut noise.
+        self.pin = None
 
     def run(self, argv, mode=None, trace=None, name="run"):
         env = dict(os.environ)
@@ -61,6 +63,8 @@ class Check:
 
     def workload(self, model, steps, mode=None, trace=None, extra=(), name=None):
         argv = [sys.executable, WORKLOAD, model, "--steps", str(steps)] + list(extra)
+        if self.pin:
+            argv = ["taskset", "-c", self.pin] + argv
         return self.run(argv, mode=mode, trace=trace, name=name or model)
 
     def launches(self, model, steps):
@@ -94,15 +98,37 @@ class Check:
             self.row(f"{model}: {steps} losses bitwise, {mode} vs no shim",
                      "equal" if same else "DIFFER", "equal", same)
 
+    def launch_cost(self, rounds):
+        """CPU ns per runtime launch of an empty kernel: no shim, off, trace (to a file)."""
+        program = os.path.join(self.build, "launch_bench")
+        ns = {"none": [], "off": [], "trace": []}
+        for _ in range(rounds):
+            for cfg in ns:
+                mode = None if cfg == "none" else cfg
+                trace = os.path.join(self.out, "launch.trace") if cfg == "trace" else None
+                out = self.run(["taskset", "-c", "3", program], mode=mode, trace=trace,
+                               name="launch")
+                ns[cfg].append(float(out.split("median_launch_ns")[1].split()[0]))
+        base = statistics.median(ns["none"])
+        self.rows.append(("launch cost, no shim (ns)", f"{base:.0f}",
+                          " ".join(f"{t:.0f}" for t in ns["none"]), "info"))
+        for cfg in ("off", "trace"):
+            med = statistics.median(ns[cfg])
+            self.rows.append((f"launch cost added, {cfg} mode (ns)", f"{med - base:+.0f}",
+                              " ".join(f"{t:.0f}" for t in ns[cfg]), "info"))
+
     def benchmark(self, rounds, steps):
         times = {"none": [], "off": [], "trace": []}
+        if subprocess.run(["which", "taskset"], capture_output=True).returncode == 0:
+            self.pin = str(min(3, os.cpu_count() - 1))
         for r in range(rounds):
             for cfg in times:
                 mode = None if cfg == "none" else cfg
                 trace = os.path.join(self.out, "bench.trace") if cfg == "trace" else None
                 out = self.workload("mlp", steps, mode=mode, trace=trace,
-                                    extra=["--time", "--warmup", "20"], name="bench")
+                                    extra=["--time", "--warmup", "30"], name="bench")
                 times[cfg].append(float(out.split("median_step_ms")[1].split()[0]))
+        self.pin = None
         base = statistics.median(times["none"])
         self.rows.append(("mlp step time, no shim (ms)", f"{base:.4f}",
                           " ".join(f"{t:.3f}" for t in times["none"]), "info"))
@@ -122,17 +148,20 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--ctest-status", type=int, default=0)
-    p.add_argument("quick", nargs="?")
+    p.add_argument("only", nargs="?", choices=["bench"], help="run only the benchmark")
     a = p.parse_args()
     c = Check(a.build, a.out)
     c.row("ctest on the GPU machine", a.ctest_status, 0, a.ctest_status == 0)
-    steps = [
+    bench = lambda: c.benchmark(rounds=15, steps=300)
+    cost = lambda: c.launch_cost(rounds=5)
+    steps = [cost, bench] if a.only == "bench" else [
         c.doors,
         lambda: c.counts("mlp"),
         lambda: c.bitwise("mlp"),
         lambda: c.counts("mlp-compile"),
         lambda: c.bitwise("mlp-compile"),
-        lambda: c.benchmark(rounds=3 if a.quick else 5, steps=300),
+        cost,
+        bench,
     ]
     for s in steps:
         try:
