@@ -90,8 +90,8 @@ std::string summary_text(const json& s) {
   out << ", " << s["threads"] << " thread(s)\n\n";
 
   const json& l = s["launches"];
-  out << "Launches: " << l["total"] << " (" << l["failed"] << " failed), "
-      << s["distinct_kernels"] << " distinct kernels\n";
+  out << "Launches: " << l["total"] << " (" << l["failed"] << " failed), " << s["distinct_kernels"]
+      << " distinct kernels\n";
   for (auto& [door, n] : l["by_door"].items()) out << "  via " << door << ": " << n << "\n";
 
   out << "\nTop kernels by launches:\n";

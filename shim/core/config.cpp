@@ -13,7 +13,9 @@ const OptionSpec kOptions[] = {
 };
 const int kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
-const char* mode_name(Mode mode) { return mode == Mode::kOff ? "off" : "trace"; }
+const char* mode_name(Mode mode) {
+  return mode == Mode::kOff ? "off" : "trace";
+}
 
 Config parse_config(const char* (*getenv_fn)(const char*), std::vector<std::string>* warnings) {
   Config c;

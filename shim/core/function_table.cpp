@@ -32,7 +32,9 @@ bool read_params(GetInfo get, Handle h, std::vector<trace::ParamLayout>* out) {
 
 }  // namespace
 
-FunctionTable::~FunctionTable() { clear(); }
+FunctionTable::~FunctionTable() {
+  clear();
+}
 
 FunctionInfo* FunctionTable::describe(uint64_t handle) {
   auto* info = new (std::nothrow) FunctionInfo;

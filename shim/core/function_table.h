@@ -15,9 +15,9 @@
 namespace pygraph {
 
 struct FunctionInfo {
-  uint32_t id = 0;          // 1-based, in order of first launch
-  uint64_t handle = 0;      // CUfunction (or CUkernel) value
-  std::string name;         // "" when the driver could not say
+  uint32_t id = 0;      // 1-based, in order of first launch
+  uint64_t handle = 0;  // CUfunction (or CUkernel) value
+  std::string name;     // "" when the driver could not say
   bool is_kernel_handle = false;
   bool params_known = false;
   std::vector<trace::ParamLayout> params;

@@ -24,7 +24,9 @@ void vlog(const char* fmt, va_list ap) {
 
 }  // namespace
 
-void set_debug_logging(bool on) { g_debug = on; }
+void set_debug_logging(bool on) {
+  g_debug = on;
+}
 
 void log_error(const char* fmt, ...) {
   va_list ap;

@@ -6,20 +6,34 @@ namespace pygraph {
 
 const char* op_class_name(OpClass cls) {
   switch (cls) {
-    case OpClass::kLaunch: return "launch";
-    case OpClass::kSync: return "sync";
-    case OpClass::kQuery: return "query";
-    case OpClass::kEvent: return "event";
-    case OpClass::kStreamOrder: return "stream-order";
-    case OpClass::kCopy: return "copy";
-    case OpClass::kMemset: return "memset";
-    case OpClass::kAlloc: return "alloc";
-    case OpClass::kFree: return "free";
-    case OpClass::kHostFunc: return "host-func";
-    case OpClass::kGraphLaunch: return "graph-launch";
-    case OpClass::kCapture: return "capture";
-    case OpClass::kUnload: return "unload";
-    case OpClass::kProcAddr: return "proc-addr";
+    case OpClass::kLaunch:
+      return "launch";
+    case OpClass::kSync:
+      return "sync";
+    case OpClass::kQuery:
+      return "query";
+    case OpClass::kEvent:
+      return "event";
+    case OpClass::kStreamOrder:
+      return "stream-order";
+    case OpClass::kCopy:
+      return "copy";
+    case OpClass::kMemset:
+      return "memset";
+    case OpClass::kAlloc:
+      return "alloc";
+    case OpClass::kFree:
+      return "free";
+    case OpClass::kHostFunc:
+      return "host-func";
+    case OpClass::kGraphLaunch:
+      return "graph-launch";
+    case OpClass::kCapture:
+      return "capture";
+    case OpClass::kUnload:
+      return "unload";
+    case OpClass::kProcAddr:
+      return "proc-addr";
   }
   return "unknown";
 }

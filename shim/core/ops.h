@@ -29,87 +29,87 @@ enum class OpClass : uint8_t {
 
 // X(name, class, blocks_host): blocks_host marks ops that may make the host wait for the GPU
 // (synchronous copies and sets included). Name is the driver function without its "cu" prefix.
-#define PYGRAPH_OPS(X)                            \
-  X(LaunchKernel, kLaunch, false)                 \
-  X(LaunchKernelEx, kLaunch, false)               \
-  X(LaunchCooperativeKernel, kLaunch, false)      \
-  X(LaunchHostFunc, kHostFunc, false)             \
-  X(StreamAddCallback, kHostFunc, false)          \
-  X(GraphLaunch, kGraphLaunch, false)             \
-  X(StreamSynchronize, kSync, true)               \
-  X(StreamQuery, kQuery, false)                   \
-  X(StreamWaitEvent, kStreamOrder, false)         \
-  X(EventRecord, kEvent, false)                   \
-  X(EventRecordWithFlags, kEvent, false)          \
-  X(EventSynchronize, kSync, true)                \
-  X(EventQuery, kQuery, false)                    \
-  X(CtxSynchronize, kSync, true)                  \
-  X(StreamWaitValue32, kStreamOrder, false)       \
-  X(StreamWaitValue64, kStreamOrder, false)       \
-  X(StreamWriteValue32, kStreamOrder, false)      \
-  X(StreamWriteValue64, kStreamOrder, false)      \
-  X(StreamBatchMemOp, kStreamOrder, false)        \
-  X(StreamBeginCapture, kCapture, false)          \
-  X(StreamBeginCaptureToGraph, kCapture, false)   \
-  X(StreamEndCapture, kCapture, false)            \
-  X(StreamIsCapturing, kCapture, false)           \
-  X(Memcpy, kCopy, true)                          \
-  X(MemcpyAsync, kCopy, false)                    \
-  X(MemcpyPeer, kCopy, true)                      \
-  X(MemcpyPeerAsync, kCopy, false)                \
-  X(MemcpyHtoD, kCopy, true)                      \
-  X(MemcpyDtoH, kCopy, true)                      \
-  X(MemcpyDtoD, kCopy, true)                      \
-  X(MemcpyHtoDAsync, kCopy, false)                \
-  X(MemcpyDtoHAsync, kCopy, false)                \
-  X(MemcpyDtoDAsync, kCopy, false)                \
-  X(Memcpy2D, kCopy, true)                        \
-  X(Memcpy2DAsync, kCopy, false)                  \
-  X(Memcpy2DUnaligned, kCopy, true)               \
-  X(Memcpy3D, kCopy, true)                        \
-  X(Memcpy3DAsync, kCopy, false)                  \
-  X(Memcpy3DPeer, kCopy, true)                    \
-  X(Memcpy3DPeerAsync, kCopy, false)              \
-  X(MemcpyBatchAsync, kCopy, false)               \
-  X(MemcpyDtoA, kCopy, true)                      \
-  X(MemcpyAtoD, kCopy, true)                      \
-  X(MemcpyHtoA, kCopy, true)                      \
-  X(MemcpyAtoH, kCopy, true)                      \
-  X(MemcpyAtoA, kCopy, true)                      \
-  X(MemcpyHtoAAsync, kCopy, false)                \
-  X(MemcpyAtoHAsync, kCopy, false)                \
-  X(MemsetD8, kMemset, true)                      \
-  X(MemsetD16, kMemset, true)                     \
-  X(MemsetD32, kMemset, true)                     \
-  X(MemsetD2D8, kMemset, true)                    \
-  X(MemsetD2D16, kMemset, true)                   \
-  X(MemsetD2D32, kMemset, true)                   \
-  X(MemsetD8Async, kMemset, false)                \
-  X(MemsetD16Async, kMemset, false)               \
-  X(MemsetD32Async, kMemset, false)               \
-  X(MemsetD2D8Async, kMemset, false)              \
-  X(MemsetD2D16Async, kMemset, false)             \
-  X(MemsetD2D32Async, kMemset, false)             \
-  X(MemAlloc, kAlloc, false)                      \
-  X(MemAllocPitch, kAlloc, false)                 \
-  X(MemAllocManaged, kAlloc, false)               \
-  X(MemAllocAsync, kAlloc, false)                 \
-  X(MemAllocFromPoolAsync, kAlloc, false)         \
-  X(MemAllocHost, kAlloc, false)                  \
-  X(MemHostAlloc, kAlloc, false)                  \
-  X(MemHostRegister, kAlloc, false)               \
-  X(MemCreate, kAlloc, false)                     \
-  X(MemMap, kAlloc, false)                        \
-  X(MemAddressReserve, kAlloc, false)             \
-  X(MemFree, kFree, true)                         \
-  X(MemFreeAsync, kFree, false)                   \
-  X(MemFreeHost, kFree, true)                     \
-  X(MemHostUnregister, kFree, true)               \
-  X(MemUnmap, kFree, true)                        \
-  X(MemRelease, kFree, true)                      \
-  X(MemAddressFree, kFree, true)                  \
-  X(ModuleUnload, kUnload, true)                  \
-  X(LibraryUnload, kUnload, true)                 \
+#define PYGRAPH_OPS(X)                          \
+  X(LaunchKernel, kLaunch, false)               \
+  X(LaunchKernelEx, kLaunch, false)             \
+  X(LaunchCooperativeKernel, kLaunch, false)    \
+  X(LaunchHostFunc, kHostFunc, false)           \
+  X(StreamAddCallback, kHostFunc, false)        \
+  X(GraphLaunch, kGraphLaunch, false)           \
+  X(StreamSynchronize, kSync, true)             \
+  X(StreamQuery, kQuery, false)                 \
+  X(StreamWaitEvent, kStreamOrder, false)       \
+  X(EventRecord, kEvent, false)                 \
+  X(EventRecordWithFlags, kEvent, false)        \
+  X(EventSynchronize, kSync, true)              \
+  X(EventQuery, kQuery, false)                  \
+  X(CtxSynchronize, kSync, true)                \
+  X(StreamWaitValue32, kStreamOrder, false)     \
+  X(StreamWaitValue64, kStreamOrder, false)     \
+  X(StreamWriteValue32, kStreamOrder, false)    \
+  X(StreamWriteValue64, kStreamOrder, false)    \
+  X(StreamBatchMemOp, kStreamOrder, false)      \
+  X(StreamBeginCapture, kCapture, false)        \
+  X(StreamBeginCaptureToGraph, kCapture, false) \
+  X(StreamEndCapture, kCapture, false)          \
+  X(StreamIsCapturing, kCapture, false)         \
+  X(Memcpy, kCopy, true)                        \
+  X(MemcpyAsync, kCopy, false)                  \
+  X(MemcpyPeer, kCopy, true)                    \
+  X(MemcpyPeerAsync, kCopy, false)              \
+  X(MemcpyHtoD, kCopy, true)                    \
+  X(MemcpyDtoH, kCopy, true)                    \
+  X(MemcpyDtoD, kCopy, true)                    \
+  X(MemcpyHtoDAsync, kCopy, false)              \
+  X(MemcpyDtoHAsync, kCopy, false)              \
+  X(MemcpyDtoDAsync, kCopy, false)              \
+  X(Memcpy2D, kCopy, true)                      \
+  X(Memcpy2DAsync, kCopy, false)                \
+  X(Memcpy2DUnaligned, kCopy, true)             \
+  X(Memcpy3D, kCopy, true)                      \
+  X(Memcpy3DAsync, kCopy, false)                \
+  X(Memcpy3DPeer, kCopy, true)                  \
+  X(Memcpy3DPeerAsync, kCopy, false)            \
+  X(MemcpyBatchAsync, kCopy, false)             \
+  X(MemcpyDtoA, kCopy, true)                    \
+  X(MemcpyAtoD, kCopy, true)                    \
+  X(MemcpyHtoA, kCopy, true)                    \
+  X(MemcpyAtoH, kCopy, true)                    \
+  X(MemcpyAtoA, kCopy, true)                    \
+  X(MemcpyHtoAAsync, kCopy, false)              \
+  X(MemcpyAtoHAsync, kCopy, false)              \
+  X(MemsetD8, kMemset, true)                    \
+  X(MemsetD16, kMemset, true)                   \
+  X(MemsetD32, kMemset, true)                   \
+  X(MemsetD2D8, kMemset, true)                  \
+  X(MemsetD2D16, kMemset, true)                 \
+  X(MemsetD2D32, kMemset, true)                 \
+  X(MemsetD8Async, kMemset, false)              \
+  X(MemsetD16Async, kMemset, false)             \
+  X(MemsetD32Async, kMemset, false)             \
+  X(MemsetD2D8Async, kMemset, false)            \
+  X(MemsetD2D16Async, kMemset, false)           \
+  X(MemsetD2D32Async, kMemset, false)           \
+  X(MemAlloc, kAlloc, false)                    \
+  X(MemAllocPitch, kAlloc, false)               \
+  X(MemAllocManaged, kAlloc, false)             \
+  X(MemAllocAsync, kAlloc, false)               \
+  X(MemAllocFromPoolAsync, kAlloc, false)       \
+  X(MemAllocHost, kAlloc, false)                \
+  X(MemHostAlloc, kAlloc, false)                \
+  X(MemHostRegister, kAlloc, false)             \
+  X(MemCreate, kAlloc, false)                   \
+  X(MemMap, kAlloc, false)                      \
+  X(MemAddressReserve, kAlloc, false)           \
+  X(MemFree, kFree, true)                       \
+  X(MemFreeAsync, kFree, false)                 \
+  X(MemFreeHost, kFree, true)                   \
+  X(MemHostUnregister, kFree, true)             \
+  X(MemUnmap, kFree, true)                      \
+  X(MemRelease, kFree, true)                    \
+  X(MemAddressFree, kFree, true)                \
+  X(ModuleUnload, kUnload, true)                \
+  X(LibraryUnload, kUnload, true)               \
   X(GetProcAddress, kProcAddr, false)
 
 enum class Op : uint16_t {
@@ -131,7 +131,9 @@ inline constexpr OpInfo kOpInfo[] = {
 #undef PYGRAPH_OP_INFO
 };
 
-constexpr const OpInfo& op_info(Op op) { return kOpInfo[static_cast<int>(op)]; }
+constexpr const OpInfo& op_info(Op op) {
+  return kOpInfo[static_cast<int>(op)];
+}
 
 // Ops at which the program waits for, observes or ends GPU work that a graph could hold: these
 // are where sequences break, so their call sites are recorded for the analyzer.

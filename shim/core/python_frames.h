@@ -1,6 +1,8 @@
-// The innermost Python frames of the calling thread, when the process runs a Python
-// interpreter and the thread holds the GIL. The CPython C API is looked up at run time, so the
-// shim neither links libpython nor does anything in processes without it.
+// The innermost Python frames of the calling thread, in a process that runs a Python
+// interpreter. The CPython C API is looked up at run time, so the shim neither links libpython
+// nor does anything in processes without it. A thread holding the GIL is read through the C API;
+// a thread that released it (PyTorch does, around .item() and every op) is read from the
+// interpreter's frame structures with fault-safe reads, on CPython 3.11 and 3.12.
 #pragma once
 
 #include <cstdint>

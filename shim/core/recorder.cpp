@@ -41,9 +41,13 @@ bool Recorder::start(const Config& config, std::string* error) {
   return trace_writer().open(config.trace_path, error);
 }
 
-void Recorder::stop() { trace_writer().close(unwrapped_.load()); }
+void Recorder::stop() {
+  trace_writer().close(unwrapped_.load());
+}
 
-bool Recorder::tracing() const { return trace_writer().is_open(); }
+bool Recorder::tracing() const {
+  return trace_writer().is_open();
+}
 
 uint32_t Recorder::announce_function(const FunctionInfo& f) {
   const uint32_t nparams = f.params_known ? static_cast<uint32_t>(f.params.size()) : 0;

@@ -86,12 +86,12 @@ struct ThreadRecord {
 // as ParamLayout says (or the `extra` buffer as given, with kLaunchArgsFromExtra).
 struct LaunchRecord {
   uint64_t seq;
-  uint64_t ts_ns;    // CLOCK_MONOTONIC when the call entered the shim
-  uint32_t dur_ns;   // time spent in the driver call
-  uint16_t tid;      // ThreadRecord.tid
-  uint8_t door;      // Door
-  uint8_t flags;     // kLaunchArgs*
-  uint16_t op;       // Op
+  uint64_t ts_ns;   // CLOCK_MONOTONIC when the call entered the shim
+  uint32_t dur_ns;  // time spent in the driver call
+  uint16_t tid;     // ThreadRecord.tid
+  uint8_t door;     // Door
+  uint8_t flags;    // kLaunchArgs*
+  uint16_t op;      // Op
   uint16_t attr_count;
   uint32_t function_id;
   uint32_t grid[3];
@@ -128,10 +128,10 @@ struct OpRecord {
 };
 
 struct EndRecord {
-  uint64_t records;           // records written before this one
-  uint64_t dropped;           // records lost (buffers unavailable)
-  uint64_t unwrapped;         // entry points handed out without a wrapper (see README)
-  uint64_t dur_ns;            // time from start to end
+  uint64_t records;    // records written before this one
+  uint64_t dropped;    // records lost (buffers unavailable)
+  uint64_t unwrapped;  // entry points handed out without a wrapper (see README)
+  uint64_t dur_ns;     // time from start to end
 };
 
 #pragma pack(pop)

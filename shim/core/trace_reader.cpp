@@ -75,8 +75,12 @@ bool parse_callsite(Cursor& c, Trace* t) {
   return true;
 }
 
-bool valid_op(uint16_t op) { return op < static_cast<uint16_t>(Op::kCount); }
-bool valid_door(uint8_t d) { return d < static_cast<uint8_t>(Door::kCount); }
+bool valid_op(uint16_t op) {
+  return op < static_cast<uint16_t>(Op::kCount);
+}
+bool valid_door(uint8_t d) {
+  return d < static_cast<uint8_t>(Door::kCount);
+}
 
 bool parse_launch(Cursor& c, Trace* t) {
   LaunchRecord r;
@@ -126,7 +130,9 @@ bool parse_op(Cursor& c, Trace* t) {
   return true;
 }
 
-std::string offset_text(size_t off) { return "byte " + std::to_string(off); }
+std::string offset_text(size_t off) {
+  return "byte " + std::to_string(off);
+}
 
 }  // namespace
 
@@ -177,17 +183,25 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
       break;
     }
     if (h.size > size - off) {
-      problem = "trace truncated at " + offset_text(off) + " (record of " +
-                std::to_string(h.size) + " bytes, " + std::to_string(size - off) + " left)";
+      problem = "trace truncated at " + offset_text(off) + " (record of " + std::to_string(h.size) +
+                " bytes, " + std::to_string(size - off) + " left)";
       break;
     }
     Cursor c(data + off + sizeof(h), h.size - sizeof(h));
     bool ok = true;
     switch (static_cast<RecordType>(h.type)) {
-      case RecordType::kFunction: ok = parse_function(c, t); break;
-      case RecordType::kCallSite: ok = parse_callsite(c, t); break;
-      case RecordType::kLaunch: ok = parse_launch(c, t); break;
-      case RecordType::kOp: ok = parse_op(c, t); break;
+      case RecordType::kFunction:
+        ok = parse_function(c, t);
+        break;
+      case RecordType::kCallSite:
+        ok = parse_callsite(c, t);
+        break;
+      case RecordType::kLaunch:
+        ok = parse_launch(c, t);
+        break;
+      case RecordType::kOp:
+        ok = parse_op(c, t);
+        break;
       case RecordType::kThread: {
         ThreadRecord r;
         ok = c.get(&r);
@@ -198,7 +212,8 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
         ok = c.get(&t->end);
         t->has_end = ok;
         break;
-      default: ok = false;
+      default:
+        ok = false;
     }
     if (!ok) {
       problem = "corrupt record of type " + std::to_string(h.type) + " at " + offset_text(off);
@@ -221,8 +236,10 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
     res.message = problem + "; " + std::to_string(t->events.size()) + " events before it were read";
   } else if (!t->has_end) {
     res.status = ReadStatus::kIncomplete;
-    res.message = "trace has no end record: the process did not exit normally (killed or "
-                  "crashed); " + std::to_string(t->events.size()) + " events were read";
+    res.message =
+        "trace has no end record: the process did not exit normally (killed or "
+        "crashed); " +
+        std::to_string(t->events.size()) + " events were read";
   } else {
     res.status = ReadStatus::kOk;
   }

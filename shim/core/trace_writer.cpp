@@ -36,9 +36,9 @@ struct Chunk {
 
 struct ThreadBuffer {
   Chunk* chunk = nullptr;
-  uint32_t pos = 0;         // bytes reserved so far, >= committed
-  uint32_t pending = 0;     // size of the record between begin() and commit()
-  uint32_t epoch = 0;       // Writer::epoch when registered; stale after fork or close
+  uint32_t pos = 0;      // bytes reserved so far, >= committed
+  uint32_t pending = 0;  // size of the record between begin() and commit()
+  uint32_t epoch = 0;    // Writer::epoch when registered; stale after fork or close
   uint16_t tid = 0;
   ThreadBuffer* next = nullptr;  // registry list
 };
@@ -108,8 +108,8 @@ void push_full(Writer& w, Chunk* c) {
   Chunk* head = w.full.load(std::memory_order_relaxed);
   do {
     c->next = head;
-  } while (!w.full.compare_exchange_weak(head, c, std::memory_order_release,
-                                         std::memory_order_relaxed));
+  } while (
+      !w.full.compare_exchange_weak(head, c, std::memory_order_release, std::memory_order_relaxed));
 }
 
 // Writes what `c` holds beyond what was written before. Caller holds w.mu.
@@ -272,13 +272,21 @@ bool TraceWriter::open(const std::string& path_template, std::string* error) {
   return true;
 }
 
-bool TraceWriter::is_open() const { return W().active.load(std::memory_order_acquire); }
+bool TraceWriter::is_open() const {
+  return W().active.load(std::memory_order_acquire);
+}
 
-const std::string& TraceWriter::path() const { return W().path; }
+const std::string& TraceWriter::path() const {
+  return W().path;
+}
 
-uint64_t TraceWriter::next_seq() { return W().seq.fetch_add(1, std::memory_order_relaxed); }
+uint64_t TraceWriter::next_seq() {
+  return W().seq.fetch_add(1, std::memory_order_relaxed);
+}
 
-uint64_t TraceWriter::dropped() const { return W().dropped.load(); }
+uint64_t TraceWriter::dropped() const {
+  return W().dropped.load();
+}
 
 uint8_t* TraceWriter::begin(trace::RecordType type, uint32_t size) {
   Writer& w = W();

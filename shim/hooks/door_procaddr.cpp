@@ -31,8 +31,8 @@ void wrap_result(Door door, const char* symbol, void** pfn, int version, cuuint6
 
 CUresult get_proc_address(CUresult (*real)(const char*, void**, int, cuuint64_t,
                                            CUdriverProcAddressQueryResult*),
-                          Door door, const char* symbol, void** pfn, int version,
-                          cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
+                          Door door, const char* symbol, void** pfn, int version, cuuint64_t flags,
+                          CUdriverProcAddressQueryResult* status) {
   CUresult r = real(symbol, pfn, version, flags, status);
   if (r == CUDA_SUCCESS) wrap_result(door, symbol, pfn, version, flags);
   return r;

@@ -22,7 +22,8 @@ struct Entry<R, D, CUresult(CUDAAPI*)(A...)> {
     if (__builtin_expect(!shim_ready(), 0)) {
       if (!shim_init()) return CUDA_ERROR_NOT_INITIALIZED;  // no driver in this process
     }
-    auto real = reinterpret_cast<Fn>(g_real[R][static_cast<int>(D)].load(std::memory_order_relaxed));
+    auto real =
+        reinterpret_cast<Fn>(g_real[R][static_cast<int>(D)].load(std::memory_order_relaxed));
     if (__builtin_expect(!real, 0)) return CUDA_ERROR_NOT_FOUND;  // symbol absent in this driver
     return dispatch<kRows[R].op>(real, D, a...);
   }
@@ -31,9 +32,9 @@ struct Entry<R, D, CUresult(CUDAAPI*)(A...)> {
 constexpr int kDoors = static_cast<int>(Door::kCount);
 
 void* const kWrappers[kRowCount][kDoors] = {
-#define HOOK(sym, op, since, per_thread, pfn)                                  \
-  {reinterpret_cast<void*>(&Entry<kRow_##sym, Door::kExport, pfn>::call),    \
-   reinterpret_cast<void*>(&Entry<kRow_##sym, Door::kDlsym, pfn>::call),     \
+#define HOOK(sym, op, since, per_thread, pfn)                             \
+  {reinterpret_cast<void*>(&Entry<kRow_##sym, Door::kExport, pfn>::call), \
+   reinterpret_cast<void*>(&Entry<kRow_##sym, Door::kDlsym, pfn>::call),  \
    reinterpret_cast<void*>(&Entry<kRow_##sym, Door::kProcAddr, pfn>::call)},
 #include "hook_table.def"
 #undef HOOK
@@ -44,8 +45,8 @@ void* const kWrappers[kRowCount][kDoors] = {
 // The export door: libpygraph.so exports every row's symbol. Each export is a two-instruction
 // trampoline into its wrapper, through a pointer that is constant-initialized (a relocation, no
 // constructor), so a call that arrives before our constructors ran is still served.
-#define HOOK(sym, op, since, per_thread, pfn) \
-  extern "C" __attribute__((visibility("hidden"))) pfn pygraph_target_##sym;  \
+#define HOOK(sym, op, since, per_thread, pfn)                                \
+  extern "C" __attribute__((visibility("hidden"))) pfn pygraph_target_##sym; \
   pfn pygraph_target_##sym = &Entry<kRow_##sym, Door::kExport, pfn>::call;
 #include "hook_table.def"
 #undef HOOK
@@ -55,8 +56,8 @@ void* const kWrappers[kRowCount][kDoors] = {
   asm(".text\n.globl " #sym "\n.type " #sym ",@function\n.p2align 4\n" #sym \
       ":\n\tendbr64\n\tjmp *pygraph_target_" #sym "(%rip)\n.size " #sym ", .-" #sym "\n");
 #elif defined(__aarch64__)
-#define HOOK(sym, op, since, per_thread, pfn)                                                  \
-  asm(".text\n.globl " #sym "\n.type " #sym ",%function\n.p2align 4\n" #sym                    \
+#define HOOK(sym, op, since, per_thread, pfn)                                               \
+  asm(".text\n.globl " #sym "\n.type " #sym ",%function\n.p2align 4\n" #sym                 \
       ":\n\tadrp x16, pygraph_target_" #sym "\n\tldr x16, [x16, :lo12:pygraph_target_" #sym \
       "]\n\tbr x16\n.size " #sym ", .-" #sym "\n");
 #else
@@ -92,7 +93,9 @@ int row_for_proc_address(const char* symbol, int cuda_version, cuuint64_t flags)
   return -1;
 }
 
-void* wrapper(int row, Door door) { return kWrappers[row][static_cast<int>(door)]; }
+void* wrapper(int row, Door door) {
+  return kWrappers[row][static_cast<int>(door)];
+}
 
 void* wrap(int row, Door door, void* real) {
   auto& slot = g_real[row][static_cast<int>(door)];

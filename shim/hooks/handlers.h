@@ -13,8 +13,8 @@ namespace pygraph::hooks {
 
 CUresult get_proc_address(CUresult (*real)(const char*, void**, int, cuuint64_t,
                                            CUdriverProcAddressQueryResult*),
-                          Door door, const char* symbol, void** pfn, int version,
-                          cuuint64_t flags, CUdriverProcAddressQueryResult* status);
+                          Door door, const char* symbol, void** pfn, int version, cuuint64_t flags,
+                          CUdriverProcAddressQueryResult* status);
 CUresult get_proc_address_v1(CUresult (*real)(const char*, void**, int, cuuint64_t), Door door,
                              const char* symbol, void** pfn, int version, cuuint64_t flags);
 
@@ -98,9 +98,17 @@ CUresult dispatch(Fn real, Door door, A... a) {
       const CUresult r = real(cfg, f, p, e);
       const uint64_t t1 = now_ns();
       if (cfg) {
-        LaunchCall c{op, door, f, {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                     {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ}, cfg->sharedMemBytes,
-                     cfg->hStream, cfg->attrs, cfg->numAttrs, p, e};
+        LaunchCall c{op,
+                     door,
+                     f,
+                     {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
+                     {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
+                     cfg->sharedMemBytes,
+                     cfg->hStream,
+                     cfg->attrs,
+                     cfg->numAttrs,
+                     p,
+                     e};
         shim_recorder().record_launch(c, t0, t1, r);
       }
       return r;

@@ -55,7 +55,9 @@ void atfork_child() {
   }
 }
 
-__attribute__((constructor(101))) void early_init() { resolve_real_dlsym(); }
+__attribute__((constructor(101))) void early_init() {
+  resolve_real_dlsym();
+}
 
 __attribute__((destructor)) void at_exit() {
   if (g_init_state.load() == 2) {
@@ -71,13 +73,19 @@ __attribute__((destructor)) void at_exit() {
   }
 }
 
-const char* env(const char* name) { return std::getenv(name); }
+const char* env(const char* name) {
+  return std::getenv(name);
+}
 
 }  // namespace
 
-Recorder& shim_recorder() { return recorder_instance(); }
+Recorder& shim_recorder() {
+  return recorder_instance();
+}
 
-void* driver_handle() { return g_driver; }
+void* driver_handle() {
+  return g_driver;
+}
 
 void* real_dlsym(void* handle, const char* name) {
   resolve_real_dlsym();

@@ -12,7 +12,9 @@ namespace pygraph::hooks {
 extern std::atomic<int> g_init_state;  // 0 new, 1 initializing, 2 ready
 extern Mode g_mode;                    // valid once ready
 
-inline bool shim_ready() { return g_init_state.load(std::memory_order_acquire) == 2; }
+inline bool shim_ready() {
+  return g_init_state.load(std::memory_order_acquire) == 2;
+}
 
 // Reads the config, finds the driver, opens the trace. Returns false if no driver is loaded.
 // Re-entrant calls during initialization (and other threads meanwhile) see false.

@@ -1,13 +1,13 @@
 // pygraph-analyze as users run it: a golden summary, JSON that matches the trace, and one clear
 // error with a non-zero exit for every kind of bad file.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "run_program.h"
 #include "trace_reader.h"
@@ -27,9 +27,9 @@ void write_file(const std::string& path, const std::string& data) {
 // A fresh trace of door_program (procaddr door).
 std::string make_trace() {
   const std::string path = temp_path("cli.trace");
-  RunResult r = run_program({DOOR_PROGRAM, "procaddr"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
-                                                          {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                                          {"PYGRAPH_TRACE", path}});
+  RunResult r = run_program(
+      {DOOR_PROGRAM, "procaddr"},
+      {{"LD_PRELOAD", PYGRAPH_SHIM}, {"LD_LIBRARY_PATH", STANDIN_DIR}, {"PYGRAPH_TRACE", path}});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return path;
 }
@@ -89,23 +89,23 @@ TEST_P(AnalyzerBadFile, OneClearErrorAndNonZeroExit) {
     std::memcpy(&bad[sizeof(trace::FileHeader) + 4], &zero, 4);  // first record's size
     write_file(path, bad);
   }
-  RunResult r = run_program({ANALYZER, "summary", kind == "missing" ? "/nonexistent.trace" : path},
-                            {});
+  RunResult r =
+      run_program({ANALYZER, "summary", kind == "missing" ? "/nonexistent.trace" : path}, {});
   unlink(path.c_str());
   EXPECT_EQ(r.exit_code, GetParam().exit_code);
   EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Files, AnalyzerBadFile,
-    ::testing::Values(BadFile{"missing", 2, "cannot open /nonexistent.trace"},
-                      BadFile{"garbage", 2, "not a pygraph trace"},
-                      BadFile{"empty", 2, "not a pygraph trace"},
-                      BadFile{"truncated", 3, "trace truncated at byte"},
-                      BadFile{"newer", 2, "is newer than this analyzer supports"},
-                      BadFile{"corrupt", 3, "corrupt record"}),
-    [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Files, AnalyzerBadFile,
+                         ::testing::Values(BadFile{"missing", 2, "cannot open /nonexistent.trace"},
+                                           BadFile{"garbage", 2, "not a pygraph trace"},
+                                           BadFile{"empty", 2, "not a pygraph trace"},
+                                           BadFile{"truncated", 3, "trace truncated at byte"},
+                                           BadFile{"newer", 2,
+                                                   "is newer than this analyzer supports"},
+                                           BadFile{"corrupt", 3, "corrupt record"}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST(AnalyzerCli, UsageErrors) {
   EXPECT_EQ(run_program({ANALYZER}, {}).exit_code, 1);

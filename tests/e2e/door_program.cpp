@@ -25,13 +25,13 @@
 
 namespace {
 
-#define CHECK(x)                                                                 \
-  do {                                                                           \
-    CUresult r_ = (x);                                                           \
-    if (r_ != CUDA_SUCCESS) {                                                    \
+#define CHECK(x)                                                                         \
+  do {                                                                                   \
+    CUresult r_ = (x);                                                                   \
+    if (r_ != CUDA_SUCCESS) {                                                            \
       std::fprintf(stderr, "door_program: %s failed: %d (line %d)\n", #x, r_, __LINE__); \
-      std::exit(1);                                                              \
-    }                                                                            \
+      std::exit(1);                                                                      \
+    }                                                                                    \
   } while (0)
 
 void axpy(const unsigned grid[3], const unsigned block[3], void** p) {
@@ -50,8 +50,7 @@ struct Api {
 };
 
 void* g_lib = nullptr;
-CUresult (*g_proc)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*) =
-    nullptr;
+CUresult (*g_proc)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*) = nullptr;
 
 template <class T>
 void take(T* out, const char* sym, const char* base, const std::string& door) {
@@ -92,8 +91,12 @@ Api load(const std::string& door) {
   return api;
 }
 
-void host_fn(void* data) { ++*static_cast<int*>(data); }
-void callback(CUstream, CUresult, void* data) { ++*static_cast<int*>(data); }
+void host_fn(void* data) {
+  ++*static_cast<int*>(data);
+}
+void callback(CUstream, CUresult, void* data) {
+  ++*static_cast<int*>(data);
+}
 
 int run(const Api& cu) {
   const size_t sizes[4] = {sizeof(float), sizeof(CUdeviceptr), sizeof(CUdeviceptr), sizeof(int)};
@@ -149,7 +152,7 @@ int run(const Api& cu) {
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, CU_LAUNCH_PARAM_END};
   cfg.numAttrs = 0;
-  CHECK(cu.LaunchKernelEx(&cfg, f, nullptr, extra));  // y += x
+  CHECK(cu.LaunchKernelEx(&cfg, f, nullptr, extra));                     // y += x
   CHECK(cu.LaunchCooperativeKernel(f, 1, 1, 1, n, 1, 1, 0, s, params));  // y += 2x
 
   // A CUkernel handle in the CUfunction slot, as CUDA 13's runtime does.

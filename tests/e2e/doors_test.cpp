@@ -1,13 +1,12 @@
 // End-to-end: door_program runs on the stand-in driver under LD_PRELOAD=libpygraph.so, and its
 // trace must show every launch and op it made, through the door it used.
+#include <cuda.h>
 #include <glob.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <map>
-
-#include <cuda.h>
 
 #include "run_program.h"
 #include "trace_reader.h"
@@ -107,18 +106,42 @@ TEST_P(DoorTest, TraceShowsEveryLaunchAndOpThroughTheDoorUsed) {
   // Every op of the scenario, once each unless noted.
   std::map<Op, int> ops = count_ops(t);
   const std::map<Op, int> expected = {
-      {Op::GraphLaunch, 1},       {Op::StreamSynchronize, 1}, {Op::StreamQuery, 1},
-      {Op::StreamWaitEvent, 1},   {Op::EventRecord, 1},       {Op::EventRecordWithFlags, 1},
-      {Op::EventSynchronize, 1},  {Op::EventQuery, 1},        {Op::CtxSynchronize, 1},
-      {Op::LaunchHostFunc, 1},    {Op::StreamAddCallback, 1}, {Op::StreamBeginCapture, 1},
-      {Op::StreamEndCapture, 1},  {Op::StreamIsCapturing, 1}, {Op::MemcpyHtoD, 1},
-      {Op::MemcpyDtoH, 1},        {Op::MemcpyDtoDAsync, 1},   {Op::MemcpyDtoHAsync, 1},
-      {Op::MemsetD32Async, 1},    {Op::MemsetD8Async, 1},     {Op::MemAlloc, 2},
-      {Op::MemFree, 2},           {Op::MemAllocAsync, 1},     {Op::MemFreeAsync, 1},
-      {Op::MemAllocHost, 1},      {Op::MemFreeHost, 1},       {Op::MemHostRegister, 1},
-      {Op::MemHostUnregister, 1}, {Op::MemAddressReserve, 1}, {Op::MemCreate, 1},
-      {Op::MemMap, 1},            {Op::MemUnmap, 1},          {Op::MemRelease, 1},
-      {Op::MemAddressFree, 1},    {Op::ModuleUnload, 1},      {Op::LibraryUnload, 1},
+      {Op::GraphLaunch, 1},
+      {Op::StreamSynchronize, 1},
+      {Op::StreamQuery, 1},
+      {Op::StreamWaitEvent, 1},
+      {Op::EventRecord, 1},
+      {Op::EventRecordWithFlags, 1},
+      {Op::EventSynchronize, 1},
+      {Op::EventQuery, 1},
+      {Op::CtxSynchronize, 1},
+      {Op::LaunchHostFunc, 1},
+      {Op::StreamAddCallback, 1},
+      {Op::StreamBeginCapture, 1},
+      {Op::StreamEndCapture, 1},
+      {Op::StreamIsCapturing, 1},
+      {Op::MemcpyHtoD, 1},
+      {Op::MemcpyDtoH, 1},
+      {Op::MemcpyDtoDAsync, 1},
+      {Op::MemcpyDtoHAsync, 1},
+      {Op::MemsetD32Async, 1},
+      {Op::MemsetD8Async, 1},
+      {Op::MemAlloc, 2},
+      {Op::MemFree, 2},
+      {Op::MemAllocAsync, 1},
+      {Op::MemFreeAsync, 1},
+      {Op::MemAllocHost, 1},
+      {Op::MemFreeHost, 1},
+      {Op::MemHostRegister, 1},
+      {Op::MemHostUnregister, 1},
+      {Op::MemAddressReserve, 1},
+      {Op::MemCreate, 1},
+      {Op::MemMap, 1},
+      {Op::MemUnmap, 1},
+      {Op::MemRelease, 1},
+      {Op::MemAddressFree, 1},
+      {Op::ModuleUnload, 1},
+      {Op::LibraryUnload, 1},
   };
   for (const auto& [op, count] : expected) {
     EXPECT_EQ(ops[op], count) << op_info(op).name;
@@ -176,6 +199,25 @@ TEST(Fork, ChildRecordsStayOutOfTheParentsTrace) {
   unlink(g.gl_pathv[0]);
   globfree(&g);
   unlink(path.c_str());
+}
+
+TEST(ProcAddress, EachVersionAndVariantGetsItsOwnAbi) {
+  const std::string path = temp_path("procaddr.trace");
+  RunResult r = run_program({PROCADDR_PROGRAM}, shim_env(path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace t;
+  ReadResult rr = read_trace(path, &t);
+  ASSERT_EQ(rr.status, ReadStatus::kOk) << rr.message;
+  unlink(path.c_str());
+  ASSERT_EQ(t.ops.size(), 3u);  // two cuCtxSynchronize ABIs, cuEventQuery
+  EXPECT_EQ(t.ops[0].op, Op::CtxSynchronize);
+  EXPECT_EQ(t.ops[1].op, Op::CtxSynchronize);
+  EXPECT_EQ(t.ops[2].op, Op::EventQuery);
+  for (const auto& o : t.ops) EXPECT_EQ(o.result, 0);
+  ASSERT_EQ(t.launches.size(), 1u);
+  EXPECT_EQ(t.launches[0].door, Door::kProcAddr);
+  EXPECT_EQ(t.launches[0].args.size(), 4u);
+  EXPECT_EQ(t.end.unwrapped, 1u);  // the pre-3.2 cuMemAlloc
 }
 
 TEST(Modes, OffModeWritesNoTraceAndChangesNothing) {

@@ -8,24 +8,34 @@
 namespace pygraph::test {
 namespace {
 
-TEST(Python, SyncCallSiteNamesThePythonLine) {
+TEST(Python, SyncCallSitesNameThePythonLineWithAndWithoutTheGil) {
   const std::string path = temp_path("py.trace");
-  RunResult r = run_program({"python3", PYTHON_SCRIPT}, {{"LD_PRELOAD", PYGRAPH_SHIM},
-                                                         {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                                         {"PYGRAPH_TRACE", path}});
+  RunResult r = run_program(
+      {"python3", PYTHON_SCRIPT},
+      {{"LD_PRELOAD", PYGRAPH_SHIM}, {"LD_LIBRARY_PATH", STANDIN_DIR}, {"PYGRAPH_TRACE", path}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string line = r.out.substr(0, r.out.find('\n'));
+  const size_t nl = r.out.find('\n');
+  const std::string held_line = r.out.substr(0, nl);
+  const std::string released_line = r.out.substr(nl + 1, r.out.find('\n', nl + 1) - nl - 1);
   Trace t;
   ReadResult rr = read_trace(path, &t);
   ASSERT_EQ(rr.status, ReadStatus::kOk) << rr.message;
   unlink(path.c_str());
-  ASSERT_EQ(t.ops.size(), 1u);
-  EXPECT_EQ(t.ops[0].op, Op::StreamSynchronize);
-  const TraceCallSite* cs = t.callsite(t.ops[0].callsite_id);
-  ASSERT_NE(cs, nullptr);
-  ASSERT_GE(cs->frames.size(), 2u);
-  EXPECT_EQ(cs->frames[0], std::string("py:") + PYTHON_SCRIPT + ":" + line + " sync_here");
-  EXPECT_EQ(cs->frames[1].rfind(std::string("py:") + PYTHON_SCRIPT + ":", 0), 0u);
+  ASSERT_EQ(t.ops.size(), 2u);
+  const std::string file = std::string("py:") + PYTHON_SCRIPT + ":";
+  const struct {
+    Op op;
+    std::string line, function;
+  } expected[] = {{Op::StreamSynchronize, held_line, "sync_holding_gil"},
+                  {Op::CtxSynchronize, released_line, "sync_without_gil"}};
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(t.ops[i].op, expected[i].op);
+    const TraceCallSite* cs = t.callsite(t.ops[i].callsite_id);
+    ASSERT_NE(cs, nullptr);
+    ASSERT_GE(cs->frames.size(), 2u);
+    EXPECT_EQ(cs->frames[0], file + expected[i].line + " " + expected[i].function);
+    EXPECT_EQ(cs->frames[1].rfind(file, 0), 0u) << cs->frames[1];  // the caller, module level
+  }
 }
 
 TEST(Python, InterpreterWithoutCudaSeesNothing) {

@@ -16,7 +16,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORKLOAD = os.path.join(HERE, "torch_workload.py")
+WORKLOAD = os.path.join(HERE, "..", "..", "scripts", "examples", "torch_workload.py")
+WORKLOAD = os.path.normpath(WORKLOAD)
 
 
 class Check:
@@ -97,6 +98,14 @@ class Check:
             same = files[mode] == files[None] and files[None].count("\n") == steps
             self.row(f"{model}: {steps} losses bitwise, {mode} vs no shim",
                      "equal" if same else "DIFFER", "equal", same)
+        # The per-step loss.item() (GIL released by PyTorch) must be traced to its Python line.
+        s = self.summary(os.path.join(self.out, f"{model}-bitwise.trace"))
+        item_line = next(i for i, l in enumerate(open(WORKLOAD), 1) if ".item()" in l)
+        site = f"py:{WORKLOAD}:{item_line}"
+        found = any(b["op"] == "cuStreamSynchronize" and any(f.startswith(site) for f in b["frames"])
+                    for b in s["boundaries"])
+        self.row(f"{model}: .item() sync traced to its Python line", "yes" if found else "no",
+                 f"line {item_line}", found)
 
     def launch_cost(self, rounds):
         """CPU ns per runtime launch of an empty kernel: no shim, off, trace (to a file)."""

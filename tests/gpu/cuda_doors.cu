@@ -14,13 +14,13 @@ __global__ void add_one(int* p, int n) {
   if (i < n) p[i] += 1;
 }
 
-#define CHECK(x)                                                           \
-  do {                                                                     \
-    int r_ = static_cast<int>(x);                                          \
-    if (r_ != 0) {                                                         \
-      std::fprintf(stderr, "cuda_doors: %s failed: %d\n", #x, r_);         \
-      return 1;                                                            \
-    }                                                                      \
+#define CHECK(x)                                                   \
+  do {                                                             \
+    int r_ = static_cast<int>(x);                                  \
+    if (r_ != 0) {                                                 \
+      std::fprintf(stderr, "cuda_doors: %s failed: %d\n", #x, r_); \
+      return 1;                                                    \
+    }                                                              \
   } while (0)
 
 int main() {

@@ -177,8 +177,8 @@ using namespace standin;
 
 // ---- test API -------------------------------------------------------------------------------
 
-extern "C" __attribute__((visibility("default"))) void standin_register_kernel(const char* name, standin_kernel_fn fn, int param_count,
-                                        const size_t* param_sizes) {
+extern "C" __attribute__((visibility("default"))) void standin_register_kernel(
+    const char* name, standin_kernel_fn fn, int param_count, const size_t* param_sizes) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Kernel& k = state().kernels[name];
   k.name = name;
@@ -195,17 +195,26 @@ extern "C" __attribute__((visibility("default"))) void standin_register_kernel(c
   k.arg_bytes = off;
 }
 
-extern "C" __attribute__((visibility("default"))) unsigned long long standin_kernels_executed(void) { return state().kernels_executed; }
-extern "C" __attribute__((visibility("default"))) unsigned long long standin_graph_launches(void) { return state().graph_launches; }
+extern "C" __attribute__((visibility("default"))) unsigned long long standin_kernels_executed(
+    void) {
+  return state().kernels_executed;
+}
+extern "C" __attribute__((visibility("default"))) unsigned long long standin_graph_launches(void) {
+  return state().graph_launches;
+}
 
-extern "C" __attribute__((visibility("default"))) void standin_inject_failure(const char* name, int count, CUresult result) {
+extern "C" __attribute__((visibility("default"))) void standin_inject_failure(const char* name,
+                                                                              int count,
+                                                                              CUresult result) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   state().failures[name] = {count, result};
 }
 
 // ---- initialization, modules, functions ---------------------------------------------------
 
-API cuInit(unsigned int) { return CUDA_SUCCESS; }
+API cuInit(unsigned int) {
+  return CUDA_SUCCESS;
+}
 API cuDriverGetVersion(int* v) {
   if (!v) return CUDA_ERROR_INVALID_VALUE;
   *v = 13000;
@@ -324,9 +333,9 @@ API cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned g
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   return launch(f, grid, block, s, params, nullptr);
 }
-API cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                   unsigned bx, unsigned by, unsigned bz, unsigned smem,
-                                   CUstream s, void** params) {
+API cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                   unsigned by, unsigned bz, unsigned smem, CUstream s,
+                                   void** params) {
   return cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, smem, s, params);
 }
 API cuLaunchHostFunc(CUstream s, CUhostFn fn, void* data) {
@@ -335,7 +344,9 @@ API cuLaunchHostFunc(CUstream s, CUhostFn fn, void* data) {
   fn(data);
   return CUDA_SUCCESS;
 }
-API cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void* data) { return cuLaunchHostFunc(s, fn, data); }
+API cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void* data) {
+  return cuLaunchHostFunc(s, fn, data);
+}
 API cuStreamAddCallback(CUstream s, CUstreamCallback cb, void* data, unsigned int flags) {
   if (!cb || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   cb(s, CUDA_SUCCESS, data);
@@ -357,14 +368,24 @@ API cuStreamDestroy_v2(CUstream s) {
   delete reinterpret_cast<Stream*>(s);
   return CUDA_SUCCESS;
 }
-API cuStreamSynchronize(CUstream s) { return sync_stream(s); }
-API cuStreamSynchronize_ptsz(CUstream s) { return sync_stream(s); }
-API cuStreamQuery(CUstream s) { return sync_stream(s); }
-API cuStreamQuery_ptsz(CUstream s) { return sync_stream(s); }
+API cuStreamSynchronize(CUstream s) {
+  return sync_stream(s);
+}
+API cuStreamSynchronize_ptsz(CUstream s) {
+  return sync_stream(s);
+}
+API cuStreamQuery(CUstream s) {
+  return sync_stream(s);
+}
+API cuStreamQuery_ptsz(CUstream s) {
+  return sync_stream(s);
+}
 API cuStreamWaitEvent(CUstream, CUevent e, unsigned int) {
   return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
-API cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) { return cuStreamWaitEvent(s, e, f); }
+API cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) {
+  return cuStreamWaitEvent(s, e, f);
+}
 API cuEventCreate(CUevent* e, unsigned int) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   *e = reinterpret_cast<CUevent>(new int(0));
@@ -379,13 +400,29 @@ API cuEventRecord(CUevent e, CUstream) {
   ++*reinterpret_cast<int*>(e);
   return CUDA_SUCCESS;
 }
-API cuEventRecord_ptsz(CUevent e, CUstream s) { return cuEventRecord(e, s); }
-API cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int) { return cuEventRecord(e, s); }
-API cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int) { return cuEventRecord(e, s); }
-API cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
-API cuEventQuery(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
-API cuCtxSynchronize(void) { return CUDA_SUCCESS; }
-API cuCtxSynchronize_v2(CUcontext) { return CUDA_SUCCESS; }
+API cuEventRecord_ptsz(CUevent e, CUstream s) {
+  return cuEventRecord(e, s);
+}
+API cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int) {
+  return cuEventRecord(e, s);
+}
+API cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int) {
+  return cuEventRecord(e, s);
+}
+API cuEventSynchronize(CUevent e) {
+  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+API cuEventQuery(CUevent e) {
+  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+API cuCtxSynchronize(void) {
+  return CUDA_SUCCESS;
+}
+// The stand-in has no contexts: only "the current one" (null) is valid. A caller handed the
+// wrong ABI passes garbage here and gets an error.
+API cuCtxSynchronize_v2(CUcontext ctx) {
+  return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
 API cuStreamWaitValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   // Work runs at submission, so the value must already be there (>= for the default GEQ).
   auto v = *reinterpret_cast<volatile cuuint32_t*>(addr);
@@ -410,28 +447,46 @@ API cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   *p = reinterpret_cast<CUdeviceptr>(allocate(bytes));
   return CUDA_SUCCESS;
 }
-API cuMemFree_v2(CUdeviceptr p) { return release(p); }
-API cuMemAllocAsync(CUdeviceptr* p, size_t bytes, CUstream) { return cuMemAlloc_v2(p, bytes); }
-API cuMemAllocAsync_ptsz(CUdeviceptr* p, size_t bytes, CUstream s) { return cuMemAllocAsync(p, bytes, s); }
-API cuMemFreeAsync(CUdeviceptr p, CUstream) { return release(p); }
-API cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream) { return release(p); }
+API cuMemFree_v2(CUdeviceptr p) {
+  return release(p);
+}
+API cuMemAllocAsync(CUdeviceptr* p, size_t bytes, CUstream) {
+  return cuMemAlloc_v2(p, bytes);
+}
+API cuMemAllocAsync_ptsz(CUdeviceptr* p, size_t bytes, CUstream s) {
+  return cuMemAllocAsync(p, bytes, s);
+}
+API cuMemFreeAsync(CUdeviceptr p, CUstream) {
+  return release(p);
+}
+API cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream) {
+  return release(p);
+}
 API cuMemAllocHost_v2(void** p, size_t bytes) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   *p = allocate(bytes);
   return CUDA_SUCCESS;
 }
-API cuMemHostAlloc(void** p, size_t bytes, unsigned int) { return cuMemAllocHost_v2(p, bytes); }
-API cuMemFreeHost(void* p) { return release(reinterpret_cast<uintptr_t>(p)); }
+API cuMemHostAlloc(void** p, size_t bytes, unsigned int) {
+  return cuMemAllocHost_v2(p, bytes);
+}
+API cuMemFreeHost(void* p) {
+  return release(reinterpret_cast<uintptr_t>(p));
+}
 API cuMemHostRegister_v2(void* p, size_t, unsigned int) {
   return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
-API cuMemHostUnregister(void* p) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+API cuMemHostUnregister(void* p) {
+  return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 
 // Virtual memory management: an address range is reserved host memory; mapping is bookkeeping.
 API cuMemAddressReserve(CUdeviceptr* p, size_t size, size_t, CUdeviceptr, unsigned long long) {
   return cuMemAlloc_v2(p, size);
 }
-API cuMemAddressFree(CUdeviceptr p, size_t) { return release(p); }
+API cuMemAddressFree(CUdeviceptr p, size_t) {
+  return release(p);
+}
 API cuMemCreate(CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp*,
                 unsigned long long) {
   if (!h) return CUDA_ERROR_INVALID_VALUE;
@@ -444,25 +499,61 @@ API cuMemRelease(CUmemGenericAllocationHandle h) {
 API cuMemMap(CUdeviceptr p, size_t, size_t, CUmemGenericAllocationHandle h, unsigned long long) {
   return p && h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
-API cuMemUnmap(CUdeviceptr p, size_t) { return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+API cuMemUnmap(CUdeviceptr p, size_t) {
+  return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 
 // ---- copies and sets ------------------------------------------------------------------------
 
 #define DPTR(x) reinterpret_cast<void*>(x)
-API cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) { return copy(nullptr, DPTR(d), s, n); }
-API cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) { return copy(nullptr, d, DPTR(s), n); }
-API cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy(nullptr, DPTR(d), DPTR(s), n); }
-API cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy(nullptr, DPTR(d), DPTR(s), n); }
-API cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* s, size_t n, CUstream st) { return copy(st, DPTR(d), s, n); }
-API cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, d, DPTR(s), n); }
-API cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, DPTR(d), DPTR(s), n); }
-API cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, DPTR(d), DPTR(s), n); }
-API cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void* s, size_t n, CUstream st) { return copy(st, DPTR(d), s, n); }
-API cuMemcpyDtoHAsync_v2_ptsz(void* d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, d, DPTR(s), n); }
-API cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy(st, DPTR(d), DPTR(s), n); }
-API cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set(nullptr, d, v, 1, n); }
-API cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return set(nullptr, d, v, 4, n); }
-API cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return set(s, d, v, 1, n); }
-API cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return set(s, d, v, 4, n); }
-API cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return set(s, d, v, 1, n); }
-API cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return set(s, d, v, 4, n); }
+API cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) {
+  return copy(nullptr, DPTR(d), s, n);
+}
+API cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) {
+  return copy(nullptr, d, DPTR(s), n);
+}
+API cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  return copy(nullptr, DPTR(d), DPTR(s), n);
+}
+API cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  return copy(nullptr, DPTR(d), DPTR(s), n);
+}
+API cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* s, size_t n, CUstream st) {
+  return copy(st, DPTR(d), s, n);
+}
+API cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, CUstream st) {
+  return copy(st, d, DPTR(s), n);
+}
+API cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  return copy(st, DPTR(d), DPTR(s), n);
+}
+API cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  return copy(st, DPTR(d), DPTR(s), n);
+}
+API cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void* s, size_t n, CUstream st) {
+  return copy(st, DPTR(d), s, n);
+}
+API cuMemcpyDtoHAsync_v2_ptsz(void* d, CUdeviceptr s, size_t n, CUstream st) {
+  return copy(st, d, DPTR(s), n);
+}
+API cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  return copy(st, DPTR(d), DPTR(s), n);
+}
+API cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+  return set(nullptr, d, v, 1, n);
+}
+API cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) {
+  return set(nullptr, d, v, 4, n);
+}
+API cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
+  return set(s, d, v, 1, n);
+}
+API cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
+  return set(s, d, v, 4, n);
+}
+API cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
+  return set(s, d, v, 1, n);
+}
+API cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
+  return set(s, d, v, 4, n);
+}

@@ -26,11 +26,10 @@ bool kernel_node(const CUDA_KERNEL_NODE_PARAMS* p, Node* n) {
 bool memcpy_node(const CUDA_MEMCPY3D* c, Node* n) {
   if (!c || c->Height > 1 || c->Depth > 1) return false;  // 1-D copies only
   n->kind = NodeKind::kMemcpy;
-  n->copy_dst = c->dstMemoryType == CU_MEMORYTYPE_HOST
-                    ? reinterpret_cast<CUdeviceptr>(c->dstHost)
-                    : c->dstDevice;
-  n->copy_src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost
-                                                       : reinterpret_cast<void*>(c->srcDevice);
+  n->copy_dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? reinterpret_cast<CUdeviceptr>(c->dstHost)
+                                                       : c->dstDevice;
+  n->copy_src =
+      c->srcMemoryType == CU_MEMORYTYPE_HOST ? c->srcHost : reinterpret_cast<void*>(c->srcDevice);
   n->copy_bytes = c->WidthInBytes;
   return true;
 }
@@ -180,7 +179,9 @@ API cuGraphExecUpdate_v2(CUgraphExec h, CUgraph g, CUgraphExecUpdateResultInfo* 
   for (size_t i = 0; same && i < e->nodes.size(); ++i) {
     same = graph->nodes[i]->kind == e->nodes[i].kind;
   }
-  if (info) info->result = same ? CU_GRAPH_EXEC_UPDATE_SUCCESS : CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+  if (info)
+    info->result =
+        same ? CU_GRAPH_EXEC_UPDATE_SUCCESS : CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
   if (!same) return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
   for (size_t i = 0; i < e->nodes.size(); ++i) {
     e->origin[i] = graph->nodes[i];
@@ -188,11 +189,27 @@ API cuGraphExecUpdate_v2(CUgraphExec h, CUgraph g, CUgraphExecUpdateResultInfo* 
   }
   return CUDA_SUCCESS;
 }
-API cuGraphLaunch(CUgraphExec e, CUstream s) { return launch_graph(e, s); }
-API cuGraphLaunch_ptsz(CUgraphExec e, CUstream s) { return launch_graph(e, s); }
-API cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m) { return begin_capture(s, m); }
-API cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode m) { return begin_capture(s, m); }
-API cuStreamEndCapture(CUstream s, CUgraph* g) { return end_capture(s, g); }
-API cuStreamEndCapture_ptsz(CUstream s, CUgraph* g) { return end_capture(s, g); }
-API cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus* st) { return is_capturing(s, st); }
-API cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus* st) { return is_capturing(s, st); }
+API cuGraphLaunch(CUgraphExec e, CUstream s) {
+  return launch_graph(e, s);
+}
+API cuGraphLaunch_ptsz(CUgraphExec e, CUstream s) {
+  return launch_graph(e, s);
+}
+API cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m) {
+  return begin_capture(s, m);
+}
+API cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode m) {
+  return begin_capture(s, m);
+}
+API cuStreamEndCapture(CUstream s, CUgraph* g) {
+  return end_capture(s, g);
+}
+API cuStreamEndCapture_ptsz(CUstream s, CUgraph* g) {
+  return end_capture(s, g);
+}
+API cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus* st) {
+  return is_capturing(s, st);
+}
+API cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus* st) {
+  return is_capturing(s, st);
+}

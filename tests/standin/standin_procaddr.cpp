@@ -117,7 +117,7 @@ int cuGetProcAddress_v2(const char*, void**, int, uint64_t, int*);
 namespace {
 
 constexpr int kSuccess = 0;
-constexpr int kNotFound = 500;             // CUDA_ERROR_NOT_FOUND
+constexpr int kNotFound = 500;            // CUDA_ERROR_NOT_FOUND
 constexpr uint64_t kPerThread = 1u << 1;  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 constexpr int kStatusSuccess = 0, kStatusNotFound = 1;
 
@@ -214,7 +214,8 @@ const Export kExports[] = {
     {"cuGraphAddMemcpyNode", reinterpret_cast<void*>(&cuGraphAddMemcpyNode)},
     {"cuGraphInstantiateWithFlags", reinterpret_cast<void*>(&cuGraphInstantiateWithFlags)},
     {"cuGraphExecDestroy", reinterpret_cast<void*>(&cuGraphExecDestroy)},
-    {"cuGraphExecKernelNodeSetParams_v2", reinterpret_cast<void*>(&cuGraphExecKernelNodeSetParams_v2)},
+    {"cuGraphExecKernelNodeSetParams_v2",
+     reinterpret_cast<void*>(&cuGraphExecKernelNodeSetParams_v2)},
     {"cuGraphExecMemsetNodeSetParams", reinterpret_cast<void*>(&cuGraphExecMemsetNodeSetParams)},
     {"cuGraphExecMemcpyNodeSetParams", reinterpret_cast<void*>(&cuGraphExecMemcpyNodeSetParams)},
     {"cuGraphExecUpdate_v2", reinterpret_cast<void*>(&cuGraphExecUpdate_v2)},
@@ -264,8 +265,10 @@ void* resolve(const char* symbol, int version, uint64_t flags) {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int cuGetProcAddress_v2(
-    const char* symbol, void** pfn, int version, uint64_t flags, int* status) {
+extern "C" __attribute__((visibility("default"))) int cuGetProcAddress_v2(const char* symbol,
+                                                                          void** pfn, int version,
+                                                                          uint64_t flags,
+                                                                          int* status) {
   if (!symbol || !pfn) return 1;  // CUDA_ERROR_INVALID_VALUE
   *pfn = resolve(symbol, version, flags);
   if (status) *status = *pfn ? kStatusSuccess : kStatusNotFound;
@@ -273,7 +276,7 @@ extern "C" __attribute__((visibility("default"))) int cuGetProcAddress_v2(
 }
 
 extern "C" __attribute__((visibility("default"))) int cuGetProcAddress(const char* symbol,
-                                                                     void** pfn, int version,
-                                                                     uint64_t flags) {
+                                                                       void** pfn, int version,
+                                                                       uint64_t flags) {
   return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
 }

@@ -6,13 +6,13 @@ namespace pygraph {
 namespace {
 
 __attribute__((noinline)) uint32_t site_a(CallSiteTable& t, bool* created,
-                                           std::vector<std::string>* frames) {
+                                          std::vector<std::string>* frames) {
   uint32_t id = t.capture(created, frames);
   asm volatile("");  // keep the call from becoming a tail call
   return id;
 }
 __attribute__((noinline)) uint32_t site_b(CallSiteTable& t, bool* created,
-                                           std::vector<std::string>* frames) {
+                                          std::vector<std::string>* frames) {
   uint32_t id = t.capture(created, frames);
   asm volatile("");
   return id;

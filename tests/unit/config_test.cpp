@@ -30,8 +30,8 @@ TEST(Config, DefaultsAreTraceModeWithoutAFile) {
 
 TEST(Config, ReadsEveryOption) {
   std::vector<std::string> w;
-  Config c = parse({{"PYGRAPH_MODE", "trace"}, {"PYGRAPH_TRACE", "/tmp/x-%p"},
-                    {"PYGRAPH_DEBUG", "1"}}, &w);
+  Config c = parse(
+      {{"PYGRAPH_MODE", "trace"}, {"PYGRAPH_TRACE", "/tmp/x-%p"}, {"PYGRAPH_DEBUG", "1"}}, &w);
   EXPECT_EQ(c.mode, Mode::kTrace);
   EXPECT_EQ(c.trace_path, "/tmp/x-%p");
   EXPECT_TRUE(c.debug);
@@ -44,7 +44,8 @@ TEST(Config, UnknownModeFallsBackToPassthroughWithOneLine) {
   Config c = parse({{"PYGRAPH_MODE", "Trace"}, {"PYGRAPH_TRACE", "t"}}, &w);
   EXPECT_EQ(c.mode, Mode::kOff);
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0], "PYGRAPH_MODE='Trace' is not one of: off, trace; running in off mode (passthrough)");
+  EXPECT_EQ(w[0],
+            "PYGRAPH_MODE='Trace' is not one of: off, trace; running in off mode (passthrough)");
 }
 
 TEST(Config, BadDebugValueWarnsAndKeepsDefault) {

@@ -19,8 +19,16 @@ CUresult func_name(const char** n, CUfunction f) {
 CUresult func_params(CUfunction f, size_t i, size_t* off, size_t* size) {
   ++g_param_calls;
   if (reinterpret_cast<uintptr_t>(f) != 0x100) return CUDA_ERROR_INVALID_HANDLE;
-  if (i == 0) { *off = 0; *size = 4; return CUDA_SUCCESS; }
-  if (i == 1) { *off = 8; *size = 8; return CUDA_SUCCESS; }
+  if (i == 0) {
+    *off = 0;
+    *size = 4;
+    return CUDA_SUCCESS;
+  }
+  if (i == 1) {
+    *off = 8;
+    *size = 8;
+    return CUDA_SUCCESS;
+  }
   return CUDA_ERROR_INVALID_VALUE;
 }
 CUresult kernel_name(const char** n, CUkernel k) {
@@ -30,7 +38,11 @@ CUresult kernel_name(const char** n, CUkernel k) {
 }
 CUresult kernel_params(CUkernel k, size_t i, size_t* off, size_t* size) {
   if (reinterpret_cast<uintptr_t>(k) != 0x200) return CUDA_ERROR_INVALID_HANDLE;
-  if (i == 0) { *off = 0; *size = 1; return CUDA_SUCCESS; }
+  if (i == 0) {
+    *off = 0;
+    *size = 1;
+    return CUDA_SUCCESS;
+  }
   return CUDA_ERROR_INVALID_VALUE;
 }
 

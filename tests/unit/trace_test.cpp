@@ -23,7 +23,8 @@ std::string temp(const char* stem) {
 
 void write_op(uint64_t value) {
   TraceWriter& w = trace_writer();
-  uint8_t* p = w.begin(trace::RecordType::kOp, sizeof(trace::RecordHeader) + sizeof(trace::OpRecord));
+  uint8_t* p =
+      w.begin(trace::RecordType::kOp, sizeof(trace::RecordHeader) + sizeof(trace::OpRecord));
   ASSERT_NE(p, nullptr);
   trace::OpRecord r{};
   r.seq = w.next_seq();

@@ -1,4 +1,4 @@
-"""PyTorch workloads for the GPU check (scripts/gpu-check.sh).
+"""Example PyTorch workloads: the README example (scripts/run-example.sh) and the GPU check.
 
     python torch_workload.py MODEL --steps N [--warmup W] [--losses FILE] [--profile] [--time]
 
