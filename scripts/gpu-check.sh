@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The GPU check, for the H200 machine: builds pygraph there, runs the CPU test suite, then the
 # GPU checks and benchmarks of tests/gpu/check.py, and prints a short table last.
-#   ./scripts/gpu-check.sh [bench]      (bench: only the benchmark; logs under $OUT or /tmp/pygraph-gpu)
+#   ./scripts/gpu-check.sh [bench]    (bench: only the benchmarks; logs in /tmp/pygraph-gpu,
+#                                      the table and summaries also in $OUT when set)
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
 # .debs/ (apt-get download them there on the build machine) and they are unpacked here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/pygraph-gpu}
-mkdir -p "$out"
+out=/tmp/pygraph-gpu  # traces and logs; the table and summaries are copied to $OUT if set
+rm -rf "$out" && mkdir -p "$out"
 
 prefix=()
 if ! ldconfig -p | grep -q 'libunwind.so.8 '; then
@@ -27,4 +28,13 @@ nvcc -O2 -o build-gpu/launch_bench tests/gpu/launch_bench.cu
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 cc -I"$pyinc" tests/gpu/python_layout.c -o build-gpu/python_layout && ./build-gpu/python_layout || true
 
-python3 tests/gpu/check.py --build build-gpu --out "$out" --ctest-status "$ctest_status" "$@"
+status=0
+python3 tests/gpu/check.py --build build-gpu --out "$out" --ctest-status "$ctest_status" "$@" ||
+  status=$?
+if [[ -n ${OUT:-} ]]; then
+  cp "$out"/table.txt "$out"/*.json "$out"/ctest.log "$OUT"/ 2>/dev/null || true
+  for t in mlp-bitwise mlp-compile-bitwise; do
+    [[ -f $out/$t.trace ]] && build-gpu/pygraph-analyze summary --top 6 "$out/$t.trace" >"$OUT/$t.txt"
+  done
+fi
+exit $status

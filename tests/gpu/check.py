@@ -68,20 +68,18 @@ class Check:
             argv = ["taskset", "-c", self.pin] + argv
         return self.run(argv, mode=mode, trace=trace, name=name or model)
 
-    def launches(self, model, steps):
-        trace = os.path.join(self.out, f"{model}-{steps}.trace")
-        self.workload(model, steps, mode="trace", trace=trace)
-        s = self.summary(trace)
-        if not s["complete"]:
-            raise RuntimeError(f"{trace} is incomplete")
-        return s["launches"]["total"], s
-
-    def counts(self, model):
+    def counts(self, model, long_steps):
+        """Launches per step: the trace of the long bitwise run minus a 10-step run."""
         prof = self.workload(model, 10, extra=["--profile"], name=model + "-profile")
         kernels = float(prof.split("profiler_kernels_per_step")[1].split()[0])
-        short, _ = self.launches(model, 10)
-        long, s = self.launches(model, 30)
-        per_step = (long - short) / 20
+        trace = os.path.join(self.out, f"{model}-10.trace")
+        self.workload(model, 10, mode="trace", trace=trace,
+                      extra=["--losses", os.path.join(self.out, "scratch.txt")])
+        short = self.summary(trace)
+        s = self.summary(os.path.join(self.out, f"{model}-bitwise.trace"))
+        if not (short["complete"] and s["complete"]):
+            raise RuntimeError(f"{model}: incomplete trace")
+        per_step = (s["launches"]["total"] - short["launches"]["total"]) / (long_steps - 10)
         self.row(f"{model}: launches/step shim vs profiler", f"{per_step:g}", f"{kernels:g}",
                  per_step == kernels)
         with open(os.path.join(self.out, f"{model}-summary.json"), "w") as f:
@@ -161,14 +159,14 @@ def main():
     a = p.parse_args()
     c = Check(a.build, a.out)
     c.row("ctest on the GPU machine", a.ctest_status, 0, a.ctest_status == 0)
-    bench = lambda: c.benchmark(rounds=15, steps=300)
-    cost = lambda: c.launch_cost(rounds=5)
+    bench = lambda: c.benchmark(rounds=7, steps=300)
+    cost = lambda: c.launch_cost(rounds=3)
     steps = [cost, bench] if a.only == "bench" else [
         c.doors,
-        lambda: c.counts("mlp"),
-        lambda: c.bitwise("mlp"),
-        lambda: c.counts("mlp-compile"),
-        lambda: c.bitwise("mlp-compile"),
+        lambda: c.bitwise("mlp", 50),
+        lambda: c.counts("mlp", 50),
+        lambda: c.bitwise("mlp-compile", 50),
+        lambda: c.counts("mlp-compile", 50),
         cost,
         bench,
     ]
@@ -178,10 +176,12 @@ def main():
         except Exception as e:  # one failed check must not hide the others
             c.row(f"error in {getattr(s, '__name__', 'check')}", str(e)[:200], "-", False)
     width = max(len(r[0]) for r in c.rows)
+    lines = [f"{'check'.ljust(width)}  {'value':>12}  {'expected':>12}  result"]
+    lines += [f"{r[0].ljust(width)}  {r[1]:>12}  {r[2][:40]:>12}  {r[3]}" for r in c.rows]
+    with open(os.path.join(a.out, "table.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
     print()
-    print(f"{'check'.ljust(width)}  {'value':>12}  {'expected':>12}  result")
-    for r in c.rows:
-        print(f"{r[0].ljust(width)}  {r[1]:>12}  {r[2][:40]:>12}  {r[3]}")
+    print("\n".join(lines))
     return 0 if all(r[3] != "FAIL" for r in c.rows) else 1
 
 
