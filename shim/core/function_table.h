@@ -34,8 +34,10 @@ class FunctionTable {
   const FunctionInfo* lookup(uint64_t handle, bool* created);
   size_t size() const { return count_.load(std::memory_order_relaxed); }
 
-  // Forgets everything (tests; fork children keep their parent's table).
+  // Forgets everything (a new trace numbers kernels again).
   void clear();
+  // In a forked child, where the lock may have been held by a thread that no longer exists.
+  void reset_in_child();
 
  private:
   FunctionInfo* describe(uint64_t handle);

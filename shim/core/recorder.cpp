@@ -186,6 +186,7 @@ void Recorder::record_op(const OpCall& c, uint64_t t0, uint64_t t1, CUresult res
 
 void Recorder::reset_in_child() {
   trace_writer().reset_in_child();
+  functions_.reset_in_child();
   callsites_.reset_in_child();
 }
 
