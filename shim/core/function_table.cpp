@@ -95,7 +95,9 @@ const FunctionInfo* FunctionTable::lookup(uint64_t handle, bool* created) {
   }
 }
 
-void FunctionTable::reset_in_child() { new (&g_insert_mu) std::mutex; }
+void FunctionTable::reset_in_child() {
+  new (&g_insert_mu) std::mutex;
+}
 
 void FunctionTable::clear() {
   std::lock_guard<std::mutex> lock(g_insert_mu);

@@ -3,7 +3,8 @@
 // if any is wrong. Run under LD_PRELOAD=libpygraph.so, its trace must show exactly what it did:
 // tests/e2e/doors_test.cpp compares the two.
 //
-//   door_program export|dlsym|procaddr [--fork]
+//   door_program export|dlsym|procaddr [--fork|--hang]
+// --hang waits to be killed after the scenario, for the test of traces of killed processes.
 //
 // The scenario, per door (counts are asserted by the test):
 //   launches: 10 cuLaunchKernel (axpy), 1 cuLaunchKernelEx with 2 attributes, 1 cuLaunchKernelEx
@@ -231,7 +232,7 @@ int run(const Api& cu) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: door_program export|dlsym|procaddr [--fork]\n");
+    std::fprintf(stderr, "usage: door_program export|dlsym|procaddr [--fork|--hang]\n");
     return 1;
   }
   std::string door = argv[1];
@@ -245,6 +246,11 @@ int main(int argc, char** argv) {
     int status = 0;
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 5;
+  }
+  if (rc == 0 && argc > 2 && std::strcmp(argv[2], "--hang") == 0) {
+    std::printf("ready\n");
+    std::fflush(stdout);
+    for (;;) pause();
   }
   return rc;
 }

@@ -3,6 +3,8 @@
 #include <cuda.h>
 #include <glob.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -218,6 +220,33 @@ TEST(ProcAddress, EachVersionAndVariantGetsItsOwnAbi) {
   EXPECT_EQ(t.launches[0].door, Door::kProcAddr);
   EXPECT_EQ(t.launches[0].args.size(), 4u);
   EXPECT_EQ(t.end.unwrapped, 1u);  // the pre-3.2 cuMemAlloc
+}
+
+TEST(Killed, TraceOfAKilledProcessIsReadUpToTheKill) {
+  const std::string path = temp_path("killed.trace");
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const auto& [k, v] : shim_env(path)) setenv(k.c_str(), v.c_str(), 1);
+    dup2(out[1], 1);
+    execl(DOOR_PROGRAM, DOOR_PROGRAM, "export", "--hang", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char buf[16] = {};
+  ASSERT_GT(read(out[0], buf, sizeof buf), 0);  // the scenario is done
+  close(out[0]);
+  usleep(300 * 1000);  // several writer periods
+  kill(pid, SIGKILL);
+  int status;
+  waitpid(pid, &status, 0);
+  Trace t;
+  ReadResult rr = read_trace(path, &t);
+  unlink(path.c_str());
+  EXPECT_EQ(rr.status, ReadStatus::kIncomplete);
+  EXPECT_NE(rr.message.find("no end record"), std::string::npos) << rr.message;
+  EXPECT_EQ(t.launches.size(), 16u);  // everything made before the kill was written
 }
 
 TEST(Modes, OffModeWritesNoTraceAndChangesNothing) {
