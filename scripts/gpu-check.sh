@@ -23,7 +23,6 @@ ctest_status=0
 (cd build-gpu && ctest -j"$(nproc)" >"$out/ctest.log" 2>&1) || ctest_status=$?
 tail -3 "$out/ctest.log"
 nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
-nvcc -O2 -o build-gpu/launch_bench tests/gpu/launch_bench.cu
 
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 cc -I"$pyinc" tests/gpu/python_layout.c -o build-gpu/python_layout && ./build-gpu/python_layout || true

@@ -27,6 +27,10 @@ unsigned long long standin_graph_launches(void);
 // fail with `result` without doing anything; count 0 clears.
 void standin_inject_failure(const char* name, int count, CUresult result);
 
+// The stand-in's own entry point for `name` ("cuLaunchKernel"), bypassing every interposer:
+// benchmarks compare it with the pointer a shim hands out, in one process.
+void* standin_entry_point(const char* name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -275,6 +275,10 @@ extern "C" __attribute__((visibility("default"))) int cuGetProcAddress_v2(const 
   return *pfn ? kSuccess : kNotFound;
 }
 
+extern "C" __attribute__((visibility("default"))) void* standin_entry_point(const char* name) {
+  return name ? find(name) : nullptr;
+}
+
 extern "C" __attribute__((visibility("default"))) int cuGetProcAddress(const char* symbol,
                                                                        void** pfn, int version,
                                                                        uint64_t flags) {
