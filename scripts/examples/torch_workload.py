@@ -7,8 +7,14 @@ same under torch.compile, default mode). Every step ends in torch.cuda.synchroni
 launches per step can be told apart. --losses writes each step's loss as the hex of its float
 bits (bitwise comparison); --profile prints kernels per steady-state step counted by
 torch.profiler; --time prints the median step time in ms (no losses then).
+
+--lockstep IN OUT (with --time): after warm-up, print "ready", then for each chunk of steps
+wait for a byte on the FIFO IN, run the chunk, pass the byte on to the FIFO OUT, and finally
+print every chunk's step time. Several processes in a ring of FIFOs take turns on the machine
+this way, so that a benchmark compares configurations under the same conditions, chunk by chunk.
 """
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -45,6 +51,7 @@ def main():
     p.add_argument("--losses")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--time", action="store_true")
+    p.add_argument("--lockstep", nargs=2, metavar=("IN", "OUT"))
     a = p.parse_args()
 
     step = build(a.model)
@@ -69,14 +76,23 @@ def main():
         # Launch-bound timing: chunks of steps back to back, one synchronize per chunk, so the
         # CPU's launch path (what the shim touches) is what is measured.
         chunk, times = 25, []
+        if a.lockstep:
+            # O_RDWR: opening a FIFO this way never blocks, whatever order the ring starts in.
+            fin, fout = (os.open(f, os.O_RDWR) for f in a.lockstep)
+            print("ready", flush=True)
         for _ in range(max(1, a.steps // chunk)):
+            if a.lockstep:
+                os.read(fin, 1)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             for _ in range(chunk):
                 step()
             torch.cuda.synchronize()
             times.append((time.perf_counter() - t0) / chunk)
+            if a.lockstep:
+                os.write(fout, b"x")
         print(f"median_step_ms {statistics.median(times) * 1e3:.4f}")
+        print("chunk_ms " + " ".join(f"{t * 1e3:.4f}" for t in times))
         return 0
 
     losses = []
