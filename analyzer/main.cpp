@@ -6,6 +6,7 @@
 #include <iostream>
 #include <string>
 
+#include "sequences.h"
 #include "summary.h"
 #include "trace_reader.h"
 
@@ -13,13 +14,17 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: pygraph-analyze summary [--json] [--top N] TRACE\n"
+    "       pygraph-analyze sequences [--json] [--top N] [--min-repeats N] TRACE\n"
     "\n"
     "commands:\n"
-    "  summary   launches per interception door, top kernels, syncs and other boundary ops\n"
-    "            ranked by count with their call sites\n"
+    "  summary     launches per interception door, top kernels, syncs and other boundary ops\n"
+    "              ranked by count with their call sites\n"
+    "  sequences   launch sequences that repeat, what ends them (op and call site), and how\n"
+    "              many launches graphs could carry\n"
     "options:\n"
-    "  --json    machine-readable output\n"
-    "  --top N   rows per ranking (default 20)\n";
+    "  --json            machine-readable output\n"
+    "  --top N           rows per ranking (default 20)\n"
+    "  --min-repeats N   occurrences before a sequence counts as found (default 2)\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "pygraph-analyze: " << message << "\n" << kUsage;
@@ -35,10 +40,13 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  if (command != "summary") return usage_error("unknown command '" + command + "'");
+  if (command != "summary" && command != "sequences") {
+    return usage_error("unknown command '" + command + "'");
+  }
 
   bool as_json = false;
   pygraph::analyze::SummaryOptions options;
+  pygraph::DetectorOptions detector;
   std::string path;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
@@ -50,6 +58,14 @@ int main(int argc, char** argv) {
       long n = std::strtol(argv[++i], &end, 10);
       if (!end || *end || n < 1 || n > 100000) return usage_error("--top needs a number >= 1");
       options.top = static_cast<int>(n);
+    } else if (a == "--min-repeats" && command == "sequences") {
+      if (i + 1 >= argc) return usage_error("--min-repeats needs a number");
+      char* end = nullptr;
+      long n = std::strtol(argv[++i], &end, 10);
+      if (!end || *end || n < 1 || n > 1000000) {
+        return usage_error("--min-repeats needs a number >= 1");
+      }
+      detector.min_repeats = static_cast<uint32_t>(n);
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option '" + a + "'");
     } else if (path.empty()) {
@@ -66,11 +82,15 @@ int main(int argc, char** argv) {
     std::cerr << "pygraph-analyze: " << path << ": " << r.message << "\n";
     return 2;
   }
-  nlohmann::json s = pygraph::analyze::summarize(trace, options);
+  nlohmann::json s = command == "summary"
+                         ? pygraph::analyze::summarize(trace, options)
+                         : pygraph::analyze::find_sequences(trace, detector, options.top);
   if (as_json) {
     std::cout << s.dump(2) << "\n";
-  } else {
+  } else if (command == "summary") {
     std::cout << pygraph::analyze::summary_text(s);
+  } else {
+    std::cout << pygraph::analyze::sequences_text(s);
   }
   if (r.status == pygraph::ReadStatus::kIncomplete) {
     std::cerr << "pygraph-analyze: " << path << ": " << r.message << "\n";

@@ -58,6 +58,45 @@ TEST(AnalyzerCli, JsonMatchesTheTrace) {
   for (const auto& b : j["boundaries"]) EXPECT_FALSE(b["frames"].empty());
 }
 
+TEST(AnalyzerCli, SequencesOfATrainingShapedLoop) {
+  const std::string path = temp_path("loop.trace");
+  RunResult run = run_program(
+      {LOOP_PROGRAM},
+      {{"LD_PRELOAD", PYGRAPH_SHIM}, {"LD_LIBRARY_PATH", STANDIN_DIR}, {"PYGRAPH_TRACE", path}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  RunResult r = run_program({ANALYZER, "sequences", "--json", path}, {});
+  unlink(path.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["launches"], 48);
+  ASSERT_EQ(j["sequences_found"], 2);  // the odd last step occurred once: not found
+  const auto& segment = j["sequences"][0];
+  EXPECT_EQ(segment["kind"], "segment");
+  EXPECT_EQ(segment["length"], 4);
+  EXPECT_EQ(segment["occurrences"], 6);
+  EXPECT_EQ(segment["first_kernels"], nlohmann::json({"a", "b", "c"}));
+  ASSERT_EQ(segment["ended_by"].size(), 1u);
+  EXPECT_EQ(segment["ended_by"][0]["op"], "cuStreamSynchronize");
+  EXPECT_EQ(segment["ended_by"][0]["count"], 6);
+  EXPECT_EQ(segment["ended_by"][0]["frames"][0].get<std::string>().rfind("loop_program", 0), 0u);
+  const auto& period = j["sequences"][1];
+  EXPECT_EQ(period["kind"], "period");
+  EXPECT_EQ(period["length"], 2);
+  EXPECT_EQ(period["occurrences"], 10);
+  EXPECT_EQ(j["graphable_launches"], (6 - 2) * 4);  // segments from their 3rd occurrence
+  RunResult fewer = run_program(
+      {ANALYZER, "sequences", "--json", "--min-repeats", "7", GOLDEN_DIR "/loop_program.trace"},
+      {});
+  ASSERT_EQ(fewer.exit_code, 0) << fewer.err;
+  EXPECT_EQ(nlohmann::json::parse(fewer.out)["sequences_found"], 1);  // only the period
+}
+
+TEST(AnalyzerCli, GoldenSequences) {
+  RunResult r = run_program({ANALYZER, "sequences", GOLDEN_DIR "/loop_program.trace"}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, read_file(GOLDEN_DIR "/loop_program.sequences.txt"));
+}
+
 struct BadFile {
   const char* name;
   int exit_code;
@@ -112,6 +151,8 @@ TEST(AnalyzerCli, UsageErrors) {
   EXPECT_EQ(run_program({ANALYZER, "frobnicate", "x"}, {}).exit_code, 1);
   EXPECT_EQ(run_program({ANALYZER, "summary"}, {}).exit_code, 1);
   EXPECT_EQ(run_program({ANALYZER, "summary", "--top", "zero", "x"}, {}).exit_code, 1);
+  EXPECT_EQ(run_program({ANALYZER, "summary", "--min-repeats", "2", "x"}, {}).exit_code, 1);
+  EXPECT_EQ(run_program({ANALYZER, "sequences", "--min-repeats", "0", "x"}, {}).exit_code, 1);
   RunResult help = run_program({ANALYZER, "--help"}, {});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("usage: pygraph-analyze summary"), std::string::npos);

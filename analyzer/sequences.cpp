@@ -1,0 +1,138 @@
+#include "sequences.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_map>
+
+#include "token.h"
+
+namespace pygraph::analyze {
+namespace {
+
+using nlohmann::json;
+
+uint64_t token_of(const TraceLaunch& l) {
+  std::vector<uint32_t> ids;
+  std::vector<std::array<uint8_t, 64>> values;
+  for (const auto& a : l.attrs) {
+    ids.push_back(a.id);
+    std::array<uint8_t, 64> v;
+    std::copy(a.value, a.value + 64, v.begin());
+    values.push_back(v);
+  }
+  LaunchShape shape{l.function_id,
+                    {l.block[0], l.block[1], l.block[2]},
+                    l.stream,
+                    static_cast<uint16_t>(l.op),
+                    attrs_hash(ids.data(), reinterpret_cast<const uint8_t(*)[64]>(values.data()),
+                               static_cast<unsigned>(ids.size()))};
+  return launch_token(shape);
+}
+
+std::string kernel_name(const Trace& t, uint32_t id) {
+  const TraceFunction* f = t.function(id);
+  return f && !f->name.empty() ? f->name : "(function " + std::to_string(id) + ")";
+}
+
+}  // namespace
+
+json find_sequences(const Trace& t, const DetectorOptions& options, int top) {
+  SequenceDetector d(options);
+  std::unordered_map<uint64_t, uint32_t> token_function;
+  // Boundaries are the ops that end what a graph can hold; their tag keeps op and call site.
+  for (const TraceEvent& e : t.events) {
+    if (e.is_launch) {
+      const TraceLaunch& l = t.launches[e.index];
+      const uint64_t tok = token_of(l);
+      token_function.emplace(tok, l.function_id);
+      d.push(tok);
+    } else if (op_is_boundary(t.ops[e.index].op)) {
+      const TraceOp& o = t.ops[e.index];
+      d.boundary((uint64_t(static_cast<uint16_t>(o.op)) << 32) | o.callsite_id);
+    }
+  }
+  d.boundary(0);  // the end of the trace ends the last segment
+
+  std::vector<const Sequence*> found;
+  uint64_t graphable = 0;
+  for (const Sequence& s : d.sequences()) {
+    if (s.occurrences < options.min_repeats) continue;
+    found.push_back(&s);
+    // Graph mode records a sequence from its (min_repeats + 1)-th occurrence on. Periods may
+    // overlap segments, so only segments count towards the total.
+    if (!s.periodic) graphable += (s.occurrences - options.min_repeats) * s.tokens.size();
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Sequence* a, const Sequence* b) {
+    return a->occurrences * a->tokens.size() > b->occurrences * b->tokens.size();
+  });
+
+  json out;
+  out["launches"] = d.launches();
+  out["min_repeats"] = options.min_repeats;
+  out["graphable_launches"] = graphable;
+  out["graphable_percent"] = d.launches() ? 100.0 * graphable / d.launches() : 0.0;
+  out["sequences_found"] = found.size();
+  json list = json::array();
+  for (const Sequence* s : found) {
+    if (top >= 0 && list.size() >= static_cast<size_t>(top)) break;
+    json kernels = json::array();
+    for (size_t i = 0; i < s->tokens.size() && i < 3; ++i) {
+      kernels.push_back(kernel_name(t, token_function[s->tokens[i]]));
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> ends(s->ended_by.begin(), s->ended_by.end());
+    std::sort(ends.begin(), ends.end(), [](auto& a, auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    json ended = json::array();
+    for (const auto& [tag, count] : ends) {
+      const uint16_t op = static_cast<uint16_t>(tag >> 32);
+      json frames = json::array();
+      if (tag == 0) {
+        ended.push_back({{"op", "end of trace"}, {"count", count}, {"frames", frames}});
+        continue;
+      }
+      if (const TraceCallSite* cs = t.callsite(static_cast<uint32_t>(tag))) frames = cs->frames;
+      ended.push_back(
+          {{"op", op < static_cast<uint16_t>(Op::kCount) ? op_info(static_cast<Op>(op)).name : "?"},
+           {"count", count},
+           {"frames", frames}});
+    }
+    list.push_back({{"id", s->id},
+                    {"kind", s->periodic ? "period" : "segment"},
+                    {"length", s->tokens.size()},
+                    {"occurrences", s->occurrences},
+                    {"first_kernels", kernels},
+                    {"ended_by", ended}});
+  }
+  out["sequences"] = list;
+  return out;
+}
+
+std::string sequences_text(const json& r) {
+  std::ostringstream out;
+  out << "Repeating launch sequences in " << r["launches"] << " launches (found at "
+      << r["min_repeats"] << " occurrences): " << r["sequences_found"] << "\n";
+  for (const auto& s : r["sequences"]) {
+    const uint64_t len = s["length"], occ = s["occurrences"];
+    out << "\n  #" << s["id"] << "  " << s["kind"].get<std::string>() << " of " << len
+        << " launches x " << occ << " = " << len * occ << " launches\n";
+    for (const auto& k : s["first_kernels"]) out << "      " << k.get<std::string>() << "\n";
+    if (s["length"].get<uint64_t>() > 3) out << "      ...\n";
+    for (const auto& e : s["ended_by"]) {
+      out << "    ended " << e["count"] << "x by " << e["op"].get<std::string>();
+      if (!e["frames"].empty()) out << " at " << e["frames"][0].get<std::string>();
+      out << "\n";
+      for (size_t i = 1; i < e["frames"].size() && i < 3; ++i) {
+        out << "        from " << e["frames"][i].get<std::string>() << "\n";
+      }
+    }
+  }
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%.1f", r["graphable_percent"].get<double>());
+  out << "\nWhat-if: replaying each repeated segment as a graph from occurrence "
+      << r["min_repeats"].get<uint32_t>() + 1 << " on would carry " << r["graphable_launches"]
+      << " of " << r["launches"] << " launches (" << pct << "%).\n";
+  return out.str();
+}
+
+}  // namespace pygraph::analyze

@@ -1,0 +1,167 @@
+#include "sequence_detector.h"
+
+#include <algorithm>
+
+namespace pygraph {
+namespace {
+
+constexpr uint32_t kNgram = 4;  // tokens that propose a period when seen again
+constexpr size_t kNgramSlots = 1 << 14;
+
+uint64_t hash_tokens(const uint64_t* t, size_t n) {
+  uint64_t h = 0x84222325cbf29ce4ull ^ n;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= t[i];
+    h *= 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  return h ? h : 1;
+}
+
+size_t ring_size(uint32_t max_length) {
+  size_t n = 1;
+  while (n < 2 * static_cast<size_t>(max_length) + kNgram) n <<= 1;
+  return n;
+}
+
+}  // namespace
+
+SequenceDetector::SequenceDetector(DetectorOptions options)
+    : options_(options),
+      window_(ring_size(options.max_length), 0),
+      ngram_key_(kNgramSlots, 0),
+      ngram_pos_(kNgramSlots, 0) {
+  options_.min_length = std::max<uint32_t>(options_.min_length, 1);
+  options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
+}
+
+uint64_t SequenceDetector::at(uint64_t position) const {
+  return window_[position & (window_.size() - 1)];
+}
+
+void SequenceDetector::evict_one() {
+  // The least recently seen goes; ids stay unique, indices shift and the hash index is rebuilt.
+  auto oldest = std::min_element(
+      sequences_.begin(), sequences_.end(),
+      [](const Sequence& a, const Sequence& b) { return a.last_end < b.last_end; });
+  const size_t gone = static_cast<size_t>(oldest - sequences_.begin());
+  sequences_.erase(oldest);
+  if (periodic_ == gone) {
+    periodic_ = kNone;
+  } else if (periodic_ != kNone && periodic_ > gone) {
+    --periodic_;
+  }
+  by_hash_.clear();
+  for (size_t i = 0; i < sequences_.size(); ++i) {
+    const auto& t = sequences_[i].tokens;
+    by_hash_[hash_tokens(t.data(), t.size()) ^ sequences_[i].periodic] = static_cast<uint32_t>(i);
+  }
+}
+
+size_t SequenceDetector::find_or_add(const std::vector<uint64_t>& tokens, bool periodic,
+                                     bool* added) {
+  *added = false;
+  const uint64_t h = hash_tokens(tokens.data(), tokens.size()) ^ periodic;
+  auto it = by_hash_.find(h);
+  if (it != by_hash_.end()) {
+    // A hash collision with other tokens is not tracked: rare, and never wrong.
+    return sequences_[it->second].tokens == tokens ? it->second : kNone;
+  }
+  if (sequences_.size() >= options_.max_sequences) evict_one();
+  Sequence s;
+  s.id = next_id_++;
+  s.periodic = periodic;
+  s.tokens = tokens;
+  sequences_.push_back(std::move(s));
+  by_hash_[h] = static_cast<uint32_t>(sequences_.size() - 1);
+  *added = true;
+  return sequences_.size() - 1;
+}
+
+const Sequence* SequenceDetector::push(uint64_t token) {
+  const uint64_t pos = launches_++;
+  window_[pos & (window_.size() - 1)] = token;
+  if (!segment_overflow_) {
+    if (segment_.size() < options_.max_length) {
+      segment_.push_back(token);
+    } else {
+      segment_overflow_ = true;
+      segment_.clear();
+    }
+  }
+
+  // Period bookkeeping: does this token continue the candidate period?
+  if (period_ && pos >= run_start_ + period_ && at(pos - period_) == token) {
+    ++matched_;
+  } else {
+    period_ = 0;
+    matched_ = 0;
+    periodic_ = kNone;
+  }
+  const uint64_t run = pos + 1 - run_start_;
+  if (run >= kNgram) {
+    uint64_t gram[kNgram];
+    for (uint32_t k = 0; k < kNgram; ++k) gram[k] = at(pos + 1 - kNgram + k);
+    const uint64_t g = hash_tokens(gram, kNgram);
+    const size_t slot = g & (kNgramSlots - 1);
+    if (!period_ && ngram_key_[slot] == g && ngram_pos_[slot] >= run_start_ + kNgram - 1) {
+      const uint64_t p = pos - ngram_pos_[slot];
+      if (p >= options_.min_length && p <= options_.max_length) {
+        // Count how far back the repetition at distance p already reaches (within the run
+        // and the window), so that periods already repeated are counted.
+        period_ = p;
+        matched_ = 0;
+        while (pos >= run_start_ + p + matched_ &&
+               matched_ + p < 2 * uint64_t(options_.max_length) &&
+               at(pos - matched_) == at(pos - matched_ - p)) {
+          ++matched_;
+        }
+      }
+    }
+    ngram_key_[slot] = g;
+    ngram_pos_[slot] = pos;
+  }
+  if (!period_ || matched_ < period_ || matched_ % period_ != 0) return nullptr;
+
+  // A full period more: the last `period_` tokens are one occurrence.
+  if (periodic_ == kNone) {
+    std::vector<uint64_t> tokens(period_);
+    for (uint64_t k = 0; k < period_; ++k) tokens[k] = at(pos + 1 - period_ + k);
+    bool added;
+    periodic_ = find_or_add(tokens, true, &added);
+    if (periodic_ == kNone) return nullptr;
+    if (added) {
+      // The periods repeated before this one (matched_ covers all but the first).
+      sequences_[periodic_].occurrences = matched_ / period_;
+      sequences_[periodic_].first_end = pos + 1 - matched_;
+    }
+  }
+  Sequence& s = sequences_[periodic_];
+  s.occurrences++;
+  s.last_end = pos + 1;
+  return &s;
+}
+
+const Sequence* SequenceDetector::boundary(uint64_t tag) {
+  Sequence* found = nullptr;
+  if (!segment_overflow_ && segment_.size() >= options_.min_length) {
+    bool added;
+    const size_t i = find_or_add(segment_, false, &added);
+    if (i != kNone) {
+      found = &sequences_[i];
+      if (added) found->first_end = launches_;
+      found->occurrences++;
+      found->last_end = launches_;
+      found->ended_by[tag]++;
+    }
+  }
+  segment_.clear();
+  segment_overflow_ = false;
+  run_start_ = launches_;
+  period_ = 0;
+  matched_ = 0;
+  periodic_ = kNone;
+  return found;
+}
+
+}  // namespace pygraph

@@ -1,0 +1,84 @@
+// Finds launch sequences that repeat, from a stream of launch tokens (token.h) and boundaries
+// (ops that synchronize with the host or otherwise end what a graph could hold).
+//
+// Two ways a sequence shows itself:
+//  - as a segment: the launches between two boundaries, repeated (a training step that ends in
+//    `loss.item()`); a segment is an occurrence when its tokens equal a known sequence's.
+//  - as a period: within a run without boundaries, the last p tokens equal the p before them
+//    (a loop that never synchronizes); every further p matching tokens are one more occurrence.
+// A sequence is found (worth a graph) once it has occurred `min_repeats` times. Memory is
+// bounded: at most `max_sequences` sequences (the least recently seen are dropped), segments
+// longer than `max_length` are not tracked, and period detection looks back a fixed window.
+//
+// Used offline by `pygraph-analyze sequences`, and meant for the online engine of graph mode,
+// so that both agree on what repeats.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace pygraph {
+
+struct DetectorOptions {
+  uint32_t min_repeats = 2;
+  uint32_t min_length = 2;
+  uint32_t max_length = 4096;
+  uint32_t max_sequences = 1024;
+};
+
+struct Sequence {
+  uint32_t id = 0;  // 1-based, in order of first sight
+  bool periodic = false;
+  std::vector<uint64_t> tokens;
+  uint64_t occurrences = 0;
+  uint64_t first_end = 0;  // launch count at the end of the first occurrence
+  uint64_t last_end = 0;   // launch count at the end of the latest occurrence
+  // For segments: how often each boundary tag ended an occurrence.
+  std::unordered_map<uint64_t, uint64_t> ended_by;
+};
+
+class SequenceDetector {
+ public:
+  explicit SequenceDetector(DetectorOptions options = {});
+
+  // One launch. Returns the periodic sequence an occurrence of which this token completes, or
+  // nullptr. Returned pointers stay valid until the next call.
+  const Sequence* push(uint64_t token);
+  // A boundary, tagged for attribution (the analyzer passes op and call site). Returns the
+  // sequence the segment since the previous boundary is an occurrence of, or nullptr.
+  const Sequence* boundary(uint64_t tag);
+
+  const std::vector<Sequence>& sequences() const { return sequences_; }
+  uint64_t launches() const { return launches_; }
+  const DetectorOptions& options() const { return options_; }
+
+ private:
+  static constexpr size_t kNone = ~size_t(0);
+
+  uint64_t at(uint64_t position) const;  // token at a launch position still in the window
+  // Index of the sequence with these tokens, added if new (first=true then).
+  size_t find_or_add(const std::vector<uint64_t>& tokens, bool periodic, bool* added);
+  void evict_one();
+
+  DetectorOptions options_;
+  std::vector<Sequence> sequences_;
+  std::unordered_map<uint64_t, uint32_t> by_hash_;  // sequence hash -> index in sequences_
+  uint64_t launches_ = 0;
+  uint32_t next_id_ = 1;
+
+  // The current segment (tokens since the last boundary); overflow: longer than max_length.
+  std::vector<uint64_t> segment_;
+  bool segment_overflow_ = false;
+
+  // Period detection: a window of recent tokens, and the last position of each n-gram.
+  std::vector<uint64_t> window_;  // ring, size a power of two >= 2 * max_length
+  std::vector<uint64_t> ngram_key_, ngram_pos_;
+  uint64_t run_start_ = 0;   // position of the first launch after the last boundary
+  uint64_t period_ = 0;      // candidate period, 0: none
+  uint64_t matched_ = 0;     // consecutive tokens equal to the one `period_` before
+  size_t periodic_ = kNone;  // index of the periodic sequence being repeated, if confirmed
+};
+
+}  // namespace pygraph

@@ -1,0 +1,43 @@
+#include "token.h"
+
+#include <cstring>
+
+namespace pygraph {
+namespace {
+
+// splitmix64 finalizer: cheap, and every input bit reaches every output bit.
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+}  // namespace
+
+uint64_t launch_token(const LaunchShape& s) {
+  uint64_t h = mix(0, s.function_id);
+  h = mix(h, (uint64_t(s.block[0]) << 32) | s.block[1]);
+  h = mix(h, (uint64_t(s.block[2]) << 16) | s.op);
+  h = mix(h, s.stream);
+  h = mix(h, s.attrs_hash);
+  return h ? h : 1;  // 0 is reserved for "no token"
+}
+
+uint64_t attrs_hash(const uint32_t* ids, const uint8_t (*values)[64], unsigned count) {
+  uint64_t h = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    h = mix(h, ids[i]);
+    for (int w = 0; w < 64; w += 8) {
+      uint64_t v;
+      std::memcpy(&v, values[i] + w, 8);
+      h = mix(h, v);
+    }
+  }
+  return h;
+}
+
+}  // namespace pygraph

@@ -1,0 +1,24 @@
+// The token of a launch: its shape, never its argument values. Two launches with equal tokens
+// can be the same kernel node of a graph, with arguments (and grid and dynamic shared memory,
+// which a kernel node can be updated for) patched between replays. Shared by the online engine
+// and the offline analyzer, so both find the same sequences.
+#pragma once
+
+#include <cstdint>
+
+namespace pygraph {
+
+struct LaunchShape {
+  uint32_t function_id;  // FunctionTable id (stable within a process and its trace)
+  uint32_t block[3];
+  uint64_t stream;
+  uint16_t op;          // Op: launch kind
+  uint64_t attrs_hash;  // launch attributes that shape the node; 0 for none
+};
+
+uint64_t launch_token(const LaunchShape& shape);
+
+// Hash of launch attributes (id and value bytes), for LaunchShape::attrs_hash.
+uint64_t attrs_hash(const uint32_t* ids, const uint8_t (*values)[64], unsigned count);
+
+}  // namespace pygraph

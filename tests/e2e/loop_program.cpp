@@ -1,0 +1,47 @@
+// A training-loop-shaped program for the sequence tests, on the stand-in driver:
+//   6 steps of [a b c a] each ending in cuStreamSynchronize (a repeated segment),
+//   then 10 rounds of [b c] with no synchronization (a period),
+//   then one odd step [a b b a] + cuStreamSynchronize (a variant, seen once).
+// Everything goes through cuGetProcAddress, as the CUDA runtime does.
+#include <dlfcn.h>
+
+#include <cstdio>
+
+#include "standin.h"
+
+static void kernel(const unsigned*, const unsigned*, void**) {}
+
+int main() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+  auto get = reinterpret_cast<CUresult (*)(const char*, void**, int, cuuint64_t,
+                                           CUdriverProcAddressQueryResult*)>(
+      dlsym(lib, "cuGetProcAddress_v2"));
+  void* p = nullptr;
+  if (!get || get("cuGetProcAddress", &p, 13000, 0, nullptr) != CUDA_SUCCESS) return 1;
+  get = reinterpret_cast<decltype(get)>(p);
+  decltype(&cuLaunchKernel) launch;
+  decltype(&cuModuleGetFunction) function;
+  decltype(&cuStreamSynchronize) sync;
+  get("cuLaunchKernel", reinterpret_cast<void**>(&launch), 13000, 0, nullptr);
+  get("cuModuleGetFunction", reinterpret_cast<void**>(&function), 13000, 0, nullptr);
+  get("cuStreamSynchronize", reinterpret_cast<void**>(&sync), 13000, 0, nullptr);
+
+  const size_t sizes[1] = {4};
+  CUfunction f[3];
+  const char* names[3] = {"a", "b", "c"};
+  for (int i = 0; i < 3; ++i) {
+    standin_register_kernel(names[i], &kernel, 1, sizes);
+    if (function(&f[i], nullptr, names[i]) != CUDA_SUCCESS) return 2;
+  }
+  int step = 0;
+  void* params[] = {&step};
+  auto run = [&](int k) { return launch(f[k], 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr); };
+  for (step = 0; step < 6; ++step) {
+    if (run(0) || run(1) || run(2) || run(0) || sync(nullptr)) return 3;
+  }
+  for (int i = 0; i < 10; ++i) {
+    if (run(1) || run(2)) return 4;
+  }
+  if (run(0) || run(1) || run(1) || run(0) || sync(nullptr)) return 5;
+  return 0;
+}

@@ -1,0 +1,131 @@
+#include "sequence_detector.h"
+
+#include <gtest/gtest.h>
+
+#include "token.h"
+
+namespace pygraph {
+namespace {
+
+void feed(SequenceDetector& d, const std::vector<uint64_t>& tokens) {
+  for (uint64_t t : tokens) d.push(t);
+}
+
+TEST(SequenceDetector, RepeatedSegmentIsOneSequenceWithItsBoundary) {
+  SequenceDetector d;
+  for (int step = 0; step < 5; ++step) {
+    feed(d, {11, 12, 13, 14, 15});
+    const Sequence* s = d.boundary(/*tag=*/7);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->occurrences, uint64_t(step + 1));
+  }
+  ASSERT_EQ(d.sequences().size(), 1u);
+  const Sequence& s = d.sequences()[0];
+  EXPECT_FALSE(s.periodic);
+  EXPECT_EQ(s.tokens, (std::vector<uint64_t>{11, 12, 13, 14, 15}));
+  EXPECT_EQ(s.ended_by.at(7), 5u);
+  EXPECT_EQ(s.first_end, 5u);
+  EXPECT_EQ(s.last_end, 25u);
+}
+
+TEST(SequenceDetector, ShortLastBatchIsASeparateSequence) {
+  SequenceDetector d;
+  for (int step = 0; step < 4; ++step) {
+    feed(d, {1, 2, 3, 4});
+    d.boundary(1);
+  }
+  feed(d, {1, 2, 5, 4});  // another kernel for the odd size
+  const Sequence* last = d.boundary(1);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->occurrences, 1u);
+  ASSERT_EQ(d.sequences().size(), 2u);
+  EXPECT_EQ(d.sequences()[0].occurrences, 4u);
+}
+
+TEST(SequenceDetector, LoopWithoutBoundariesIsFoundByItsPeriod) {
+  SequenceDetector d;
+  const Sequence* last = nullptr;
+  int completions = 0;
+  for (int i = 0; i < 10; ++i) {
+    for (uint64_t t = 1; t <= 6; ++t) {
+      if (const Sequence* s = d.push(t)) {
+        last = s;
+        ++completions;
+      }
+    }
+  }
+  ASSERT_NE(last, nullptr);
+  EXPECT_TRUE(last->periodic);
+  EXPECT_EQ(last->tokens, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(last->occurrences, 10u);  // the first period is counted when the second confirms it
+  EXPECT_EQ(completions, 9);
+  EXPECT_EQ(d.sequences().size(), 1u);
+}
+
+TEST(SequenceDetector, BrokenPeriodStopsCountingAndResumes) {
+  SequenceDetector d;
+  for (int i = 0; i < 3; ++i) feed(d, {1, 2, 3, 4, 5});
+  ASSERT_EQ(d.sequences().size(), 1u);
+  EXPECT_EQ(d.sequences()[0].occurrences, 3u);
+  feed(d, {99});  // something else happens once
+  EXPECT_EQ(d.sequences()[0].occurrences, 3u);
+  for (int i = 0; i < 3; ++i) feed(d, {1, 2, 3, 4, 5});
+  uint64_t total = 0;
+  for (const auto& s : d.sequences()) total += s.occurrences;
+  EXPECT_GE(total, 4u);  // found again (possibly in another rotation)
+}
+
+TEST(SequenceDetector, RepeatsOfOneKernelAreNoSequence) {
+  SequenceDetector d;  // min_length 2: a graph of one kernel saves nothing
+  for (int i = 0; i < 100; ++i) d.push(42);
+  EXPECT_TRUE(d.sequences().empty());
+}
+
+TEST(SequenceDetector, PeriodsDoNotSpanBoundaries) {
+  SequenceDetector d;
+  for (int i = 0; i < 4; ++i) {
+    feed(d, {1, 2, 3});
+    d.boundary(0);
+  }
+  for (const auto& s : d.sequences()) EXPECT_FALSE(s.periodic);
+}
+
+TEST(SequenceDetector, MemoryIsBounded) {
+  DetectorOptions o;
+  o.max_sequences = 3;
+  o.max_length = 8;
+  SequenceDetector d(o);
+  for (uint64_t k = 0; k < 10; ++k) {
+    feed(d, {100 + k, 200 + k});
+    d.boundary(0);
+  }
+  EXPECT_EQ(d.sequences().size(), 3u);
+  EXPECT_EQ(d.sequences().back().id, 10u);  // the newest stay
+  std::vector<uint64_t> long_segment(9, 5);
+  long_segment[3] = 6;
+  feed(d, long_segment);
+  EXPECT_EQ(d.boundary(0), nullptr);  // longer than max_length: not tracked
+}
+
+TEST(LaunchToken, ShapeNotArgumentsMakesTheToken) {
+  LaunchShape a{1, {128, 1, 1}, 0, 0, 0};
+  LaunchShape b = a;
+  EXPECT_EQ(launch_token(a), launch_token(b));
+  b.block[0] = 64;
+  EXPECT_NE(launch_token(a), launch_token(b));
+  b = a;
+  b.stream = 7;
+  EXPECT_NE(launch_token(a), launch_token(b));
+  b = a;
+  b.function_id = 2;
+  EXPECT_NE(launch_token(a), launch_token(b));
+  EXPECT_NE(launch_token(a), 0u);
+  uint32_t ids[1] = {5};
+  uint8_t values[1][64] = {{1}};
+  uint64_t h1 = attrs_hash(ids, values, 1);
+  values[0][0] = 2;
+  EXPECT_NE(h1, attrs_hash(ids, values, 1));
+}
+
+}  // namespace
+}  // namespace pygraph
