@@ -3,13 +3,12 @@
 // own cuLaunchKernel and the pointer cuGetProcAddress hands out (the shim's wrapper when
 // libpygraph.so is preloaded), and the median of the per-round differences is printed.
 //   scripts/bench-hot-path.sh runs it without the shim, in off mode and in trace mode.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
+#include "runtime_bootstrap.h"
 #include "standin.h"
 
 static void noop(const unsigned*, const unsigned*, void**) {}
@@ -30,15 +29,9 @@ static double median(std::vector<double> v) {
 
 int main() {
   // Taken the way the CUDA runtime takes it: cuGetProcAddress for "cuGetProcAddress" first.
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW);
-  auto get = reinterpret_cast<CUresult (*)(const char*, void**, int, cuuint64_t,
-                                           CUdriverProcAddressQueryResult*)>(
-      dlsym(lib, "cuGetProcAddress_v2"));
-  void* p = nullptr;
-  get("cuGetProcAddress", &p, 13000, 0, nullptr);
-  get = reinterpret_cast<decltype(get)>(p);
+  standin::GetProcAddress get = standin::runtime_get_proc_address();
   Launch handed_out = nullptr;
-  get("cuLaunchKernel", reinterpret_cast<void**>(&handed_out), 13000, 0, nullptr);
+  if (!get || !standin::resolve(get, "cuLaunchKernel", &handed_out)) return 1;
   auto own = reinterpret_cast<Launch>(standin_entry_point("cuLaunchKernel"));
 
   const size_t sizes[2] = {8, 4};

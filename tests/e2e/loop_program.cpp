@@ -3,28 +3,21 @@
 //   then 10 rounds of [b c] with no synchronization (a period),
 //   then one odd step [a b b a] + cuStreamSynchronize (a variant, seen once).
 // Everything goes through cuGetProcAddress, as the CUDA runtime does.
-#include <dlfcn.h>
-
-#include <cstdio>
-
+#include "runtime_bootstrap.h"
 #include "standin.h"
 
 static void kernel(const unsigned*, const unsigned*, void**) {}
 
 int main() {
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW);
-  auto get = reinterpret_cast<CUresult (*)(const char*, void**, int, cuuint64_t,
-                                           CUdriverProcAddressQueryResult*)>(
-      dlsym(lib, "cuGetProcAddress_v2"));
-  void* p = nullptr;
-  if (!get || get("cuGetProcAddress", &p, 13000, 0, nullptr) != CUDA_SUCCESS) return 1;
-  get = reinterpret_cast<decltype(get)>(p);
+  standin::GetProcAddress get = standin::runtime_get_proc_address();
   decltype(&cuLaunchKernel) launch;
   decltype(&cuModuleGetFunction) function;
   decltype(&cuStreamSynchronize) sync;
-  get("cuLaunchKernel", reinterpret_cast<void**>(&launch), 13000, 0, nullptr);
-  get("cuModuleGetFunction", reinterpret_cast<void**>(&function), 13000, 0, nullptr);
-  get("cuStreamSynchronize", reinterpret_cast<void**>(&sync), 13000, 0, nullptr);
+  if (!get || !standin::resolve(get, "cuLaunchKernel", &launch) ||
+      !standin::resolve(get, "cuModuleGetFunction", &function) ||
+      !standin::resolve(get, "cuStreamSynchronize", &sync)) {
+    return 1;
+  }
 
   const size_t sizes[1] = {4};
   CUfunction f[3];
