@@ -16,6 +16,18 @@ struct DriverApi {
   CUresult (*kernel_get_name)(const char** name, CUkernel k) = nullptr;
   CUresult (*kernel_get_param_info)(CUkernel k, size_t index, size_t* offset,
                                     size_t* size) = nullptr;
+
+  // Graphs, for graph mode (graph_chunk.h).
+  CUresult (*graph_create)(CUgraph* graph, unsigned int flags) = nullptr;
+  CUresult (*graph_add_kernel_node)(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                    size_t ndeps, const CUDA_KERNEL_NODE_PARAMS* params) = nullptr;
+  CUresult (*graph_instantiate)(CUgraphExec* exec, CUgraph graph,
+                                unsigned long long flags) = nullptr;
+  CUresult (*graph_exec_kernel_node_set_params)(CUgraphExec exec, CUgraphNode node,
+                                                const CUDA_KERNEL_NODE_PARAMS* params) = nullptr;
+  CUresult (*graph_launch)(CUgraphExec exec, CUstream stream) = nullptr;
+  CUresult (*graph_exec_destroy)(CUgraphExec exec) = nullptr;
+  CUresult (*graph_destroy)(CUgraph graph) = nullptr;
 };
 
 }  // namespace pygraph
