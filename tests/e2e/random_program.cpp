@@ -1,0 +1,262 @@
+// Randomized differential testing: generated CUDA driver programs on the stand-in, printing a
+// digest of everything the host observed. Run once without the shim and once under it (any
+// mode): the digests must be equal for every seed (tests/e2e/random_test.cpp). The stand-in runs
+// work at submission, so work the shim holds back and does not submit before a host read, or
+// submits out of order, changes a digest.
+//
+//   random_program FIRST_SEED COUNT   ->  one line per seed: "<seed> <digest>"
+//
+// A program: a few device buffers, two streams, and a body of random steps (launches of four
+// kernels with random scalars and buffers, async memsets and device copies, host-to-device
+// copies from pageable memory, event record/wait between the streams, temporary allocations
+// freed again), repeated a random number of times with small changes (an iteration counter
+// argument, sometimes a different grid) so that sequences repeat as in training loops, and host
+// reads (synchronous copies, stream and event syncs, queries) at random points.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "runtime_bootstrap.h"
+#include "standin.h"
+
+namespace {
+
+constexpr int kBuffers = 4;
+constexpr int kLen = 256;  // ints per buffer
+
+// Kernels: they use grid.x so that a grid change is visible in the results.
+void k_add(const unsigned g[3], const unsigned*, void** p) {  // y[i] += a * (i % grid)
+  int a = *static_cast<int*>(p[0]);
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kLen; ++i) y[i] += a * int(i % g[0] + 1);
+}
+void k_mix(const unsigned*, const unsigned*, void** p) {  // y[i] = y[i] * 3 + x[i] - a
+  int a = *static_cast<int*>(p[0]);
+  auto* x = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[2]));
+  for (int i = 0; i < kLen; ++i) y[i] = y[i] * 3 + x[i] - a;
+}
+void k_shift(const unsigned*, const unsigned*, void** p) {  // y[i] = y[(i + s) % n]
+  int s = *static_cast<int*>(p[0]) & 31;
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  int tmp[kLen];
+  for (int i = 0; i < kLen; ++i) tmp[i] = y[(i + s) % kLen];
+  std::memcpy(y, tmp, sizeof tmp);
+}
+void k_step(const unsigned*, const unsigned*, void** p) {  // y[0] ^= iteration * 2654435761
+  long long it = *static_cast<long long*>(p[0]);
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  y[it % kLen] ^= int(it * 2654435761u);
+}
+
+struct Api {
+  decltype(&cuLaunchKernel) launch;
+  decltype(&cuModuleGetFunction) get_function;
+  decltype(&cuStreamCreate) stream_create;
+  decltype(&cuStreamDestroy_v2) stream_destroy;
+  decltype(&cuStreamSynchronize) stream_sync;
+  decltype(&cuStreamQuery) stream_query;
+  decltype(&cuStreamWaitEvent) wait_event;
+  decltype(&cuEventCreate) event_create;
+  decltype(&cuEventDestroy_v2) event_destroy;
+  decltype(&cuEventRecord) event_record;
+  decltype(&cuEventSynchronize) event_sync;
+  decltype(&cuCtxSynchronize_v2) ctx_sync;
+  decltype(&cuMemAlloc_v2) alloc;
+  decltype(&cuMemFree_v2) free;
+  decltype(&cuMemsetD32Async) memset_async;
+  decltype(&cuMemcpyDtoDAsync_v2) copy_dd_async;
+  decltype(&cuMemcpyHtoDAsync_v2) copy_hd_async;
+  decltype(&cuMemcpyDtoH_v2) copy_dh;
+};
+
+bool load(Api* a) {
+  standin::GetProcAddress get = standin::runtime_get_proc_address();
+  return get && standin::resolve(get, "cuLaunchKernel", &a->launch) &&
+         standin::resolve(get, "cuModuleGetFunction", &a->get_function) &&
+         standin::resolve(get, "cuStreamCreate", &a->stream_create) &&
+         standin::resolve(get, "cuStreamDestroy", &a->stream_destroy) &&
+         standin::resolve(get, "cuStreamSynchronize", &a->stream_sync) &&
+         standin::resolve(get, "cuStreamQuery", &a->stream_query) &&
+         standin::resolve(get, "cuStreamWaitEvent", &a->wait_event) &&
+         standin::resolve(get, "cuEventCreate", &a->event_create) &&
+         standin::resolve(get, "cuEventDestroy", &a->event_destroy) &&
+         standin::resolve(get, "cuEventRecord", &a->event_record) &&
+         standin::resolve(get, "cuEventSynchronize", &a->event_sync) &&
+         standin::resolve(get, "cuCtxSynchronize", &a->ctx_sync) &&
+         standin::resolve(get, "cuMemAlloc", &a->alloc) &&
+         standin::resolve(get, "cuMemFree", &a->free) &&
+         standin::resolve(get, "cuMemsetD32Async", &a->memset_async) &&
+         standin::resolve(get, "cuMemcpyDtoDAsync", &a->copy_dd_async) &&
+         standin::resolve(get, "cuMemcpyHtoDAsync", &a->copy_hd_async) &&
+         standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
+}
+
+// FNV-1a over what the host saw.
+struct Digest {
+  uint64_t h = 1469598103934665603ull;
+  void add(const void* p, size_t n) {
+    auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+};
+
+#define OK(x)                                                                 \
+  do {                                                                        \
+    if ((x) != CUDA_SUCCESS) {                                                \
+      std::fprintf(stderr, "random_program: seed %u: %s failed\n", seed, #x); \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+enum StepKind { kAdd, kMix, kShift, kStep, kMemset, kCopyDD, kCopyHD, kRecordWait, kTemp, kKinds };
+
+struct Step {
+  StepKind kind;
+  int stream, a, b, scalar;
+  unsigned grid;
+};
+
+uint64_t run_seed(const Api& cu, CUfunction fn[4], unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  CUstream streams[2] = {nullptr, nullptr};
+  OK(cu.stream_create(&streams[1], 0));
+  CUevent event;
+  OK(cu.event_create(&event, 0));
+  CUdeviceptr buf[kBuffers];
+  std::vector<int> host(kLen);
+  for (int b = 0; b < kBuffers; ++b) {
+    OK(cu.alloc(&buf[b], kLen * sizeof(int)));
+    OK(cu.memset_async(buf[b], unsigned(b * 7 + 1), kLen, nullptr));
+  }
+  std::vector<Step> body(4 + pick(24));
+  for (auto& s : body) {
+    s = Step{StepKind(pick(kKinds)), pick(4) == 0 ? 1 : 0, pick(kBuffers),
+             pick(kBuffers),         pick(1000) - 500,     unsigned(1 + pick(3))};
+  }
+  Digest d;
+  const int iterations = 1 + pick(12);
+  for (int it = 0; it < iterations; ++it) {
+    for (const Step& s : body) {
+      CUstream st = streams[s.stream];
+      int scalar = s.scalar;
+      CUdeviceptr x = buf[s.a], y = buf[s.b];
+      long long iteration = it;
+      unsigned grid = pick(16) == 0 ? s.grid + 1 : s.grid;  // sometimes another grid
+      switch (s.kind) {
+        case kAdd: {
+          void* p[] = {&scalar, &y};
+          OK(cu.launch(fn[0], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+          break;
+        }
+        case kMix: {
+          void* p[] = {&scalar, &x, &y};
+          OK(cu.launch(fn[1], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+          break;
+        }
+        case kShift: {
+          void* p[] = {&scalar, &y};
+          OK(cu.launch(fn[2], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+          break;
+        }
+        case kStep: {
+          void* p[] = {&iteration, &y};
+          OK(cu.launch(fn[3], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+          break;
+        }
+        case kMemset:
+          OK(cu.memset_async(y, unsigned(scalar + it), kLen / 2, st));
+          break;
+        case kCopyDD:
+          if (s.a != s.b) OK(cu.copy_dd_async(y, x, kLen * sizeof(int), st));
+          break;
+        case kCopyHD: {
+          // Pageable source, changed right after the call: the copy must take the old values.
+          std::vector<int> src(kLen, scalar ^ it);
+          OK(cu.copy_hd_async(y, src.data(), kLen * sizeof(int), st));
+          std::fill(src.begin(), src.end(), -1);
+          break;
+        }
+        case kRecordWait:
+          OK(cu.event_record(event, streams[s.stream]));
+          OK(cu.wait_event(streams[1 - s.stream], event, 0));
+          break;
+        case kTemp: {
+          CUdeviceptr t;
+          OK(cu.alloc(&t, kLen * sizeof(int)));
+          OK(cu.copy_dd_async(t, x, kLen * sizeof(int), st));
+          void* p[] = {&scalar, &t, &y};
+          OK(cu.launch(fn[1], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+          OK(cu.free(t));
+          break;
+        }
+        case kKinds:
+          break;
+      }
+      // Host observations at random points, as loss.item() or a check would.
+      switch (pick(24)) {
+        case 0:
+          OK(cu.copy_dh(host.data(), y, kLen * sizeof(int)));
+          d.add(host.data(), kLen * sizeof(int));
+          break;
+        case 1:
+          OK(cu.stream_sync(st));
+          break;
+        case 2:
+          OK(cu.event_record(event, st));
+          OK(cu.event_sync(event));
+          break;
+        case 3: {
+          CUresult q = cu.stream_query(st);
+          d.add(&q, sizeof q);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  OK(cu.ctx_sync(nullptr));
+  for (int b = 0; b < kBuffers; ++b) {
+    OK(cu.copy_dh(host.data(), buf[b], kLen * sizeof(int)));
+    d.add(host.data(), kLen * sizeof(int));
+    OK(cu.free(buf[b]));
+  }
+  OK(cu.event_destroy(event));
+  OK(cu.stream_destroy(streams[1]));
+  return d.h;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: random_program FIRST_SEED COUNT\n");
+    return 2;
+  }
+  Api cu;
+  if (!load(&cu)) {
+    std::fprintf(stderr, "random_program: driver entry points missing\n");
+    return 1;
+  }
+  const size_t s1[2] = {4, 8}, s2[3] = {4, 8, 8}, s3[2] = {8, 8};
+  standin_register_kernel("add", &k_add, 2, s1);
+  standin_register_kernel("mix", &k_mix, 3, s2);
+  standin_register_kernel("shift", &k_shift, 2, s1);
+  standin_register_kernel("step", &k_step, 2, s3);
+  CUfunction fn[4];
+  const char* names[4] = {"add", "mix", "shift", "step"};
+  for (int i = 0; i < 4; ++i) {
+    if (cu.get_function(&fn[i], nullptr, names[i]) != CUDA_SUCCESS) return 1;
+  }
+  const unsigned first = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
+  const unsigned count = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
+  for (unsigned seed = first; seed < first + count; ++seed) {
+    std::printf("%u %016llx\n", seed, static_cast<unsigned long long>(run_seed(cu, fn, seed)));
+  }
+  return 0;
+}
