@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "standin.h"
+#include "standin_driver_api.h"
 
 namespace pygraph {
 namespace {
@@ -19,26 +20,12 @@ void axpy(const unsigned*, const unsigned*, void** p) {
   for (int i = 0; i < n; ++i) y[i] = a * x[i] + y[i] * 0.5f;  // order-sensitive on purpose
 }
 
-template <class T>
-void take(T* out, const char* name) {
-  *out = reinterpret_cast<T>(standin_entry_point(name));
-  ASSERT_NE(*out, nullptr) << name;
-}
+using test::take;
 
 class ChunkGraphTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    take(&api_.func_get_name, "cuFuncGetName");
-    take(&api_.func_get_param_info, "cuFuncGetParamInfo");
-    take(&api_.kernel_get_name, "cuKernelGetName");
-    take(&api_.kernel_get_param_info, "cuKernelGetParamInfo");
-    take(&api_.graph_create, "cuGraphCreate");
-    take(&api_.graph_add_kernel_node, "cuGraphAddKernelNode_v2");
-    take(&api_.graph_instantiate, "cuGraphInstantiateWithFlags");
-    take(&api_.graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams_v2");
-    take(&api_.graph_launch, "cuGraphLaunch");
-    take(&api_.graph_exec_destroy, "cuGraphExecDestroy");
-    take(&api_.graph_destroy, "cuGraphDestroy");
+    test::fill_standin_driver_api(&api_);
     take(&launch_, "cuLaunchKernel");
     decltype(&cuModuleGetFunction) get_function;
     take(&get_function, "cuModuleGetFunction");

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "standin.h"
+#include "standin_driver_api.h"
 
 namespace pygraph {
 namespace {
@@ -26,24 +27,12 @@ void addk(const unsigned* g, const unsigned*, void** p) {  // y += step * (i % g
   for (int i = 0; i < kN; ++i) y[i] += float(step * int(i % g[0] + 1));
 }
 
-template <class T>
-void take(T* out, const char* name) {
-  *out = reinterpret_cast<T>(standin_entry_point(name));
-  ASSERT_NE(*out, nullptr) << name;
-}
+using test::take;
 
 class GraphEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    take(&api_.func_get_name, "cuFuncGetName");
-    take(&api_.func_get_param_info, "cuFuncGetParamInfo");
-    take(&api_.graph_create, "cuGraphCreate");
-    take(&api_.graph_add_kernel_node, "cuGraphAddKernelNode_v2");
-    take(&api_.graph_instantiate, "cuGraphInstantiateWithFlags");
-    take(&api_.graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams_v2");
-    take(&api_.graph_launch, "cuGraphLaunch");
-    take(&api_.graph_exec_destroy, "cuGraphExecDestroy");
-    take(&api_.graph_destroy, "cuGraphDestroy");
+    test::fill_standin_driver_api(&api_);
     take(&launch_, "cuLaunchKernel");
     decltype(&cuModuleGetFunction) get_function;
     take(&get_function, "cuModuleGetFunction");

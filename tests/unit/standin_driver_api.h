@@ -1,0 +1,32 @@
+// The core's DriverApi filled with the driver stand-in's own entry points, for unit tests of
+// the parts of the core that call the driver (graph chunks, the engine).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "driver_api.h"
+#include "standin.h"
+
+namespace pygraph::test {
+
+template <class T>
+void take(T* out, const char* name) {
+  *out = reinterpret_cast<T>(standin_entry_point(name));
+  ASSERT_NE(*out, nullptr) << name;
+}
+
+inline void fill_standin_driver_api(DriverApi* api) {
+  take(&api->func_get_name, "cuFuncGetName");
+  take(&api->func_get_param_info, "cuFuncGetParamInfo");
+  take(&api->kernel_get_name, "cuKernelGetName");
+  take(&api->kernel_get_param_info, "cuKernelGetParamInfo");
+  take(&api->graph_create, "cuGraphCreate");
+  take(&api->graph_add_kernel_node, "cuGraphAddKernelNode_v2");
+  take(&api->graph_instantiate, "cuGraphInstantiateWithFlags");
+  take(&api->graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams_v2");
+  take(&api->graph_launch, "cuGraphLaunch");
+  take(&api->graph_exec_destroy, "cuGraphExecDestroy");
+  take(&api->graph_destroy, "cuGraphDestroy");
+}
+
+}  // namespace pygraph::test
