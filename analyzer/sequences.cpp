@@ -12,21 +12,13 @@ namespace {
 using nlohmann::json;
 
 uint64_t token_of(const TraceLaunch& l) {
-  std::vector<uint32_t> ids;
-  std::vector<std::array<uint8_t, 64>> values;
-  for (const auto& a : l.attrs) {
-    ids.push_back(a.id);
-    std::array<uint8_t, 64> v;
-    std::copy(a.value, a.value + 64, v.begin());
-    values.push_back(v);
-  }
-  LaunchShape shape{l.function_id,
-                    {l.block[0], l.block[1], l.block[2]},
-                    l.stream,
-                    static_cast<uint16_t>(l.op),
-                    attrs_hash(ids.data(), reinterpret_cast<const uint8_t(*)[64]>(values.data()),
-                               static_cast<unsigned>(ids.size()))};
-  return launch_token(shape);
+  uint64_t attrs = 0;
+  for (const auto& a : l.attrs) attrs = attr_hash_add(attrs, a.id, a.value);
+  return launch_token({l.function_id,
+                       {l.block[0], l.block[1], l.block[2]},
+                       l.stream,
+                       static_cast<uint16_t>(l.op),
+                       attrs});
 }
 
 std::string kernel_name(const Trace& t, uint32_t id) {

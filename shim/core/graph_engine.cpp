@@ -57,6 +57,7 @@ bool GraphEngine::start_following(uint64_t first_token) {
   following_tokens_ = best->tokens;
   position_ = 0;
   chunk_start_ = 0;
+  chunk_index_ = 0;
   return true;
 }
 
@@ -106,18 +107,13 @@ CUresult GraphEngine::launch(const EngineLaunch& l) {
 CUresult GraphEngine::launch_eagerly(const Pending& p) {
   const EngineLaunch& l = p.launch;
   const FunctionInfo& f = *l.function;
-  void* ptrs[64];
-  std::vector<void*> many;
-  void** params = ptrs;
-  if (f.params.size() > 64) {
-    many.resize(f.params.size());
-    params = many.data();
-  }
+  param_ptrs_.resize(f.params.size());  // keeps its capacity: no steady allocation
   for (size_t i = 0; i < f.params.size(); ++i) {
-    params[i] = arena_.data() + p.args_offset + f.params[i].offset;
+    param_ptrs_[i] = arena_.data() + p.args_offset + f.params[i].offset;
   }
   return l.eager(reinterpret_cast<CUfunction>(f.handle), l.grid[0], l.grid[1], l.grid[2],
-                 l.block[0], l.block[1], l.block[2], l.shared_mem, l.stream, params, nullptr);
+                 l.block[0], l.block[1], l.block[2], l.shared_mem, l.stream, param_ptrs_.data(),
+                 nullptr);
 }
 
 CUresult GraphEngine::drain_eagerly() {
@@ -133,13 +129,8 @@ CUresult GraphEngine::drain_eagerly() {
 
 CUresult GraphEngine::submit_chunk() {
   Plan& plan = plans_[following_id_];
-  const size_t index = [&] {
-    size_t i = 0;
-    for (size_t b = 0; b < chunk_start_; b = chunk_end(b)) ++i;
-    return i;
-  }();
-  if (plan.chunks.size() <= index) plan.chunks.resize(index + 1);
-  ChunkGraph& graph = plan.chunks[index];
+  if (plan.chunks.size() <= chunk_index_) plan.chunks.resize(chunk_index_ + 1);
+  ChunkGraph& graph = plan.chunks[chunk_index_];
 
   scratch_.clear();
   for (const Pending& p : pending_) {
@@ -176,6 +167,7 @@ CUresult GraphEngine::submit_chunk() {
   pending_.clear();
   arena_.clear();
   chunk_start_ = position_;
+  ++chunk_index_;
   if (position_ == following_tokens_.size()) stop_following();  // sequence complete
   return CUDA_SUCCESS;
 }
@@ -204,6 +196,7 @@ void GraphEngine::stop_following() {
   following_tokens_.clear();
   position_ = 0;
   chunk_start_ = 0;
+  chunk_index_ = 0;
 }
 
 }  // namespace pygraph

@@ -107,10 +107,12 @@ class GraphEngine {
   uint32_t following_id_ = 0;
   size_t position_ = 0;
   size_t chunk_start_ = 0;
+  size_t chunk_index_ = 0;  // of the chunk starting at chunk_start_, into Plan::chunks
   bool at_segment_start_ = true;
   std::vector<Pending> pending_;
   std::vector<uint8_t> arena_;
   std::vector<RecordedLaunch> scratch_;
+  std::vector<void*> param_ptrs_;
 };
 
 }  // namespace pygraph

@@ -27,15 +27,12 @@ uint64_t launch_token(const LaunchShape& s) {
   return h ? h : 1;  // 0 is reserved for "no token"
 }
 
-uint64_t attrs_hash(const uint32_t* ids, const uint8_t (*values)[64], unsigned count) {
-  uint64_t h = 0;
-  for (unsigned i = 0; i < count; ++i) {
-    h = mix(h, ids[i]);
-    for (int w = 0; w < 64; w += 8) {
-      uint64_t v;
-      std::memcpy(&v, values[i] + w, 8);
-      h = mix(h, v);
-    }
+uint64_t attr_hash_add(uint64_t h, uint32_t id, const uint8_t* value) {
+  h = mix(h, id);
+  for (int w = 0; w < 64; w += 8) {
+    uint64_t v;
+    std::memcpy(&v, value + w, 8);
+    h = mix(h, v);
   }
   return h;
 }

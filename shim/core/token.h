@@ -18,7 +18,8 @@ struct LaunchShape {
 
 uint64_t launch_token(const LaunchShape& shape);
 
-// Hash of launch attributes (id and value bytes), for LaunchShape::attrs_hash.
-uint64_t attrs_hash(const uint32_t* ids, const uint8_t (*values)[64], unsigned count);
+// LaunchShape::attrs_hash is built one attribute at a time, starting from 0:
+//   h = attr_hash_add(h, id, value) with value the 64 bytes of a CUlaunchAttributeValue.
+uint64_t attr_hash_add(uint64_t h, uint32_t id, const uint8_t* value);
 
 }  // namespace pygraph

@@ -120,11 +120,11 @@ TEST(LaunchToken, ShapeNotArgumentsMakesTheToken) {
   b.function_id = 2;
   EXPECT_NE(launch_token(a), launch_token(b));
   EXPECT_NE(launch_token(a), 0u);
-  uint32_t ids[1] = {5};
-  uint8_t values[1][64] = {{1}};
-  uint64_t h1 = attrs_hash(ids, values, 1);
-  values[0][0] = 2;
-  EXPECT_NE(h1, attrs_hash(ids, values, 1));
+  uint8_t value[64] = {1};
+  const uint64_t h1 = attr_hash_add(0, 5, value);
+  value[0] = 2;
+  EXPECT_NE(h1, attr_hash_add(0, 5, value));
+  EXPECT_NE(h1, attr_hash_add(0, 6, value));
 }
 
 }  // namespace
