@@ -13,12 +13,16 @@ namespace pygraph {
 enum class Mode {
   kOff,    // pure passthrough: the program's calls reach the driver untouched
   kTrace,  // passthrough, recording every launch and op (to PYGRAPH_TRACE, if set)
+  kGraph,  // repeating launch sequences run as CUDA graphs (and recorded, if PYGRAPH_TRACE)
 };
 
 struct Config {
-  Mode mode = Mode::kTrace;
+  Mode mode = Mode::kGraph;
   std::string trace_path;  // empty: no trace file
+  std::string stats_path;  // empty: no stats; "stderr": to standard error
   bool debug = false;
+  unsigned min_repeats = 2;   // graph mode: occurrences seen eagerly before a sequence is graphed
+  unsigned max_graphs = 1024; // graph mode: instantiated graphs kept (least recently used go)
 };
 
 struct OptionSpec {

@@ -23,11 +23,18 @@ struct DriverApi {
                                     size_t ndeps, const CUDA_KERNEL_NODE_PARAMS* params) = nullptr;
   CUresult (*graph_instantiate)(CUgraphExec* exec, CUgraph graph,
                                 unsigned long long flags) = nullptr;
+  CUresult (*graph_kernel_node_set_attribute)(CUgraphNode node, CUkernelNodeAttrID attr,
+                                              const CUkernelNodeAttrValue* value) = nullptr;
   CUresult (*graph_exec_kernel_node_set_params)(CUgraphExec exec, CUgraphNode node,
                                                 const CUDA_KERNEL_NODE_PARAMS* params) = nullptr;
   CUresult (*graph_launch)(CUgraphExec exec, CUstream stream) = nullptr;
   CUresult (*graph_exec_destroy)(CUgraphExec exec) = nullptr;
   CUresult (*graph_destroy)(CUgraph graph) = nullptr;
+
+  // Contexts: recorded work is submitted in the context it was recorded in.
+  CUresult (*ctx_get_current)(CUcontext* ctx) = nullptr;
+  CUresult (*ctx_push_current)(CUcontext ctx) = nullptr;
+  CUresult (*ctx_pop_current)(CUcontext* ctx) = nullptr;
 };
 
 }  // namespace pygraph

@@ -1,10 +1,18 @@
 #include "function_table.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <new>
 
 namespace pygraph {
+
+void FunctionInfo::pack_args(void* const* kernel_params, uint8_t* out) const {
+  std::memset(out, 0, arg_bytes);
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::memcpy(out + params[i].offset, kernel_params[i], params[i].size);
+  }
+}
 namespace {
 
 std::mutex g_insert_mu;  // first sight of a kernel only

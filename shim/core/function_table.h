@@ -22,6 +22,10 @@ struct FunctionInfo {
   bool params_known = false;
   std::vector<trace::ParamLayout> params;
   uint32_t arg_bytes = 0;  // size of the packed argument block (max offset + size)
+
+  // Copies the values `kernelParams` points to into `out` (arg_bytes bytes, padding zeroed), the
+  // block the driver would build. Only for params_known.
+  void pack_args(void* const* kernel_params, uint8_t* out) const;
 };
 
 class FunctionTable {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "launch_attributes.h"
+
 namespace pygraph {
 
 void ChunkGraph::fill(const RecordedLaunch& l, std::vector<void*>* ptrs,
@@ -28,6 +30,25 @@ void ChunkGraph::fill(const RecordedLaunch& l, std::vector<void*>* ptrs,
   p->kernelParams = ptrs->data();
 }
 
+CUresult ChunkGraph::set_attributes(const DriverApi& api, CUgraphNode node,
+                                    const RecordedLaunch& l) {
+  if (l.cooperative) {
+    CUkernelNodeAttrValue v{};
+    v.cooperative = 1;
+    if (!api.graph_kernel_node_set_attribute) return CUDA_ERROR_NOT_SUPPORTED;
+    if (CUresult r = api.graph_kernel_node_set_attribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)) {
+      return r;
+    }
+  }
+  for (uint32_t i = 0; i < l.attr_count; ++i) {
+    if (attr_use(l.attrs[i].id) != AttrUse::kNode) continue;
+    if (!api.graph_kernel_node_set_attribute) return CUDA_ERROR_NOT_SUPPORTED;
+    CUresult r = api.graph_kernel_node_set_attribute(node, l.attrs[i].id, &l.attrs[i].value);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult ChunkGraph::build(const DriverApi& api, const RecordedLaunch* launches, size_t count) {
   if (!api.graph_create || !api.graph_add_kernel_node || !api.graph_instantiate ||
       !api.graph_launch || !api.graph_exec_kernel_node_set_params || !api.graph_destroy ||
@@ -48,6 +69,7 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedLaunch* launches,
     fill(l, &ptrs, &p);
     CUgraphNode prev = i ? nodes_[i - 1].handle : nullptr;
     r = api.graph_add_kernel_node(&nodes_[i].handle, graph_, i ? &prev : nullptr, i ? 1 : 0, &p);
+    if (r == CUDA_SUCCESS) r = set_attributes(api, nodes_[i].handle, l);
     if (r != CUDA_SUCCESS) {
       destroy(api);
       return r;

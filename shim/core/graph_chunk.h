@@ -7,7 +7,7 @@
 // only changed nodes are updated (cuGraphExecKernelNodeSetParams). The graph uses the program's
 // own addresses: no copies, no static buffers.
 //
-// Part of graph mode (docs/design-graph-mode.md); not yet called from the hooks.
+// Part of graph mode (docs/design-graph-mode.md).
 #pragma once
 
 #include <cuda.h>
@@ -28,6 +28,11 @@ struct RecordedLaunch {
   uint32_t block[3];
   uint32_t shared_mem;
   const uint8_t* args;
+  // Launch attributes as the program passed them (launch_attributes.h says which the node
+  // takes); fixed per node: they are part of the launch's token, never patched.
+  const CUlaunchAttribute* attrs = nullptr;
+  uint32_t attr_count = 0;
+  bool cooperative = false;  // cuLaunchCooperativeKernel
 };
 
 class ChunkGraph {
@@ -53,6 +58,7 @@ class ChunkGraph {
     std::vector<uint8_t> args;  // what the node holds now
   };
   static void fill(const RecordedLaunch& l, std::vector<void*>* ptrs, CUDA_KERNEL_NODE_PARAMS* p);
+  static CUresult set_attributes(const DriverApi& api, CUgraphNode node, const RecordedLaunch& l);
 
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;

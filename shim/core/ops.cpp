@@ -34,6 +34,10 @@ const char* op_class_name(OpClass cls) {
       return "unload";
     case OpClass::kProcAddr:
       return "proc-addr";
+    case OpClass::kContext:
+      return "context";
+    case OpClass::kExternal:
+      return "external";
   }
   return "unknown";
 }

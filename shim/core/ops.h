@@ -25,6 +25,8 @@ enum class OpClass : uint8_t {
   kCapture,      // stream capture begins, ends or is queried
   kUnload,       // a module or library is unloaded
   kProcAddr,     // cuGetProcAddress itself
+  kContext,      // the current context changes, or a context or stream ends
+  kExternal,     // work tied to something outside CUDA's view (semaphores, prefetches)
 };
 
 // X(name, class, blocks_host): blocks_host marks ops that may make the host wait for the GPU
@@ -110,7 +112,17 @@ enum class OpClass : uint8_t {
   X(MemAddressFree, kFree, true)                \
   X(ModuleUnload, kUnload, true)                \
   X(LibraryUnload, kUnload, true)               \
-  X(GetProcAddress, kProcAddr, false)
+  X(GetProcAddress, kProcAddr, false)           \
+  X(StreamDestroy, kContext, false)             \
+  X(CtxDestroy, kContext, true)                 \
+  X(CtxSetCurrent, kContext, false)             \
+  X(CtxPushCurrent, kContext, false)            \
+  X(CtxPopCurrent, kContext, false)             \
+  X(DevicePrimaryCtxReset, kContext, true)      \
+  X(MemPrefetchAsync, kExternal, false)         \
+  X(StreamAttachMemAsync, kExternal, false)     \
+  X(SignalExternalSemaphoresAsync, kExternal, false) \
+  X(WaitExternalSemaphoresAsync, kExternal, false)
 
 enum class Op : uint16_t {
 #define PYGRAPH_OP_ENUM(name, cls, blocks) name,

@@ -70,14 +70,19 @@ uint32_t Recorder::announce_function(const FunctionInfo& f) {
   return f.id;
 }
 
+const FunctionInfo* Recorder::function(CUfunction function) {
+  bool created;
+  const FunctionInfo* f = functions_.lookup(reinterpret_cast<uint64_t>(function), &created);
+  if (f && created && trace_writer().is_open()) announce_function(*f);
+  return f;
+}
+
 void Recorder::record_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUresult result) {
   launches_[static_cast<int>(c.door)].fetch_add(1, std::memory_order_relaxed);
   TraceWriter& w = trace_writer();
   if (!w.is_open()) return;
 
-  bool created;
-  const FunctionInfo* f = functions_.lookup(reinterpret_cast<uint64_t>(c.function), &created);
-  if (f && created) announce_function(*f);
+  const FunctionInfo* f = c.info ? c.info : function(c.function);
 
   uint8_t flags = 0;
   uint32_t arg_bytes = 0;
@@ -124,10 +129,7 @@ void Recorder::record_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUre
     p += sizeof(a);
   }
   if (flags == 0) {
-    std::memset(p, 0, arg_bytes);  // padding between parameters reads as zero
-    for (size_t i = 0; i < f->params.size(); ++i) {
-      std::memcpy(p + f->params[i].offset, c.params[i], f->params[i].size);
-    }
+    f->pack_args(c.params, p);
   } else if (flags == trace::kLaunchArgsFromExtra) {
     std::memcpy(p, extra_data, arg_bytes);
   }

@@ -28,6 +28,7 @@ struct LaunchCall {
   unsigned attr_count;
   void** params;
   void** extra;
+  const FunctionInfo* info = nullptr;  // from function(), when the caller already looked it up
 };
 
 struct OpCall {
@@ -48,6 +49,10 @@ class Recorder {
   bool start(const Config& config, std::string* error);
   void stop();  // writes the trace's end; idempotent
   bool tracing() const;
+
+  // The kernel behind a launch's CUfunction (or CUkernel), announced in the trace on first
+  // sight. Lock-free after the first launch of each kernel.
+  const FunctionInfo* function(CUfunction f);
 
   void record_launch(const LaunchCall& call, uint64_t t0, uint64_t t1, CUresult result);
   void record_op(const OpCall& call, uint64_t t0, uint64_t t1, CUresult result);

@@ -25,7 +25,7 @@ struct Entry<R, D, CUresult(CUDAAPI*)(A...)> {
     auto real =
         reinterpret_cast<Fn>(g_real[R][static_cast<int>(D)].load(std::memory_order_relaxed));
     if (__builtin_expect(!real, 0)) return CUDA_ERROR_NOT_FOUND;  // symbol absent in this driver
-    return dispatch<kRows[R].op>(real, D, a...);
+    return dispatch<kRows[R].op, kRows[R].per_thread>(real, D, a...);
   }
 };
 

@@ -1,10 +1,15 @@
 // What each kind of wrapped call does in the shim. Launches are described field by field for
 // the core; every other op is described generically from its argument types (first stream,
-// first event/graph/module handle, first address, first size).
+// first event/graph/module handle, first address, first size). In graph mode launches go to the
+// engine, and every other op first lets the engine submit what the op can observe.
 #pragma once
 
 #include <cuda.h>
 
+#include <tuple>
+
+#include "../core/flush_rules.h"
+#include "../core/graph_engine.h"
 #include "../core/recorder.h"
 #include "../core/trace_writer.h"
 #include "shim_state.h"
@@ -64,7 +69,77 @@ CUresult generic_op(Fn real, Door door, A... a) {
   return r;
 }
 
-template <Op op, class Fn, class... A>
+// A launch, described for the core, whichever of the three launch ABIs it came through.
+inline LaunchCall describe_launch(Op op, Door door, CUfunction f, unsigned gx, unsigned gy,
+                                  unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                  unsigned smem, CUstream s, void** p, void** e) {
+  return {op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, e};
+}
+inline LaunchCall describe_launch(Op op, Door door, CUfunction f, unsigned gx, unsigned gy,
+                                  unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                  unsigned smem, CUstream s, void** p) {
+  return {op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, nullptr};
+}
+inline LaunchCall describe_launch(Op op, Door door, const CUlaunchConfig* cfg, CUfunction f,
+                                  void** p, void** e) {
+  return {op,
+          door,
+          f,
+          {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
+          {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
+          cfg->sharedMemBytes,
+          cfg->hStream,
+          cfg->attrs,
+          cfg->numAttrs,
+          p,
+          e};
+}
+
+// Graph mode: the engine records the launch or launches it, under the engine lock.
+template <bool per_thread>
+CUresult graph_launch(void* real, LaunchCall& c) {
+  c.info = shim_recorder().function(c.function);
+  const EngineLaunch l{c.op,         real,         c.info,       c.function,
+                       {c.grid[0], c.grid[1], c.grid[2]},
+                       {c.block[0], c.block[1], c.block[2]},
+                       c.shared_mem, c.stream,     per_thread,   c.params,
+                       c.extra,      c.attrs,      c.attr_count};
+  const uint64_t t0 = shim_recorder().tracing() ? now_ns() : 0;
+  CUresult r;
+  {
+    EngineLock lock;
+    r = shim_engine().launch(l);
+  }
+  shim_recorder().record_launch(c, t0, t0 ? now_ns() : 0, r);
+  return r;
+}
+
+// Graph mode, any other op: first the deferred work it can observe goes out (flush_rules.h).
+template <Op op, bool per_thread, class Fn, class... A>
+CUresult graph_op(Fn real, Door door, A... a) {
+  if constexpr (flush_rule(op) == FlushRule::kNone && !op_is_boundary(op) &&
+                op != Op::StreamEndCapture) {
+    return generic_op<op>(real, door, a...);  // no lock: it can neither see nor end anything
+  } else {
+    OpArgs args;
+    (args.before(a), ...);
+    const auto stream = reinterpret_cast<CUstream>(args.call.stream);
+    CUresult flushed;
+    {
+      EngineLock lock;
+      flushed = shim_engine().before_op(op, stream, per_thread);
+    }
+    const CUresult r = generic_op<op>(real, door, a...);
+    {
+      EngineLock lock;
+      shim_engine().after_op(op, stream, per_thread, r);
+    }
+    // An error of deferred work surfaces at the next op that needed it, never lost.
+    return r == CUDA_SUCCESS ? flushed : r;
+  }
+}
+
+template <Op op, bool per_thread, class Fn, class... A>
 CUresult dispatch(Fn real, Door door, A... a) {
   // Off mode and calls made from inside the shim go straight to the driver.
   if (g_mode == Mode::kOff || t_in_hook) return real(a...);
@@ -72,47 +147,17 @@ CUresult dispatch(Fn real, Door door, A... a) {
     Guard() { t_in_hook = true; }
     ~Guard() { t_in_hook = false; }
   } guard;
-  if constexpr (op == Op::LaunchKernel) {
-    return [&](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-               unsigned bz, unsigned smem, CUstream s, void** p, void** e) {
-      const uint64_t t0 = now_ns();
-      const CUresult r = real(f, gx, gy, gz, bx, by, bz, smem, s, p, e);
-      const uint64_t t1 = now_ns();
-      LaunchCall c{op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, e};
-      shim_recorder().record_launch(c, t0, t1, r);
-      return r;
-    }(a...);
-  } else if constexpr (op == Op::LaunchCooperativeKernel) {
-    return [&](CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-               unsigned bz, unsigned smem, CUstream s, void** p) {
-      const uint64_t t0 = now_ns();
-      const CUresult r = real(f, gx, gy, gz, bx, by, bz, smem, s, p);
-      const uint64_t t1 = now_ns();
-      LaunchCall c{op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, nullptr};
-      shim_recorder().record_launch(c, t0, t1, r);
-      return r;
-    }(a...);
-  } else if constexpr (op == Op::LaunchKernelEx) {
-    return [&](const CUlaunchConfig* cfg, CUfunction f, void** p, void** e) {
-      const uint64_t t0 = now_ns();
-      const CUresult r = real(cfg, f, p, e);
-      const uint64_t t1 = now_ns();
-      if (cfg) {
-        LaunchCall c{op,
-                     door,
-                     f,
-                     {cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ},
-                     {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
-                     cfg->sharedMemBytes,
-                     cfg->hStream,
-                     cfg->attrs,
-                     cfg->numAttrs,
-                     p,
-                     e};
-        shim_recorder().record_launch(c, t0, t1, r);
-      }
-      return r;
-    }(a...);
+  if constexpr (op_info(op).cls == OpClass::kLaunch) {
+    if constexpr (op == Op::LaunchKernelEx) {
+      if (!std::get<0>(std::tuple<A...>(a...))) return real(a...);  // no config: the driver says
+    }
+    LaunchCall c = describe_launch(op, door, a...);
+    if (g_mode == Mode::kGraph) return graph_launch<per_thread>(reinterpret_cast<void*>(real), c);
+    const uint64_t t0 = now_ns();
+    const CUresult r = real(a...);
+    const uint64_t t1 = now_ns();
+    shim_recorder().record_launch(c, t0, t1, r);
+    return r;
   } else if constexpr (op == Op::GetProcAddress) {
     if constexpr (sizeof...(A) == 5) {
       return get_proc_address(real, door, a...);
@@ -120,6 +165,7 @@ CUresult dispatch(Fn real, Door door, A... a) {
       return get_proc_address_v1(real, door, a...);
     }
   } else {
+    if (g_mode == Mode::kGraph) return graph_op<op, per_thread>(real, door, a...);
     return generic_op<op>(real, door, a...);
   }
 }

@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@ namespace pygraph::hooks {
 
 std::atomic<int> g_init_state{0};
 Mode g_mode = Mode::kOff;
+std::mutex g_engine_mutex;
 thread_local bool t_in_hook __attribute__((tls_model("initial-exec"))) = false;
 
 // Hidden: read by the dlsym trampoline (door_dlsym.cpp).
@@ -27,6 +30,9 @@ namespace {
 DriverApi g_driver_api;
 void* g_driver = nullptr;
 pthread_t g_init_thread;
+Config g_config;
+// Never destroyed: other libraries' exit handlers may still launch after ours ran.
+GraphEngine* g_engine = nullptr;
 
 Recorder& recorder_instance() {
   // Never destroyed: other libraries' exit handlers may still call the driver after ours.
@@ -47,9 +53,64 @@ void load(T* out, const char* name) {
   *out = reinterpret_cast<T>(real_dlsym(g_driver, name));
 }
 
+void write_stats() {
+  if (g_config.stats_path.empty()) return;
+  const Recorder& r = recorder_instance();
+  DoorCounts doors{r.launches(Door::kExport), r.launches(Door::kDlsym),
+                   r.launches(Door::kProcAddr)};
+  const std::string json =
+      stats_json(g_engine ? g_engine->stats() : EngineStats{}, doors, mode_name(g_mode));
+  if (g_config.stats_path == "stderr") {
+    std::fputs(json.c_str(), stderr);
+    return;
+  }
+  std::string path = g_config.stats_path;
+  for (size_t at; (at = path.find("%p")) != std::string::npos;) {
+    path.replace(at, 2, std::to_string(getpid()));
+  }
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f || std::fputs(json.c_str(), f) < 0) {
+    log_error("cannot write PYGRAPH_STATS='%s'", path.c_str());
+  }
+  if (f) std::fclose(f);
+}
+
+// At exit, before any library's destructors: deferred work goes to the GPU (a program may end
+// without a sync and still expect its kernels to run), then the stats are written.
+void graph_mode_at_exit() {
+  if (g_init_state.load() != 2) return;
+  if (g_engine) {
+    // From here on this thread's calls pass straight through: exit handlers that run after this
+    // one must not have launches deferred that nothing would submit.
+    t_in_hook = true;
+    EngineLock lock;
+    g_engine->flush_all(FlushCause::kExit);
+  }
+  write_stats();
+}
+
+// Fork: the parent's deferred work goes out first, so that the child inherits no half-submitted
+// stream state; the lock is held across fork so the child's copy of the engine is consistent.
+void atfork_prepare() {
+  if (g_init_state.load() != 2 || !g_engine) return;
+  g_engine_mutex.lock();
+  t_in_hook = true;
+  g_engine->flush_all(FlushCause::kFork);
+  t_in_hook = false;
+}
+
+void atfork_parent() {
+  if (g_init_state.load() == 2 && g_engine) g_engine_mutex.unlock();
+}
+
 void atfork_child() {
-  // The child gets a trace of its own (or none): start over at its next CUDA call.
+  // The child gets a trace of its own (or none) and a fresh engine: start over at its next CUDA
+  // call. The parent's graphs are not the child's to use or destroy.
   if (g_init_state.load() == 2) {
+    if (g_engine) {
+      new (&g_engine_mutex) std::mutex();
+      g_engine = nullptr;
+    }
     recorder_instance().reset_in_child();
     g_init_state.store(0);
   }
@@ -81,6 +142,10 @@ const char* env(const char* name) {
 
 Recorder& shim_recorder() {
   return recorder_instance();
+}
+
+GraphEngine& shim_engine() {
+  return *g_engine;
 }
 
 void* driver_handle() {
@@ -120,20 +185,39 @@ bool shim_init() {
   load(&g_driver_api.func_get_param_info, "cuFuncGetParamInfo");
   load(&g_driver_api.kernel_get_name, "cuKernelGetName");
   load(&g_driver_api.kernel_get_param_info, "cuKernelGetParamInfo");
+  load(&g_driver_api.graph_create, "cuGraphCreate");
+  load(&g_driver_api.graph_add_kernel_node, "cuGraphAddKernelNode_v2");
+  load(&g_driver_api.graph_kernel_node_set_attribute, "cuGraphKernelNodeSetAttribute");
+  load(&g_driver_api.graph_instantiate, "cuGraphInstantiateWithFlags");
+  load(&g_driver_api.graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams_v2");
+  load(&g_driver_api.graph_launch, "cuGraphLaunch");
+  load(&g_driver_api.graph_exec_destroy, "cuGraphExecDestroy");
+  load(&g_driver_api.graph_destroy, "cuGraphDestroy");
+  load(&g_driver_api.ctx_get_current, "cuCtxGetCurrent");
+  load(&g_driver_api.ctx_push_current, "cuCtxPushCurrent_v2");
+  load(&g_driver_api.ctx_pop_current, "cuCtxPopCurrent_v2");
   for (int r = 0; r < kRowCount; ++r) {
     g_real[r][static_cast<int>(Door::kExport)].store(real_dlsym(g_driver, kRows[r].symbol));
   }
   g_mode = config.mode;
+  g_config = config;
+  if (g_mode == Mode::kGraph && !g_engine) {
+    EngineOptions options;
+    options.min_repeats = config.min_repeats;
+    options.max_graphs = config.max_graphs;
+    g_engine = new GraphEngine(&g_driver_api, options);
+  }
 
   std::string error;
   if (g_mode != Mode::kOff && !recorder_instance().start(config, &error)) {
     log_error("cannot write PYGRAPH_TRACE='%s': %s; running without a trace",
               config.trace_path.c_str(), error.c_str());
   }
-  static bool atfork_registered = false;
-  if (!atfork_registered) {
-    atfork_registered = true;
-    pthread_atfork(nullptr, nullptr, &atfork_child);
+  static bool handlers_registered = false;
+  if (!handlers_registered) {
+    handlers_registered = true;
+    pthread_atfork(&atfork_prepare, &atfork_parent, &atfork_child);
+    std::atexit(&graph_mode_at_exit);
   }
   log_debug("mode %s, trace %s", mode_name(g_mode),
             recorder_instance().tracing() ? config.trace_path.c_str() : "(none)");

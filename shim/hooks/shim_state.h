@@ -4,7 +4,10 @@
 
 #include <atomic>
 
+#include <mutex>
+
 #include "../core/config.h"
+#include "../core/graph_engine.h"
 #include "../core/recorder.h"
 
 namespace pygraph::hooks {
@@ -21,6 +24,16 @@ inline bool shim_ready() {
 bool shim_init();
 
 Recorder& shim_recorder();
+
+// Graph mode's engine (valid once ready in graph mode) and the lock every call into it holds.
+// The lock is held for the engine's bookkeeping and its submissions, never around a program's
+// own blocking call.
+GraphEngine& shim_engine();
+extern std::mutex g_engine_mutex;
+struct EngineLock {
+  EngineLock() { g_engine_mutex.lock(); }
+  ~EngineLock() { g_engine_mutex.unlock(); }
+};
 
 // libcuda's handle and its real dlsym, bypassing our own dlsym hook.
 void* driver_handle();

@@ -267,7 +267,7 @@ TEST(BadInput, UnknownModeIsOneLineAndTheProgramRunsOn) {
   RunResult r = run_program({DOOR_PROGRAM, "dlsym"}, env);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.err,
-            "pygraph: PYGRAPH_MODE='turbo' is not one of: off, trace; running in off mode "
+            "pygraph: PYGRAPH_MODE='turbo' is not one of: graph, trace, off; running in off mode "
             "(passthrough)\n");
 }
 

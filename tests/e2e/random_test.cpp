@@ -37,6 +37,9 @@ void expect_same_digests(const char* mode) {
 TEST(Random, TraceModeChangesNoResult) {
   expect_same_digests("trace");
 }
+TEST(Random, GraphModeChangesNoResult) {
+  expect_same_digests("graph");
+}
 TEST(Random, OffModeChangesNoResult) {
   expect_same_digests("off");
 }

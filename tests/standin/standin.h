@@ -22,6 +22,7 @@ void standin_register_kernel(const char* name, standin_kernel_fn fn, int param_c
 // Counts of work the stand-in executed, for tests that check nothing was dropped or repeated.
 unsigned long long standin_kernels_executed(void);
 unsigned long long standin_graph_launches(void);
+unsigned long long standin_node_attributes(void);  // attributes set on kernel nodes
 
 // Makes the next `count` calls of driver function `name` ("cuGraphInstantiateWithFlags", ...)
 // fail with `result` without doing anything; count 0 clears.

@@ -203,6 +203,10 @@ extern "C" __attribute__((visibility("default"))) unsigned long long standin_gra
   return state().graph_launches;
 }
 
+extern "C" __attribute__((visibility("default"))) unsigned long long standin_node_attributes(void) {
+  return state().node_attributes;
+}
+
 extern "C" __attribute__((visibility("default"))) void standin_inject_failure(const char* name,
                                                                               int count,
                                                                               CUresult result) {
@@ -422,6 +426,23 @@ API cuCtxSynchronize(void) {
 // wrong ABI passes garbage here and gets an error.
 API cuCtxSynchronize_v2(CUcontext ctx) {
   return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+// Contexts: the stand-in has only the implicit current one (null); switching is accepted so
+// that programs and the shim can call these.
+API cuCtxGetCurrent(CUcontext* ctx) {
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+  *ctx = nullptr;
+  return CUDA_SUCCESS;
+}
+API cuCtxSetCurrent(CUcontext ctx) {
+  return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+API cuCtxPushCurrent_v2(CUcontext ctx) {
+  return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+API cuCtxPopCurrent_v2(CUcontext* ctx) {
+  if (ctx) *ctx = nullptr;
+  return CUDA_SUCCESS;
 }
 API cuStreamWaitValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   // Work runs at submission, so the value must already be there (>= for the default GEQ).

@@ -107,6 +107,31 @@ API cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode*, siz
   }
   return add(out, g, n);
 }
+// Attributes a kernel node can carry, as the driver documents them ("valid for graph nodes");
+// the others are refused as the driver refuses them.
+API cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAttrID id,
+                                  const CUkernelNodeAttrValue* value) {
+  if (CUresult r = injected("cuGraphKernelNodeSetAttribute")) return r;
+  if (!node || !value || reinterpret_cast<Node*>(node)->kind != NodeKind::kKernel) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().node_attributes++;
+  return CUDA_SUCCESS;
+}
 API cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
                          const CUDA_MEMSET_NODE_PARAMS* p, CUcontext) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;

@@ -103,6 +103,11 @@ int cuGraphExecMemsetNodeSetParams();
 int cuGraphExecMemcpyNodeSetParams();
 int cuGraphExecUpdate_v2();
 int cuGraphLaunch();
+int cuGraphKernelNodeSetAttribute();
+int cuCtxGetCurrent();
+int cuCtxSetCurrent();
+int cuCtxPushCurrent_v2();
+int cuCtxPopCurrent_v2();
 int cuGraphLaunch_ptsz();
 int cuStreamBeginCapture_v2();
 int cuStreamBeginCapture_v2_ptsz();
@@ -220,6 +225,11 @@ const Export kExports[] = {
     {"cuGraphExecMemcpyNodeSetParams", reinterpret_cast<void*>(&cuGraphExecMemcpyNodeSetParams)},
     {"cuGraphExecUpdate_v2", reinterpret_cast<void*>(&cuGraphExecUpdate_v2)},
     {"cuGraphLaunch", reinterpret_cast<void*>(&cuGraphLaunch)},
+    {"cuGraphKernelNodeSetAttribute", reinterpret_cast<void*>(&cuGraphKernelNodeSetAttribute)},
+    {"cuCtxGetCurrent", reinterpret_cast<void*>(&cuCtxGetCurrent)},
+    {"cuCtxSetCurrent", reinterpret_cast<void*>(&cuCtxSetCurrent)},
+    {"cuCtxPushCurrent_v2", reinterpret_cast<void*>(&cuCtxPushCurrent_v2)},
+    {"cuCtxPopCurrent_v2", reinterpret_cast<void*>(&cuCtxPopCurrent_v2)},
     {"cuGraphLaunch_ptsz", reinterpret_cast<void*>(&cuGraphLaunch_ptsz)},
     {"cuStreamBeginCapture_v2", reinterpret_cast<void*>(&cuStreamBeginCapture_v2)},
     {"cuStreamBeginCapture_v2_ptsz", reinterpret_cast<void*>(&cuStreamBeginCapture_v2_ptsz)},

@@ -69,6 +69,7 @@ struct State {
   std::map<std::string, std::pair<int, CUresult>> failures;
   unsigned long long kernels_executed = 0;
   unsigned long long graph_launches = 0;
+  unsigned long long node_attributes = 0;  // set on kernel nodes
   Stream legacy, per_thread;
 };
 

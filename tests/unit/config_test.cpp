@@ -19,10 +19,13 @@ Config parse(std::map<std::string, std::string> env, std::vector<std::string>* w
   return parse_config(&fake_getenv, warnings);
 }
 
-TEST(Config, DefaultsAreTraceModeWithoutAFile) {
+TEST(Config, DefaultsAreGraphModeWithoutFiles) {
   std::vector<std::string> w;
   Config c = parse({}, &w);
-  EXPECT_EQ(c.mode, Mode::kTrace);
+  EXPECT_EQ(c.mode, Mode::kGraph);
+  EXPECT_EQ(c.stats_path, "");
+  EXPECT_EQ(c.min_repeats, 2u);
+  EXPECT_EQ(c.max_graphs, 1024u);
   EXPECT_EQ(c.trace_path, "");
   EXPECT_FALSE(c.debug);
   EXPECT_TRUE(w.empty());
@@ -37,6 +40,29 @@ TEST(Config, ReadsEveryOption) {
   EXPECT_TRUE(c.debug);
   EXPECT_TRUE(w.empty());
   EXPECT_EQ(parse({{"PYGRAPH_MODE", "off"}}, &w).mode, Mode::kOff);
+  c = parse({{"PYGRAPH_MODE", "graph"},
+             {"PYGRAPH_STATS", "stderr"},
+             {"PYGRAPH_MIN_REPEATS", "5"},
+             {"PYGRAPH_MAX_GRAPHS", "64"}},
+            &w);
+  EXPECT_EQ(c.mode, Mode::kGraph);
+  EXPECT_EQ(c.stats_path, "stderr");
+  EXPECT_EQ(c.min_repeats, 5u);
+  EXPECT_EQ(c.max_graphs, 64u);
+  EXPECT_TRUE(w.empty());
+}
+
+TEST(Config, BadNumbersWarnAndKeepDefaults) {
+  for (const char* bad : {"0", "-3", "2x", "", " 4", "99999999999999999999", "1001"}) {
+    std::vector<std::string> w;
+    Config c = parse({{"PYGRAPH_MIN_REPEATS", bad}}, &w);
+    EXPECT_EQ(c.min_repeats, 2u) << bad;
+    EXPECT_EQ(w.size(), *bad ? 1u : 0u) << bad;
+  }
+  std::vector<std::string> w;
+  EXPECT_EQ(parse({{"PYGRAPH_MAX_GRAPHS", "0"}}, &w).max_graphs, 1024u);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "PYGRAPH_MAX_GRAPHS='0' is not a whole number from 1 to 1000000; using 1024");
 }
 
 TEST(Config, UnknownModeFallsBackToPassthroughWithOneLine) {
@@ -45,7 +71,8 @@ TEST(Config, UnknownModeFallsBackToPassthroughWithOneLine) {
   EXPECT_EQ(c.mode, Mode::kOff);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0],
-            "PYGRAPH_MODE='Trace' is not one of: off, trace; running in off mode (passthrough)");
+            "PYGRAPH_MODE='Trace' is not one of: graph, trace, off; running in off mode "
+            "(passthrough)");
 }
 
 TEST(Config, BadDebugValueWarnsAndKeepsDefault) {
@@ -64,7 +91,7 @@ TEST(Config, TraceInOffModeIsDroppedWithAWarning) {
 }
 
 TEST(Config, EveryOptionIsDocumentedInTheTable) {
-  ASSERT_EQ(kOptionCount, 3);
+  ASSERT_EQ(kOptionCount, 6);
   for (int i = 0; i < kOptionCount; ++i) {
     EXPECT_EQ(std::string(kOptions[i].name).rfind("PYGRAPH_", 0), 0u);
     EXPECT_GT(std::string(kOptions[i].help).size(), 10u);

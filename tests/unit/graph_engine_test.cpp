@@ -34,6 +34,7 @@ class GraphEngineTest : public ::testing::Test {
   void SetUp() override {
     test::fill_standin_driver_api(&api_);
     take(&launch_, "cuLaunchKernel");
+    take(&launch_ex_, "cuLaunchKernelEx");
     decltype(&cuModuleGetFunction) get_function;
     take(&get_function, "cuModuleGetFunction");
     const size_t scale_sizes[2] = {4, 8}, addk_sizes[2] = {4, 8};
@@ -49,20 +50,41 @@ class GraphEngineTest : public ::testing::Test {
   }
 
   // One launch, through the engine (graph arm) and directly (reference arm).
-  void both(const FunctionInfo* f, void* scalar, unsigned grid = 1) {
+  void both(const FunctionInfo* f, void* scalar, unsigned grid = 1, CUstream stream = nullptr,
+            const CUlaunchAttribute* attrs = nullptr, unsigned nattrs = 0) {
     CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
     CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
     void* pe[] = {scalar, &ye};
     void* pr[] = {scalar, &yr};
-    EngineLaunch l{f, launch_, {grid, 1, 1}, {32, 1, 1}, 0, stream_, pe};
+    const bool ex = attrs != nullptr;
+    EngineLaunch l{ex ? Op::LaunchKernelEx : Op::LaunchKernel,
+                   ex ? reinterpret_cast<void*>(launch_ex_) : reinterpret_cast<void*>(launch_),
+                   f,
+                   reinterpret_cast<CUfunction>(f->handle),
+                   {grid, 1, 1},
+                   {32, 1, 1},
+                   0,
+                   stream,
+                   false,
+                   pe,
+                   nullptr,
+                   attrs,
+                   nattrs};
     ASSERT_EQ(engine_.launch(l), CUDA_SUCCESS);
-    ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), grid, 1, 1, 32, 1, 1, 0, stream_, pr,
+    ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), grid, 1, 1, 32, 1, 1, 0, stream, pr,
                       nullptr),
               CUDA_SUCCESS);
   }
 
+  // The host reads after a sync of `stream`: flush what it observes, compare, end the segment.
+  void host_read(const char* when, CUstream stream = nullptr) {
+    ASSERT_EQ(engine_.before_op(Op::StreamSynchronize, stream, false), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << when;
+    engine_.after_op(Op::StreamSynchronize, stream, false, CUDA_SUCCESS);
+  }
+
   // A training step: 20 launches, the step number as an argument of some, then the host reads
-  // the result (flush + read + boundary), as `loss.item()` does.
+  // the result, as `loss.item()` does.
   void step(int n, int odd_position = -1) {
     float a = 0.5f;
     for (int i = 0; i < 20; ++i) {
@@ -74,18 +96,23 @@ class GraphEngineTest : public ::testing::Test {
         both(scale_, &a);
       }
     }
-    ASSERT_EQ(engine_.flush(), CUDA_SUCCESS);
-    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "after step " << n;
-    engine_.boundary(1);
+    host_read(("after step " + std::to_string(n)).c_str());
+  }
+
+  // Every launch either ran in a graph or eagerly for one counted reason.
+  void expect_all_accounted() {
+    ASSERT_TRUE(engine_.idle());
+    const EngineStats& s = engine_.stats();
+    EXPECT_EQ(s.launches, s.replayed + s.eager_total());
   }
 
   DriverApi api_;
   FunctionTable table_{&api_};
   GraphEngine engine_{&api_};
   decltype(&cuLaunchKernel) launch_ = nullptr;
+  decltype(&cuLaunchKernelEx) launch_ex_ = nullptr;
   const FunctionInfo* scale_ = nullptr;
   const FunctionInfo* addk_ = nullptr;
-  CUstream stream_ = nullptr;
   float y_engine_[kN], y_eager_[kN];
 };
 
@@ -97,12 +124,15 @@ TEST_F(GraphEngineTest, SteadyStateStepsReplayAsPatchedGraphs) {
   // Steps 1 and 2 find the sequence; 3..10 replay it in two chunks (8 + 12 launches).
   EXPECT_EQ(s.replayed, 160u);
   EXPECT_EQ(s.graphs_built, 2u);
+  EXPECT_EQ(s.graphs_live, 2u);
   EXPECT_EQ(s.replays, 16u);
   EXPECT_EQ(standin_graph_launches() - graphs_before, 16u);
   // The step argument changes every step: its 10 nodes are patched in every replay but the first.
   EXPECT_EQ(s.patched_nodes, 7u * 10u);
   EXPECT_EQ(s.mismatches, 0u);
   EXPECT_EQ(s.graph_failures, 0u);
+  EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kNotRepeating)], 40u);
+  expect_all_accounted();
 }
 
 TEST_F(GraphEngineTest, MismatchSendsTheRecordedPrefixOutInOrder) {
@@ -113,23 +143,63 @@ TEST_F(GraphEngineTest, MismatchSendsTheRecordedPrefixOutInOrder) {
   EXPECT_EQ(s.mismatches, 1u);
   // Steps 3, 4, 5, 7, 8, 9 replay fully; step 6 only its first chunk.
   EXPECT_EQ(s.replayed, 6u * 20u + 8u);
+  EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kMismatch)], 5u);  // positions 8..12
+  expect_all_accounted();
 }
 
-TEST_F(GraphEngineTest, FlushInTheMiddleSubmitsWhatWasRecorded) {
+TEST_F(GraphEngineTest, FlushInTheMiddleSubmitsWhatWasRecordedAndFollowingGoesOn) {
   for (int n = 1; n <= 3; ++n) step(n);
   float a = 0.5f;
   int n = 4;
   both(scale_, &a);
   both(addk_, &n);
   both(scale_, &a);
-  ASSERT_EQ(engine_.flush(), CUDA_SUCCESS);  // a memset or an event record comes here
+  // An async copy on the same stream: it may read what the three launches wrote.
+  ASSERT_EQ(engine_.before_op(Op::MemcpyDtoHAsync, nullptr, false), CUDA_SUCCESS);
   EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
-  EXPECT_EQ(engine_.stats().flushes, 1u);
+  engine_.after_op(Op::MemcpyDtoHAsync, nullptr, false, CUDA_SUCCESS);
+  EXPECT_EQ(engine_.stats().flushes_by_op[static_cast<int>(Op::MemcpyDtoHAsync)], 1u);
+  const uint64_t replayed = engine_.stats().replayed;
   for (int i = 3; i < 20; ++i) both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a);
-  ASSERT_EQ(engine_.flush(), CUDA_SUCCESS);
+  // The rest of the step still went out as graphs: [3, 19) as one chunk, the last one eagerly.
+  EXPECT_EQ(engine_.stats().replayed - replayed, 16u);
+  host_read("after the step with a copy");
+  for (int m = 5; m <= 7; ++m) step(m);
+  expect_all_accounted();
+}
+
+TEST_F(GraphEngineTest, OpsOnAnUnrelatedStreamDoNotFlush) {
+  CUstream other = reinterpret_cast<CUstream>(0x5000);  // never dereferenced by the engine
+  for (int n = 1; n <= 3; ++n) step(n);
+  float a = 0.5f;
+  both(scale_, &a);
+  both(scale_, &a);  // mismatch (addk expected): drained, not replayed
+  for (int n = 4; n <= 5; ++n) step(n);
+  // Recording on the legacy stream: an event record on another stream must still flush (the
+  // legacy stream synchronizes with every blocking stream).
+  int n = 6;
+  both(scale_, &a);
+  both(addk_, &n);
+  const uint64_t flushes = engine_.stats().flushes_total();
+  ASSERT_EQ(engine_.before_op(Op::EventRecord, other, false), CUDA_SUCCESS);
+  EXPECT_EQ(engine_.stats().flushes_total(), flushes + 1);
   EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
-  engine_.boundary(1);
-  step(5);
+  engine_.after_op(Op::EventRecord, other, false, CUDA_SUCCESS);
+  // Event sync and query need nothing: recording flushed what the event covers.
+  both(scale_, &a);
+  both(addk_, &n);
+  ASSERT_EQ(engine_.before_op(Op::EventQuery, nullptr, false), CUDA_SUCCESS);
+  EXPECT_EQ(engine_.stats().flushes_total(), flushes + 1);
+  EXPECT_FALSE(engine_.idle());
+  // An allocation neither.
+  ASSERT_EQ(engine_.before_op(Op::MemAlloc, nullptr, false), CUDA_SUCCESS);
+  EXPECT_FALSE(engine_.idle());
+  // A free needs everything.
+  ASSERT_EQ(engine_.before_op(Op::MemFree, nullptr, false), CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.idle());
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  engine_.after_op(Op::MemFree, nullptr, false, CUDA_SUCCESS);
+  expect_all_accounted();
 }
 
 TEST_F(GraphEngineTest, GraphFailureFallsBackEagerAndDisablesTheSequence) {
@@ -139,6 +209,8 @@ TEST_F(GraphEngineTest, GraphFailureFallsBackEagerAndDisablesTheSequence) {
   const EngineStats& s = engine_.stats();
   EXPECT_EQ(s.graph_failures, 1u);
   EXPECT_EQ(s.replayed, 0u);  // never graphed again
+  EXPECT_EQ(s.graphs_live, 0u);
+  expect_all_accounted();
 }
 
 TEST_F(GraphEngineTest, GraphLaunchFailureFallsBackEager) {
@@ -147,6 +219,7 @@ TEST_F(GraphEngineTest, GraphLaunchFailureFallsBackEager) {
   for (int n = 5; n <= 7; ++n) step(n);  // results compared after every step
   EXPECT_EQ(engine_.stats().graph_failures, 1u);
   EXPECT_EQ(engine_.stats().replayed, 2u * 20u);  // steps 3 and 4 only
+  expect_all_accounted();
 }
 
 TEST_F(GraphEngineTest, PatchFailureMidReplayStillComputesTheSame) {
@@ -154,6 +227,7 @@ TEST_F(GraphEngineTest, PatchFailureMidReplayStillComputesTheSame) {
   standin_inject_failure("cuGraphExecKernelNodeSetParams", 1, CUDA_ERROR_INVALID_VALUE);
   for (int n = 5; n <= 7; ++n) step(n);
   EXPECT_EQ(engine_.stats().graph_failures, 1u);
+  expect_all_accounted();
 }
 
 TEST_F(GraphEngineTest, LaunchesWithoutAKnownLayoutAreNeverRecorded) {
@@ -162,11 +236,135 @@ TEST_F(GraphEngineTest, LaunchesWithoutAKnownLayoutAreNeverRecorded) {
   for (int n = 1; n <= 6; ++n) {
     float a = 0.5f;
     for (int i = 0; i < 4; ++i) both(&opaque, &a);
-    ASSERT_EQ(engine_.flush(), CUDA_SUCCESS);
-    engine_.boundary(1);
+    host_read("opaque");
   }
   EXPECT_EQ(engine_.stats().recorded, 0u);
-  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  EXPECT_EQ(engine_.stats().eager[static_cast<int>(EagerReason::kUnknownLayout)], 24u);
+  expect_all_accounted();
+}
+
+TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
+  CUlaunchAttribute attrs[2] = {};
+  attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attrs[0].value.clusterDim.x = 1;
+  attrs[0].value.clusterDim.y = 1;
+  attrs[0].value.clusterDim.z = 1;
+  attrs[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;  // dropped
+  attrs[1].value.programmaticStreamSerializationAllowed = 1;
+  const auto node_attrs = standin_node_attributes();
+  float a = 0.5f;
+  for (int n = 1; n <= 5; ++n) {
+    for (int i = 0; i < 10; ++i) both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a,
+                                      1, nullptr, attrs, 2);
+    host_read("with attributes");
+  }
+  EXPECT_EQ(engine_.stats().replayed, 30u);
+  // Built once: 2 chunks (8 + 2 nodes), one cluster attribute each, none for serialization.
+  EXPECT_EQ(standin_node_attributes() - node_attrs, 10u);
+
+  CUlaunchAttribute event{};
+  event.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;  // no node can record it
+  for (int n = 1; n <= 4; ++n) {
+    for (int i = 0; i < 4; ++i) both(scale_, &a, 1, nullptr, &event, 1);
+    host_read("with an event attribute");
+  }
+  EXPECT_EQ(engine_.stats().eager[static_cast<int>(EagerReason::kAttributes)], 16u);
+  expect_all_accounted();
+}
+
+TEST_F(GraphEngineTest, LoopsWithoutSyncsAreFoundAsPeriods) {
+  // 40 iterations of a 12-launch body with no host read in between: period detection.
+  float a = 0.5f;
+  for (int it = 0; it < 40; ++it) {
+    for (int i = 0; i < 12; ++i) {
+      const bool add = i == 0 || i == 1 || i == 5;  // no shorter period inside the body
+      both(add ? addk_ : scale_, add ? static_cast<void*>(&it) : &a);
+    }
+  }
+  host_read("after the loop");
+  const EngineStats& s = engine_.stats();
+  EXPECT_GE(s.replayed, 35u * 12u) << "steady-state iterations replay as graphs";
+  EXPECT_EQ(s.mismatches, 0u);
+  expect_all_accounted();
+}
+
+TEST_F(GraphEngineTest, SequencesSpanningTwoStreamsSubmitOneChunkPerStreamRun) {
+  // Two streams that never meet: a step launches 4 on one, then 4 on the other.
+  CUstream s1, s2;
+  decltype(&cuStreamCreate) create;
+  take(&create, "cuStreamCreate");
+  ASSERT_EQ(create(&s1, 0), CUDA_SUCCESS);
+  ASSERT_EQ(create(&s2, 0), CUDA_SUCCESS);
+  float a = 0.5f;
+  for (int n = 1; n <= 6; ++n) {
+    for (int i = 0; i < 4; ++i) both(scale_, &a, 1, s1);
+    for (int i = 0; i < 4; ++i) both(addk_, &n, 1, s2);
+    ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << n;
+    engine_.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.replayed, 4u * 8u);
+  EXPECT_EQ(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 4u);
+  expect_all_accounted();
+}
+
+TEST_F(GraphEngineTest, TheProgramsOwnCaptureIsLeftAlone) {
+  for (int n = 1; n <= 3; ++n) step(n);
+  float a = 0.5f;
+  int n = 4;
+  both(scale_, &a);
+  ASSERT_EQ(engine_.before_op(Op::StreamBeginCapture, nullptr, false), CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.idle());  // what came before the capture went out first
+  engine_.after_op(Op::StreamBeginCapture, nullptr, false, CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.capturing());
+  const uint64_t recorded = engine_.stats().recorded;
+  for (int i = 0; i < 20; ++i) both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a);
+  EXPECT_EQ(engine_.stats().recorded, recorded);
+  EXPECT_EQ(engine_.stats().eager[static_cast<int>(EagerReason::kCapture)], 20u);
+  engine_.after_op(Op::StreamEndCapture, nullptr, false, CUDA_SUCCESS);
+  EXPECT_FALSE(engine_.capturing());
+  host_read("after the capture");
+  for (int m = 5; m <= 7; ++m) step(m);
+  expect_all_accounted();
+}
+
+TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
+  GraphEngine small{&api_, EngineOptions{2, 8, 128, 2}};
+  float a = 0.5f;
+  CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+  auto run = [&](const FunctionInfo* f, int count, unsigned block = 32) {
+    for (int i = 0; i < count; ++i) {
+      void* p[] = {&a, &ye};
+      EngineLaunch l{Op::LaunchKernel, reinterpret_cast<void*>(launch_), f,
+                     reinterpret_cast<CUfunction>(f->handle), {1, 1, 1}, {block, 1, 1}, 0,
+                     nullptr, false, p, nullptr, nullptr, 0};
+      ASSERT_EQ(small.launch(l), CUDA_SUCCESS);
+    }
+    ASSERT_EQ(small.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    small.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  };
+  // Sequences A (4 launches, one graph), B and C (other shapes): at most 2 graphs live.
+  for (int i = 0; i < 4; ++i) run(scale_, 4);
+  for (int i = 0; i < 4; ++i) run(addk_, 4);
+  EXPECT_EQ(small.stats().graphs_live, 2u);
+  for (int i = 0; i < 4; ++i) run(scale_, 6, 64);
+  EXPECT_EQ(small.stats().graphs_built, 3u);
+  EXPECT_EQ(small.stats().graphs_evicted, 1u);
+  EXPECT_EQ(small.stats().graphs_live, 2u);
+  for (int i = 0; i < 4; ++i) run(scale_, 4);  // A again: rebuilt, B (least recent) goes
+  EXPECT_EQ(small.stats().graphs_built, 4u);
+  EXPECT_EQ(small.stats().graphs_evicted, 2u);
+}
+
+TEST_F(GraphEngineTest, ModuleUnloadEndsGraphMode) {
+  for (int n = 1; n <= 4; ++n) step(n);
+  ASSERT_EQ(engine_.before_op(Op::ModuleUnload, nullptr, false), CUDA_SUCCESS);
+  engine_.after_op(Op::ModuleUnload, nullptr, false, CUDA_SUCCESS);
+  EXPECT_EQ(engine_.stats().graphs_live, 0u);
+  for (int n = 5; n <= 7; ++n) step(n);
+  EXPECT_EQ(engine_.stats().eager[static_cast<int>(EagerReason::kUnloaded)], 60u);
+  expect_all_accounted();
 }
 
 }  // namespace

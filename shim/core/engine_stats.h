@@ -1,0 +1,75 @@
+// What graph mode did, counted by the engine and written as JSON at exit (PYGRAPH_STATS). The
+// schema is documented in docs/stats-format.md; `pygraph-analyze` and the benchmarks read it.
+//
+// Invariant once nothing is deferred: launches == replayed + sum(eager): every launch either ran
+// inside a graph replay or went to the driver eagerly, for exactly one counted reason.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ops.h"
+
+namespace pygraph {
+
+// Why a launch went to the driver as a plain launch.
+#define PYGRAPH_EAGER_REASONS(X)                                                        \
+  X(kNotRepeating, "not_repeating")     /* not (yet) part of a sequence seen min_repeats */ \
+  X(kUnknownLayout, "unknown_layout")   /* the driver gave no parameter layout */        \
+  X(kPackedArgs, "packed_args")         /* arguments passed through `extra` */           \
+  X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */           \
+  X(kAttributes, "attributes")          /* an attribute no kernel node can carry */      \
+  X(kCapture, "program_capture")        /* the program is capturing a graph itself */    \
+  X(kMismatch, "mismatch")              /* recorded, then the sequence went elsewhere */  \
+  X(kShortChunk, "short_chunk")         /* a flush left a single recorded launch */      \
+  X(kGraphFailure, "graph_failure")     /* building, patching or launching failed */     \
+  X(kUnloaded, "module_unloaded")       /* graph mode stopped after a module unload */   \
+  X(kLaunchError, "launch_error")       /* the eager launch itself failed */
+
+enum class EagerReason : uint8_t {
+#define PYGRAPH_EAGER_ENUM(e, name) e,
+  PYGRAPH_EAGER_REASONS(PYGRAPH_EAGER_ENUM)
+#undef PYGRAPH_EAGER_ENUM
+      kCount
+};
+const char* eager_reason_name(EagerReason r);
+
+// Why recorded work was submitted before its chunk was complete.
+enum class FlushCause : uint8_t {
+  kOp,             // an op that can observe it (counted per op in flushes_by_op)
+  kStreamChange,   // the sequence continues on another stream
+  kContextChange,  // another thread with another current context continued it
+  kExit,
+  kFork,
+  kCount
+};
+const char* flush_cause_name(FlushCause c);
+
+struct EngineStats {
+  uint64_t launches = 0;  // seen by the engine
+  uint64_t recorded = 0;  // taken into chunks instead of being launched
+  uint64_t replayed = 0;  // ran inside graph replays
+  uint64_t graphs_built = 0;
+  uint64_t graphs_evicted = 0;
+  uint64_t graphs_live = 0;
+  uint64_t replays = 0;
+  uint64_t patched_nodes = 0;
+  uint64_t mismatches = 0;      // recorded prefixes sent out eagerly
+  uint64_t graph_failures = 0;  // sequences disabled
+  uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
+  uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};
+  uint64_t eager[static_cast<int>(EagerReason::kCount)] = {};
+
+  uint64_t eager_total() const;
+  uint64_t flushes_total() const;
+};
+
+// Launches the process made through each door, counted by the hooks (all modes).
+struct DoorCounts {
+  uint64_t exported = 0, dlsym = 0, procaddr = 0;
+};
+
+// The JSON document PYGRAPH_STATS receives (docs/stats-format.md).
+std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode);
+
+}  // namespace pygraph

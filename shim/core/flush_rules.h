@@ -1,0 +1,115 @@
+// Which deferred work each driver op can observe or order, so graph mode submits exactly that
+// work before the op runs (docs/design-graph-mode.md, "Flush rules").
+//
+// The engine keeps one invariant that makes these rules small: deferred (recorded, not yet
+// submitted) launches all sit on one stream, the "deferred stream" D, and are the latest work
+// the program issued there. Work issued later on another stream S is unordered with them unless
+// the program orders it through an event (recording on D flushes), a stream-memory wait (flushes
+// everything), or the legacy default stream's implicit synchronization (flushes whenever S or D
+// is the legacy stream). The rules, derived from CUDA's stream semantics:
+//
+//  kNone    the op neither waits for, observes nor orders GPU work: allocations (a fresh
+//           address cannot be used by work issued before it was returned; frees flush), capture
+//           queries, cuGetProcAddress. An event sync or query needs nothing either: the work an
+//           event covers was fixed when it was recorded, and recording on D flushed D.
+//  kStream  the op waits for, observes or enqueues after the work of its stream S: stream
+//           sync/query, event record, stream wait on an event, async copies and sets, host
+//           functions, the program's own graph launch, stream destroy, prefetches. It needs D's
+//           work when S is D, or when S or D is the legacy default stream (which waits for and is
+//           waited for by every blocking stream).
+//  kAll     the op can observe any work: context sync, synchronous copies and sets (they order
+//           with the legacy stream and make the host wait), every free (deferred work may still
+//           read the memory), stream-memory waits and external semaphore waits (another stream
+//           may wait for a value deferred work writes), context switches and destruction.
+//  kCapture the program begins capturing a graph: everything deferred goes first, then graph
+//           mode passes every call through untouched until the capture ends.
+//  kUnload  a module or library is unloaded: everything deferred goes first, and graphs that
+//           may hold its kernels are destroyed.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "ops.h"
+
+namespace pygraph {
+
+enum class FlushRule : uint8_t { kNone, kStream, kAll, kCapture, kUnload };
+
+constexpr FlushRule flush_rule(Op op) {
+  switch (op) {
+    case Op::StreamWaitValue32:
+    case Op::StreamWaitValue64:
+    case Op::StreamBatchMemOp:
+    case Op::WaitExternalSemaphoresAsync:
+    case Op::SignalExternalSemaphoresAsync:
+      return FlushRule::kAll;
+    case Op::StreamIsCapturing:
+    case Op::StreamEndCapture:
+    case Op::EventSynchronize:
+    case Op::EventQuery:
+    case Op::GetProcAddress:
+      return FlushRule::kNone;
+    case Op::StreamBeginCapture:
+    case Op::StreamBeginCaptureToGraph:
+      return FlushRule::kCapture;
+    case Op::ModuleUnload:
+    case Op::LibraryUnload:
+      return FlushRule::kUnload;
+    default:
+      break;
+  }
+  switch (op_info(op).cls) {
+    case OpClass::kLaunch:  // launches are the engine's own business
+    case OpClass::kAlloc:
+    case OpClass::kProcAddr:
+      return FlushRule::kNone;
+    case OpClass::kSync:
+    case OpClass::kQuery:
+    case OpClass::kEvent:
+    case OpClass::kStreamOrder:
+    case OpClass::kHostFunc:
+    case OpClass::kGraphLaunch:
+    case OpClass::kExternal:
+      return op == Op::CtxSynchronize ? FlushRule::kAll : FlushRule::kStream;
+    case OpClass::kCopy:
+    case OpClass::kMemset:
+      return op_info(op).blocks_host ? FlushRule::kAll : FlushRule::kStream;
+    case OpClass::kFree:
+      return FlushRule::kAll;
+    case OpClass::kContext:
+      return op == Op::StreamDestroy ? FlushRule::kStream : FlushRule::kAll;
+    case OpClass::kCapture:
+    case OpClass::kUnload:
+      break;  // handled above
+  }
+  return FlushRule::kAll;
+}
+
+// Streams as the engine compares them: the legacy default stream has one name (it is reached as
+// 0 through a legacy entry point or as CU_STREAM_LEGACY anywhere), the per-thread default stream
+// another (0 through a per-thread entry point, or CU_STREAM_PER_THREAD).
+inline uint64_t normalized_stream(CUstream s, bool per_thread_entry) {
+  const uint64_t v = reinterpret_cast<uint64_t>(s);
+  if (v == 0) {
+    return per_thread_entry ? reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD)
+                            : reinterpret_cast<uint64_t>(CU_STREAM_LEGACY);
+  }
+  return v;
+}
+
+inline bool is_legacy_stream(uint64_t normalized) {
+  return normalized == reinterpret_cast<uint64_t>(CU_STREAM_LEGACY);
+}
+
+inline bool is_per_thread_stream(uint64_t normalized) {
+  return normalized == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD);
+}
+
+// kStream: does an op on stream `s` need the work deferred on stream `deferred`?
+inline bool stream_sees(uint64_t s, uint64_t deferred) {
+  return s == deferred || is_legacy_stream(s) || is_legacy_stream(deferred);
+}
+
+}  // namespace pygraph

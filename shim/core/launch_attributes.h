@@ -1,0 +1,38 @@
+// What graph mode does with each cuLaunchKernelEx attribute.
+//
+// cuBLAS's Hopper GEMMs and Triton's kernels arrive with attributes; a sequence must not break at
+// each of them. A kernel node carries most launch attributes (cuGraphKernelNodeSetAttribute);
+// programmatic stream serialization only allows a kernel to start before its predecessor ends,
+// so leaving it out keeps full stream order, which is always correct; the shared-memory carveout
+// is a performance hint that only launches take. Attributes whose effect a node cannot
+// reproduce (an event the launch records, device-updatable nodes) keep the launch eager. Unknown attributes (a newer driver) are treated as eager: never guess.
+#pragma once
+
+#include <cuda.h>
+
+namespace pygraph {
+
+enum class AttrUse { kNode, kDrop, kEager };
+
+constexpr AttrUse attr_use(CUlaunchAttributeID id) {
+  switch (static_cast<int>(id)) {
+    case CU_LAUNCH_ATTRIBUTE_IGNORE:
+      return AttrUse::kDrop;
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:  // a hint, valid for launches only
+      return AttrUse::kDrop;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+      return AttrUse::kNode;
+    default:
+      return AttrUse::kEager;  // PROGRAMMATIC_EVENT, LAUNCH_COMPLETION_EVENT, ... and unknown ids
+  }
+}
+
+}  // namespace pygraph
