@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The shim's CPU cost per launch on the driver stand-in (no GPU needed): in one process, rounds
 # alternate between the driver's own cuLaunchKernel and the pointer the shim hands out, for no
-# shim, off mode and trace mode (to a file). Prints ns per launch added by the shim.
+# shim, off mode, trace mode (to a file) and graph mode (launches deferred and replayed as
+# graphs). Prints ns per launch added by the shim.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 bench=$build/tests/standin_launch_bench
 trace=$(mktemp /tmp/pygraph-bench-XXXXXX.trace)
 printf '%-8s %10s %10s %10s\n' config driver_ns shim_ns added_ns
-for cfg in none off trace; do
+for cfg in none off trace graph; do
   env=(LD_LIBRARY_PATH="$build/standin")
   [[ $cfg != none ]] && env+=(LD_PRELOAD="$PWD/$build/libpygraph.so" PYGRAPH_MODE="$cfg")
   [[ $cfg == trace ]] && env+=(PYGRAPH_TRACE="$trace")

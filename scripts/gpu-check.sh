@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU check, for the H200 machine: builds pygraph there, runs the CPU test suite, then the
 # GPU checks and benchmarks of tests/gpu/check.py, and prints a short table last.
-#   ./scripts/gpu-check.sh [bench]    (bench: only the benchmarks; logs in /tmp/pygraph-gpu,
-#                                      the table and summaries also in $OUT when set)
+#   ./scripts/gpu-check.sh [--sections doors,trace,graph,cost,bench] [--models mlp,bert,...]
+# (tests/gpu/check.py says what each section checks; logs in /tmp/pygraph-gpu, the table,
+# summaries and stats also in $OUT when set)
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
 # .debs/ (apt-get download them there on the build machine) and they are unpacked here.
 set -euo pipefail

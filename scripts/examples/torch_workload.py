@@ -2,11 +2,16 @@
 
     python torch_workload.py MODEL --steps N [--warmup W] [--losses FILE] [--profile] [--time]
 
-MODEL: mlp (NOTES.md: 7 Linear 512 wide + ReLU, batch 256, SGD momentum) or mlp-compile (the
-same under torch.compile, default mode). Every step ends in torch.cuda.synchronize() so that
-launches per step can be told apart. --losses writes each step's loss as the hex of its float
-bits (bitwise comparison); --profile prints kernels per steady-state step counted by
-torch.profiler; --time prints the median step time in ms (no losses then).
+MODEL (NOTES.md): mlp (7 Linear 512 wide + ReLU, batch 256, SGD momentum), mlp-compile (the
+same under torch.compile, default mode), mlp-dropout (with dropout after each ReLU: its RNG
+offsets change every step), resnet18 (inference, batch 1), bert (BERT-base inference, batch 1,
+sequence 128), gpt2 (GPT-2 small greedy decode with a KV cache, one token per step, the cache
+restarted every 64 tokens). Models are built from their configurations with seeded random
+weights: nothing is downloaded. Every step ends in torch.cuda.synchronize() so that launches per
+step can be told apart. --losses writes one line per step, a digest of its result bytes (the
+loss, or the model output), for bitwise comparison, and the GPU memory in use at the end;
+--profile prints kernels per steady-state step counted by torch.profiler; --time prints the
+median step time in ms (no digests then).
 
 --lockstep IN OUT (with --time): after warm-up, print "ready", then for each chunk of steps
 wait for a byte on the FIFO IN, run the chunk, pass the byte on to the FIFO OUT, and finally
@@ -14,6 +19,7 @@ print every chunk's step time. Several processes in a ring of FIFOs take turns o
 this way, so that a benchmark compares configurations under the same conditions, chunk by chunk.
 """
 import argparse
+import hashlib
 import os
 import statistics
 import sys
@@ -22,11 +28,48 @@ import time
 import torch
 
 
+def build_inference(model_name):
+    torch.manual_seed(0)
+    if model_name == "resnet18":
+        import torchvision
+
+        model = torchvision.models.resnet18(weights=None).cuda().eval()
+        x = torch.randn(1, 3, 224, 224, device="cuda")
+        return torch.no_grad()(lambda: model(x))
+    if model_name == "bert":
+        from transformers import BertConfig, BertModel
+
+        model = BertModel(BertConfig()).cuda().eval()
+        ids = torch.randint(0, 30000, (1, 128), device="cuda")
+        return torch.no_grad()(lambda: model(input_ids=ids).last_hidden_state)
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    model = GPT2LMHeadModel(GPT2Config()).cuda().eval()
+    prompt = torch.randint(0, 50000, (1, 8), device="cuda")
+    state = {"past": None, "tok": prompt, "n": 0}
+
+    @torch.no_grad()
+    def step():
+        if state["n"] % 64 == 0:  # a new sequence: the prompt again, an empty cache
+            state["past"], state["tok"] = None, prompt
+        out = model(input_ids=state["tok"], past_key_values=state["past"], use_cache=True)
+        state["past"] = out.past_key_values
+        state["tok"] = out.logits[:, -1:].argmax(-1)  # greedy, stays on the GPU
+        state["n"] += 1
+        return out.logits[:, -1]
+
+    return step
+
+
 def build(model_name):
+    if model_name in ("resnet18", "bert", "gpt2"):
+        return build_inference(model_name)
     torch.manual_seed(0)
     layers = []
     for _ in range(7):
         layers += [torch.nn.Linear(512, 512), torch.nn.ReLU()]
+        if model_name == "mlp-dropout":
+            layers.append(torch.nn.Dropout(0.1))
     model = torch.nn.Sequential(*layers).cuda()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(256, 512, device="cuda")
@@ -45,7 +88,8 @@ def build(model_name):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("model", choices=["mlp", "mlp-compile"])
+    p.add_argument("model", choices=["mlp", "mlp-compile", "mlp-dropout", "resnet18", "bert",
+                                      "gpt2"])
     p.add_argument("--steps", type=int, required=True)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--losses")
@@ -95,14 +139,18 @@ def main():
         print("chunk_ms " + " ".join(f"{t * 1e3:.4f}" for t in times))
         return 0
 
-    losses = []
+    digests = []
     for _ in range(a.steps):
-        loss = step()
+        result = step()
         torch.cuda.synchronize()
-        losses.append(loss.detach().float().cpu().view(torch.int32).item())
+        host = result.detach().contiguous().view(-1).view(torch.uint8).cpu()  # read
+        raw = host.numpy().tobytes()
+        digests.append(hashlib.sha1(raw).hexdigest()[:16])
+    free, total = torch.cuda.mem_get_info()
+    print(f"gpu_mem_used_mb {(total - free) / 2**20:.1f}")
     if a.losses:
         with open(a.losses, "w") as f:
-            f.write("\n".join(f"{v & 0xffffffff:08x}" for v in losses) + "\n")
+            f.write("\n".join(digests) + "\n")
     return 0
 
 

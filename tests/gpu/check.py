@@ -1,11 +1,16 @@
 """GPU checks and benchmarks of pygraph (run by scripts/gpu-check.sh on the H200 machine).
 
-1. cuda_doors: launches per door in the trace == launches the program made per door.
-2. PyTorch MLP training, eager and torch.compile'd: launches per steady-state step seen by the
-   shim == kernels per step counted by torch.profiler; losses bitwise equal with and without
-   the shim (off and trace mode).
-3. Benchmark: median step time of the eager MLP without the shim, with it in off mode and in
-   trace mode (writing a trace), interleaved over several rounds; overhead of each.
+Sections (--sections, all by default):
+  doors  cuda_doors: launches per door in the trace == launches the program made per door; in
+         graph mode its host-checked results stay right.
+  trace  PyTorch MLP training, eager and torch.compile'd: launches per steady-state step seen by
+         the shim == kernels per step counted by torch.profiler; losses bitwise equal with and
+         without the shim (off and trace mode).
+  graph  each workload (--models) in graph mode: every step's result bitwise equal to no shim,
+         steady-state coverage, graphs and patches, flushes, GPU memory.
+  cost   the shim's CPU cost per launch in one process (stand-in driver), every mode.
+  bench  step times side by side in lockstep: the MLP without the shim / off / trace, and each
+         workload without the shim / graph mode.
 Prints a table last; exits non-zero if any check fails.
 """
 import argparse
@@ -29,6 +34,7 @@ class Check:
         self.rows = []  # (check, value, expected, ok)
         self.cost = {}  # shim ns per launch, by mode
         self.calls_per_step = {}  # launches and other driver calls per step, by model
+        self.coverage = {}
 
     def run(self, argv, mode=None, trace=None, name="run", env_extra=None):
         env = dict(os.environ)
@@ -62,10 +68,56 @@ class Check:
         for door, n in expected.items():
             self.row(f"cuda_doors launches via {door}", got.get(door, 0), n,
                      got.get(door, 0) == n)
+        # Graph mode: the program checks its results on the host and exits non-zero if wrong.
+        spath = os.path.join(self.out, "doors-graph-stats.json")
+        again = json.loads(self.run([program], mode="graph", name="doors-graph",
+                                    env_extra={"PYGRAPH_STATS": spath}))
+        replayed = json.load(open(spath))["launches"]["replayed_in_graphs"]
+        self.row("cuda_doors in graph mode: host-checked results", "correct", "correct",
+                 again == expected)
+        self.rows.append(("cuda_doors in graph mode: launches replayed in graphs", replayed,
+                          sum(expected.values()), "info"))
 
-    def workload(self, model, steps, mode=None, trace=None, extra=(), name=None):
+    def workload(self, model, steps, mode=None, trace=None, extra=(), name=None, env_extra=None):
         argv = [sys.executable, WORKLOAD, model, "--steps", str(steps)] + list(extra)
-        return self.run(argv, mode=mode, trace=trace, name=name or model)
+        return self.run(argv, mode=mode, trace=trace, name=name or model, env_extra=env_extra)
+
+    def graph_mode(self, model, steps=60):
+        """Graph mode against no shim: every step's result bitwise equal, coverage of the steady
+        state (a long run minus a short one, from PYGRAPH_STATS), GPU memory in use."""
+        digests, mem, stats = {}, {}, {}
+        for cfg, n in (("none", steps), ("graph", steps), ("graph-short", 10)):
+            path = os.path.join(self.out, f"{model}-{cfg}-digests.txt")
+            spath = os.path.join(self.out, f"{model}-{cfg}-stats.json")
+            out = self.workload(model, n, mode=None if cfg == "none" else "graph",
+                                extra=["--losses", path], name=f"{model}-graph",
+                                env_extra={"PYGRAPH_STATS": spath})
+            digests[cfg] = open(path).read()
+            mem[cfg] = float(out.split("gpu_mem_used_mb")[1].split()[0])
+            if cfg != "none":
+                stats[cfg] = json.load(open(spath))
+        same = digests["graph"] == digests["none"] and digests["none"].count("\n") == steps
+        self.row(f"{model}: {steps} steps bitwise, graph vs no shim", "equal" if same else "DIFFER",
+                 "equal", same)
+        long, short = stats["graph"]["launches"], stats["graph-short"]["launches"]
+        seen = long["seen_by_engine"] - short["seen_by_engine"]
+        replayed = long["replayed_in_graphs"] - short["replayed_in_graphs"]
+        cov = 100.0 * replayed / seen if seen else 0.0
+        self.rows.append((f"{model}: coverage, steady state (%)", f"{cov:.1f}",
+                          f"{seen / (steps - 10):.0f} launches/step", "info"))
+        g = stats["graph"]["graphs"]
+        self.rows.append((f"{model}: graphs built / replays / patched per replay",
+                          f"{g['instantiated']}/{g['replays']}/{g['patched_nodes_per_replay']:.1f}",
+                          "", "info"))
+        top = sorted(stats["graph"]["flushes"]["by_reason"].items(), key=lambda kv: -kv[1])[:3]
+        eager = stats["graph"]["eager_launches_by_reason"]
+        self.rows.append((f"{model}: top flushes; eager reasons",
+                          " ".join(f"{k}={v}" for k, v in top) + "; " +
+                          " ".join(f"{k}={v}" for k, v in eager.items()), "", "info"))
+        extra_mb = mem["graph"] - mem["none"]
+        self.rows.append((f"{model}: GPU memory in use, graph - none (MB)", f"{extra_mb:+.1f}",
+                          f"of {mem['none']:.0f}", "info"))
+        self.coverage[model] = cov
 
     def counts(self, model, long_steps):
         """Launches per step: the trace of the long bitwise run minus a 10-step run."""
@@ -97,13 +149,13 @@ class Check:
             same = files[mode] == files[None] and files[None].count("\n") == steps
             self.row(f"{model}: {steps} losses bitwise, {mode} vs no shim",
                      "equal" if same else "DIFFER", "equal", same)
-        # The per-step loss.item() (GIL released by PyTorch) must be traced to its Python line.
+        # The per-step host read (GIL released by PyTorch) must be traced to its Python line.
         s = self.summary(os.path.join(self.out, f"{model}-bitwise.trace"))
-        item_line = next(i for i, l in enumerate(open(WORKLOAD), 1) if ".item()" in l)
+        item_line = next(i for i, l in enumerate(open(WORKLOAD), 1) if l.endswith("# read\n"))
         site = f"py:{WORKLOAD}:{item_line}"
         found = any(b["op"] == "cuStreamSynchronize" and any(f.startswith(site) for f in b["frames"])
                     for b in s["boundaries"])
-        self.row(f"{model}: .item() sync traced to its Python line", "yes" if found else "no",
+        self.row(f"{model}: host-read sync traced to its Python line", "yes" if found else "no",
                  f"line {item_line}", found)
 
     def launch_cost(self):
@@ -113,7 +165,7 @@ class Check:
         program = os.path.join(self.build, "tests", "standin_launch_bench")
         env_extra = {"LD_LIBRARY_PATH": os.path.join(self.build, "standin")}
         self.cost = {}
-        for cfg in ("none", "off", "trace"):
+        for cfg in ("none", "off", "trace", "graph"):
             mode = None if cfg == "none" else cfg
             trace = os.path.join(self.out, "launch.trace") if cfg == "trace" else None
             out = self.run([program], mode=mode, trace=trace, name="launch", env_extra=env_extra)
@@ -122,12 +174,12 @@ class Check:
             self.rows.append((f"shim cost per launch, {cfg} (ns, in-process)",
                               f"{self.cost[cfg]:+.1f}", f"driver {v['driver_ns']}", "info"))
 
-    def benchmark(self, steps):
-        """The MLP loop without the shim, in off mode and in trace mode, side by side: three
-        processes pinned to one core take turns chunk by chunk (a token passed round a ring of
-        FIFOs), so that each chunk of one configuration is compared with the neighbouring chunk
-        of the others, under the same machine conditions."""
-        cfgs = ["none", "off", "trace"]
+    def benchmark(self, steps, model="mlp", cfgs=("none", "off", "trace")):
+        """A workload without the shim and in the given modes, side by side: processes pinned to
+        one core take turns chunk by chunk (a token passed round a ring of FIFOs), so that each
+        chunk of one configuration is compared with the neighbouring chunk of the others, under
+        the same machine conditions."""
+        cfgs = list(cfgs)
         fifos = [os.path.join(self.out, f"ring{i}") for i in range(len(cfgs))]
         for f in fifos:
             if os.path.exists(f):
@@ -142,7 +194,7 @@ class Check:
             if cfg == "trace":
                 env["PYGRAPH_TRACE"] = os.path.join(self.out, "bench.trace")
             core = str(min(3, os.cpu_count() - 1))
-            argv = ["taskset", "-c", core, sys.executable, WORKLOAD, "mlp", "--steps", str(steps),
+            argv = ["taskset", "-c", core, sys.executable, WORKLOAD, model, "--steps", str(steps),
                     "--warmup", "30", "--time", "--lockstep", fifos[i],
                     fifos[(i + 1) % len(cfgs)]]
             procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
@@ -154,27 +206,30 @@ class Check:
         os.write(fd, b"x")  # start the ring
         times = {}
         for cfg, p in zip(cfgs, procs):
-            out, err = p.communicate(timeout=300)
+            out, err = p.communicate(timeout=400)
             if p.returncode != 0:
                 raise RuntimeError(f"benchmark {cfg} failed: {err[-500:]}")
             times[cfg] = [float(v) for v in out.split("chunk_ms")[1].split()]
         os.close(fd)
         base = statistics.median(times["none"])
-        self.rows.append(("mlp step time, no shim (ms, median chunk)", f"{base:.4f}",
+        self.rows.append((f"{model} step time, no shim (ms, median chunk)", f"{base:.4f}",
                           f"{len(times['none'])} chunks", "info"))
-        for cfg, limit in (("off", 1.0), ("trace", 5.0)):
+        for cfg in cfgs[1:]:
+            limit = {"off": 1.0, "trace": 5.0, "graph": 2.0}[cfg]
             ratios = [t / b for t, b in zip(times[cfg], times["none"])]
             over = (statistics.median(ratios) - 1) * 100
-            self.rows.append((f"mlp step time, {cfg} mode (ms, median chunk)",
+            self.rows.append((f"{model} step time, {cfg} mode (ms, median chunk)",
                               f"{statistics.median(times[cfg]):.4f}", "", "info"))
-            self.row(f"mlp overhead, {cfg} (%, median of chunk pairs)", f"{over:+.2f}",
+            self.row(f"{model} time change, {cfg} (%, median of chunk pairs)", f"{over:+.2f}",
                      f"<= {limit}", over <= limit)
+            if cfg == "graph":
+                continue
             # Cross-check: driver calls per step times the shim's cost per call.
             per_step = self.calls_per_step.get("mlp", 60)
             bound = per_step * max(self.cost.get(cfg, 0.0), 0.0) / (base * 1e6) * 100
             self.rows.append((f"mlp overhead, {cfg} (%, calls/step x cost per call)",
                               f"{bound:.2f}", "", "info"))
-        with open(os.path.join(self.out, "bench.json"), "w") as f:
+        with open(os.path.join(self.out, f"bench-{model}.json"), "w") as f:
             json.dump(times, f)
 
 
@@ -183,21 +238,28 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--ctest-status", type=int, default=0)
-    p.add_argument("only", nargs="?", choices=["bench"], help="run only the benchmark")
+    p.add_argument("--sections", default="doors,trace,graph,cost,bench",
+                   help="comma-separated: doors, trace, graph, cost, bench")
+    p.add_argument("--models", default="mlp,mlp-compile,mlp-dropout,resnet18,bert,gpt2",
+                   help="workloads for the graph section and its benchmark")
     a = p.parse_args()
     c = Check(a.build, a.out)
     c.row("ctest on the GPU machine", a.ctest_status, 0, a.ctest_status == 0)
-    bench = lambda: c.benchmark(steps=1500)
-    cost = c.launch_cost
-    steps = [cost, bench] if a.only == "bench" else [
-        c.doors,
-        lambda: c.bitwise("mlp", 50),
-        lambda: c.counts("mlp", 50),
-        lambda: c.bitwise("mlp-compile", 50),
-        lambda: c.counts("mlp-compile", 50),
-        cost,
-        bench,
-    ]
+    sections = a.sections.split(",")
+    models = a.models.split(",")
+    steps = []
+    if "doors" in sections:
+        steps.append(c.doors)
+    if "trace" in sections:
+        for m in ("mlp", "mlp-compile"):
+            steps += [lambda m=m: c.bitwise(m, 50), lambda m=m: c.counts(m, 50)]
+    if "graph" in sections:
+        steps += [lambda m=m: c.graph_mode(m, 60) for m in models]
+    if "cost" in sections:
+        steps.append(c.launch_cost)
+    if "bench" in sections:
+        steps.append(lambda: c.benchmark(steps=1000))
+        steps += [lambda m=m: c.benchmark(400, m, ("none", "graph")) for m in models]
     for s in steps:
         try:
             s()
