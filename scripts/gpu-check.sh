@@ -32,7 +32,9 @@ status=0
 python3 tests/gpu/check.py --build build-gpu --out "$out" --ctest-status "$ctest_status" "$@" ||
   status=$?
 if [[ -n ${OUT:-} ]]; then
-  cp "$out"/table.txt "$out"/*.json "$out"/ctest.log "$OUT"/ 2>/dev/null || true
+  cp "$out"/table.txt "$OUT"/ 2>/dev/null || true
+  # Everything but the traces, in one file: few files come back from the device.
+  tar czf "$OUT/results.tgz" -C "$out" --exclude='*.trace' . 2>/dev/null || true
   for t in mlp-bitwise mlp-compile-bitwise; do
     [[ -f $out/$t.trace ]] && build-gpu/pygraph-analyze summary --top 6 "$out/$t.trace" >"$OUT/$t.txt"
   done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main command: trains the example MLP (scripts/examples/torch_workload.py) under the shim,
-# writes a trace and prints what pygraph-analyze makes of it. Needs a GPU with its driver and
+# The main command: runs an example workload (scripts/examples/torch_workload.py) without the
+# shim and under it in graph mode (the default), prints both step times, what graph mode did
+# (PYGRAPH_STATS) and what pygraph-analyze makes of the trace. Needs a GPU with its driver and
 # PyTorch; builds pygraph first if build/ has none.
-#   ./scripts/run-example.sh [mlp|mlp-compile] [STEPS]
+#   ./scripts/run-example.sh [mlp|mlp-compile|mlp-dropout|resnet18|bert|gpt2] [STEPS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:-mlp}
@@ -22,7 +23,17 @@ if [[ ! -f build/libpygraph.so || ! -f build/pygraph-analyze ]]; then
   cmake --build build -j"$(nproc)" >/dev/null
 fi
 trace=build/example.trace
-echo "run-example: $model, $steps steps, under build/libpygraph.so (trace: $trace)"
-LD_PRELOAD="$PWD/build/libpygraph.so" PYGRAPH_MODE=trace PYGRAPH_TRACE="$trace" \
-  "$python" scripts/examples/torch_workload.py "$model" --steps "$steps" --time
+stats=build/example-stats.json
+echo "run-example: $model, $steps steps, without the shim"
+"$python" scripts/examples/torch_workload.py "$model" --steps "$steps" --time | grep median_step_ms
+echo "run-example: the same under build/libpygraph.so (trace: $trace, stats: $stats)"
+LD_PRELOAD="$PWD/build/libpygraph.so" PYGRAPH_TRACE="$trace" PYGRAPH_STATS="$stats" \
+  "$python" scripts/examples/torch_workload.py "$model" --steps "$steps" --time | grep median_step_ms
+"$python" - "$stats" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"graph mode: {s['coverage_percent']:.1f} % of {s['launches']['intercepted']} launches "
+      f"replayed in {s['graphs']['replays']} graph launches; eager: "
+      f"{s['eager_launches_by_reason']}; flushes: {s['flushes']['by_reason']}")
+PY
 build/pygraph-analyze summary --top 8 "$trace"

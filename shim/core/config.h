@@ -21,8 +21,8 @@ struct Config {
   std::string trace_path;  // empty: no trace file
   std::string stats_path;  // empty: no stats; "stderr": to standard error
   bool debug = false;
-  unsigned min_repeats = 2;   // graph mode: occurrences seen eagerly before a sequence is graphed
-  unsigned max_graphs = 1024; // graph mode: instantiated graphs kept (least recently used go)
+  unsigned min_repeats = 2;    // graph mode: occurrences seen eagerly before a sequence is graphed
+  unsigned max_graphs = 1024;  // graph mode: instantiated graphs kept (least recently used go)
 };
 
 struct OptionSpec {

@@ -52,32 +52,32 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
   ordered_json j;
   j["schema"] = "pygraph-stats/1";
   j["mode"] = mode;
-  j["launches"] = {{"intercepted", doors.exported + doors.dlsym + doors.procaddr},
-                   {"by_door", {{"export", doors.exported},
-                                {"dlsym", doors.dlsym},
-                                {"cuGetProcAddress", doors.procaddr}}},
-                   {"seen_by_engine", s.launches},
-                   {"recorded", s.recorded},
-                   {"replayed_in_graphs", s.replayed},
-                   {"eager", s.eager_total()}};
+  j["launches"] = {
+      {"intercepted", doors.exported + doors.dlsym + doors.procaddr},
+      {"by_door",
+       {{"export", doors.exported}, {"dlsym", doors.dlsym}, {"cuGetProcAddress", doors.procaddr}}},
+      {"seen_by_engine", s.launches},
+      {"recorded", s.recorded},
+      {"replayed_in_graphs", s.replayed},
+      {"eager", s.eager_total()}};
   j["coverage_percent"] = s.launches ? 100.0 * double(s.replayed) / double(s.launches) : 0.0;
-  j["graphs"] = {{"instantiated", s.graphs_built},
-                 {"evicted", s.graphs_evicted},
-                 {"live", s.graphs_live},
-                 {"replays", s.replays},
-                 {"patched_nodes", s.patched_nodes},
-                 {"patched_nodes_per_replay",
-                  s.replays ? double(s.patched_nodes) / double(s.replays) : 0.0},
-                 {"launches_per_replay", s.replays ? double(s.replayed) / double(s.replays) : 0.0},
-                 {"mismatches", s.mismatches},
-                 {"sequences_disabled", s.graph_failures}};
+  j["graphs"] = {
+      {"instantiated", s.graphs_built},
+      {"evicted", s.graphs_evicted},
+      {"live", s.graphs_live},
+      {"replays", s.replays},
+      {"patched_nodes", s.patched_nodes},
+      {"patched_nodes_per_replay", s.replays ? double(s.patched_nodes) / double(s.replays) : 0.0},
+      {"launches_per_replay", s.replays ? double(s.replayed) / double(s.replays) : 0.0},
+      {"mismatches", s.mismatches},
+      {"sequences_disabled", s.graph_failures}};
   ordered_json flushes = ordered_json::object();
   for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
     if (s.flushes_by_op[i]) flushes[kOpInfo[i].name] = s.flushes_by_op[i];
   }
   for (int i = 1; i < static_cast<int>(FlushCause::kCount); ++i) {
-    if (s.flushes_by_cause[i]) flushes[flush_cause_name(static_cast<FlushCause>(i))] =
-        s.flushes_by_cause[i];
+    if (s.flushes_by_cause[i])
+      flushes[flush_cause_name(static_cast<FlushCause>(i))] = s.flushes_by_cause[i];
   }
   j["flushes"] = {{"total", s.flushes_total()}, {"by_reason", flushes}};
   ordered_json eager = ordered_json::object();

@@ -13,18 +13,18 @@
 namespace pygraph {
 
 // Why a launch went to the driver as a plain launch.
-#define PYGRAPH_EAGER_REASONS(X)                                                        \
-  X(kNotRepeating, "not_repeating")     /* not (yet) part of a sequence seen min_repeats */ \
-  X(kUnknownLayout, "unknown_layout")   /* the driver gave no parameter layout */        \
-  X(kPackedArgs, "packed_args")         /* arguments passed through `extra` */           \
-  X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */           \
-  X(kAttributes, "attributes")          /* an attribute no kernel node can carry */      \
-  X(kCapture, "program_capture")        /* the program is capturing a graph itself */    \
-  X(kMismatch, "mismatch")              /* recorded, then the sequence went elsewhere */  \
-  X(kShortChunk, "short_chunk")         /* a flush left a single recorded launch */      \
-  X(kGraphFailure, "graph_failure")     /* building, patching or launching failed */     \
-  X(kUnloaded, "module_unloaded")       /* graph mode stopped after a module unload */   \
-  X(kLaunchError, "launch_error")       /* the eager launch itself failed */
+#define PYGRAPH_EAGER_REASONS(X)                                                               \
+  X(kNotRepeating, "not_repeating")        /* not (yet) part of a sequence seen min_repeats */ \
+  X(kUnknownLayout, "unknown_layout")      /* the driver gave no parameter layout */           \
+  X(kPackedArgs, "packed_args")            /* arguments passed through `extra` */              \
+  X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */                 \
+  X(kAttributes, "attributes")             /* an attribute no kernel node can carry */         \
+  X(kCapture, "program_capture")           /* the program is capturing a graph itself */       \
+  X(kMismatch, "mismatch")                 /* recorded, then the sequence went elsewhere */    \
+  X(kShortChunk, "short_chunk")            /* a flush left a single recorded launch */         \
+  X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */        \
+  X(kUnloaded, "module_unloaded")          /* graph mode stopped after a module unload */      \
+  X(kLaunchError, "launch_error")          /* the eager launch itself failed */
 
 enum class EagerReason : uint8_t {
 #define PYGRAPH_EAGER_ENUM(e, name) e,

@@ -36,7 +36,8 @@ CUresult ChunkGraph::set_attributes(const DriverApi& api, CUgraphNode node,
     CUkernelNodeAttrValue v{};
     v.cooperative = 1;
     if (!api.graph_kernel_node_set_attribute) return CUDA_ERROR_NOT_SUPPORTED;
-    if (CUresult r = api.graph_kernel_node_set_attribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)) {
+    if (CUresult r =
+            api.graph_kernel_node_set_attribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)) {
       return r;
     }
   }

@@ -68,7 +68,8 @@ uint64_t GraphEngine::token(const EngineLaunch& l) const {
   uint64_t attrs = 0;
   for (uint32_t i = 0; i < l.attr_count; ++i) {
     if (attr_use(l.attrs[i].id) != AttrUse::kNode) continue;
-    attrs = attr_hash_add(attrs, l.attrs[i].id, reinterpret_cast<const uint8_t*>(&l.attrs[i].value));
+    attrs =
+        attr_hash_add(attrs, l.attrs[i].id, reinterpret_cast<const uint8_t*>(&l.attrs[i].value));
   }
   LaunchShape shape{l.function->id,
                     {l.block[0], l.block[1], l.block[2]},
@@ -232,14 +233,13 @@ CUresult GraphEngine::call_eagerly(const EngineLaunch& l, void** params, void** 
     case Op::LaunchCooperativeKernel:
       return reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                            unsigned, unsigned, unsigned, CUstream, void**)>(
-          l.eager)(l.handle, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-                   l.block[2], l.shared_mem, l.stream, params);
+          l.eager)(l.handle, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                   l.shared_mem, l.stream, params);
     default:
       return reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                           unsigned, unsigned, unsigned, CUstream, void**,
-                                           void**)>(l.eager)(
-          l.handle, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-          l.shared_mem, l.stream, params, extra);
+                                           unsigned, unsigned, unsigned, CUstream, void**, void**)>(
+          l.eager)(l.handle, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+                   l.shared_mem, l.stream, params, extra);
   }
 }
 
@@ -355,8 +355,8 @@ CUresult GraphEngine::submit() {
     scratch_.push_back(rl);
   }
   bool fresh = false;
-  ChunkGraph* graph = chunk_graph(*plan_, static_cast<uint32_t>(start),
-                                  static_cast<uint32_t>(position_), &fresh);
+  ChunkGraph* graph =
+      chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
   CUresult r = CUDA_SUCCESS;
   uint32_t patched = 0;
   {

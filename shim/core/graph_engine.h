@@ -35,7 +35,7 @@ namespace pygraph {
 
 struct EngineOptions {
   uint32_t min_repeats = 2;
-  uint32_t first_chunk = 8;    // launches; later chunks of an occurrence double up to max_chunk
+  uint32_t first_chunk = 8;  // launches; later chunks of an occurrence double up to max_chunk
   uint32_t max_chunk = 128;
   uint32_t max_graphs = 1024;  // instantiated chunk graphs kept; least recently used go first
   // Periods (loops without syncs) shorter than this are not followed: a graph launch would
@@ -49,8 +49,8 @@ constexpr uint32_t kMaxRecordedAttrs = 8;
 
 // A launch as the hooks hand it to the engine.
 struct EngineLaunch {
-  Op op;        // LaunchKernel, LaunchKernelEx or LaunchCooperativeKernel
-  void* eager;  // the driver entry point the program called, with the ABI of `op`
+  Op op;                         // LaunchKernel, LaunchKernelEx or LaunchCooperativeKernel
+  void* eager;                   // the driver entry point the program called, with the ABI of `op`
   const FunctionInfo* function;  // null when the kernel is unknown
   CUfunction handle;             // as the program passed it
   uint32_t grid[3], block[3], shared_mem;
@@ -90,8 +90,8 @@ class GraphEngine {
 
  private:
   struct Pending {
-    EngineLaunch launch;   // params, extra and attrs pointers cleared: not ours to keep
-    uint32_t args_offset;  // into arena_
+    EngineLaunch launch;    // params, extra and attrs pointers cleared: not ours to keep
+    uint32_t args_offset;   // into arena_
     uint32_t attrs_offset;  // into attrs_
   };
   struct Chunk {

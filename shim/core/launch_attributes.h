@@ -5,7 +5,8 @@
 // programmatic stream serialization only allows a kernel to start before its predecessor ends,
 // so leaving it out keeps full stream order, which is always correct; the shared-memory carveout
 // is a performance hint that only launches take. Attributes whose effect a node cannot
-// reproduce (an event the launch records, device-updatable nodes) keep the launch eager. Unknown attributes (a newer driver) are treated as eager: never guess.
+// reproduce (an event the launch records, device-updatable nodes) keep the launch eager. Unknown
+// attributes (a newer driver) are treated as eager: never guess.
 #pragma once
 
 #include <cuda.h>

@@ -71,13 +71,13 @@ CUresult generic_op(Fn real, Door door, A... a) {
 
 // A launch, described for the core, whichever of the three launch ABIs it came through.
 inline LaunchCall describe_launch(Op op, Door door, CUfunction f, unsigned gx, unsigned gy,
-                                  unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                  unsigned smem, CUstream s, void** p, void** e) {
+                                  unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                  CUstream s, void** p, void** e) {
   return {op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, e};
 }
 inline LaunchCall describe_launch(Op op, Door door, CUfunction f, unsigned gx, unsigned gy,
-                                  unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                  unsigned smem, CUstream s, void** p) {
+                                  unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                  CUstream s, void** p) {
   return {op, door, f, {gx, gy, gz}, {bx, by, bz}, smem, s, nullptr, 0, p, nullptr};
 }
 inline LaunchCall describe_launch(Op op, Door door, const CUlaunchConfig* cfg, CUfunction f,
@@ -99,11 +99,19 @@ inline LaunchCall describe_launch(Op op, Door door, const CUlaunchConfig* cfg, C
 template <bool per_thread>
 CUresult graph_launch(void* real, LaunchCall& c) {
   c.info = shim_recorder().function(c.function);
-  const EngineLaunch l{c.op,         real,         c.info,       c.function,
+  const EngineLaunch l{c.op,
+                       real,
+                       c.info,
+                       c.function,
                        {c.grid[0], c.grid[1], c.grid[2]},
                        {c.block[0], c.block[1], c.block[2]},
-                       c.shared_mem, c.stream,     per_thread,   c.params,
-                       c.extra,      c.attrs,      c.attr_count};
+                       c.shared_mem,
+                       c.stream,
+                       per_thread,
+                       c.params,
+                       c.extra,
+                       c.attrs,
+                       c.attr_count};
   const uint64_t t0 = shim_recorder().tracing() ? now_ns() : 0;
   CUresult r;
   {

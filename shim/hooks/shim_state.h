@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-
 #include <mutex>
 
 #include "../core/config.h"

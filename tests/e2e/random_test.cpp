@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -13,32 +15,51 @@ namespace {
 
 constexpr const char* kSeeds = "3000";
 
-void expect_same_digests(const char* mode) {
+// Runs the generated programs without and with the shim; returns the shim's PYGRAPH_STATS.
+nlohmann::json expect_same_digests(const char* mode) {
   RunResult plain = run_program({RANDOM_PROGRAM, "0", kSeeds}, {{"LD_LIBRARY_PATH", STANDIN_DIR}});
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
   const std::string trace = temp_path("random.trace");
+  const std::string stats = temp_path("random-stats.json");
   RunResult shim = run_program({RANDOM_PROGRAM, "0", kSeeds}, {{"LD_PRELOAD", PYGRAPH_SHIM},
                                                                {"LD_LIBRARY_PATH", STANDIN_DIR},
                                                                {"PYGRAPH_MODE", mode},
-                                                               {"PYGRAPH_TRACE", trace}});
+                                                               {"PYGRAPH_TRACE", trace},
+                                                               {"PYGRAPH_STATS", stats}});
   unlink(trace.c_str());
-  ASSERT_EQ(shim.exit_code, 0) << shim.err;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
+  unlink(stats.c_str());
+  EXPECT_EQ(shim.exit_code, 0) << shim.err;
   std::istringstream a(plain.out), b(shim.out);
   std::string la, lb;
   int lines = 0;
   while (std::getline(a, la)) {
-    ASSERT_TRUE(std::getline(b, lb));
-    ASSERT_EQ(la, lb) << "first differing seed (seed digest): " << la;
+    if (!std::getline(b, lb)) break;
+    if (la != lb) {
+      ADD_FAILURE() << "first differing seed (seed digest): " << la << " vs " << lb;
+      break;
+    }
     ++lines;
   }
   EXPECT_EQ(lines, std::stoi(kSeeds));
+  return j;
 }
 
 TEST(Random, TraceModeChangesNoResult) {
   expect_same_digests("trace");
 }
 TEST(Random, GraphModeChangesNoResult) {
-  expect_same_digests("graph");
+  const nlohmann::json s = expect_same_digests("graph");
+  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  // The programs exercise graph mode for real: graphs replayed, sequences broken, early flushes.
+  EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
+  EXPECT_GT(s["graphs"]["patched_nodes"].get<int>(), 0);
+  EXPECT_GT(s["graphs"]["mismatches"].get<int>(), 0);
+  EXPECT_GT(s["flushes"]["total"].get<int>(), 100);
+  const auto& l = s["launches"];
+  EXPECT_EQ(l["seen_by_engine"], l["intercepted"]);
+  EXPECT_EQ(l["seen_by_engine"].get<int>(),
+            l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
 }
 TEST(Random, OffModeChangesNoResult) {
   expect_same_digests("off");

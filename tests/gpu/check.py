@@ -267,7 +267,7 @@ def main():
             c.row(f"error in {getattr(s, '__name__', 'check')}", str(e)[:200], "-", False)
     width = max(len(r[0]) for r in c.rows)
     lines = [f"{'check'.ljust(width)}  {'value':>12}  {'expected':>12}  result"]
-    lines += [f"{r[0].ljust(width)}  {r[1]:>12}  {r[2][:40]:>12}  {r[3]}" for r in c.rows]
+    lines += [f"{r[0].ljust(width)}  {str(r[1]):>12}  {str(r[2])[:40]:>12}  {r[3]}" for r in c.rows]
     with open(os.path.join(a.out, "table.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print()

@@ -254,8 +254,8 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   const auto node_attrs = standin_node_attributes();
   float a = 0.5f;
   for (int n = 1; n <= 5; ++n) {
-    for (int i = 0; i < 10; ++i) both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a,
-                                      1, nullptr, attrs, 2);
+    for (int i = 0; i < 10; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, 1, nullptr, attrs, 2);
     host_read("with attributes");
   }
   EXPECT_EQ(engine_.stats().replayed, 30u);
@@ -336,9 +336,19 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
   auto run = [&](const FunctionInfo* f, int count, unsigned block = 32) {
     for (int i = 0; i < count; ++i) {
       void* p[] = {&a, &ye};
-      EngineLaunch l{Op::LaunchKernel, reinterpret_cast<void*>(launch_), f,
-                     reinterpret_cast<CUfunction>(f->handle), {1, 1, 1}, {block, 1, 1}, 0,
-                     nullptr, false, p, nullptr, nullptr, 0};
+      EngineLaunch l{Op::LaunchKernel,
+                     reinterpret_cast<void*>(launch_),
+                     f,
+                     reinterpret_cast<CUfunction>(f->handle),
+                     {1, 1, 1},
+                     {block, 1, 1},
+                     0,
+                     nullptr,
+                     false,
+                     p,
+                     nullptr,
+                     nullptr,
+                     0};
       ASSERT_EQ(small.launch(l), CUDA_SUCCESS);
     }
     ASSERT_EQ(small.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
