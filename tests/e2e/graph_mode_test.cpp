@@ -1,0 +1,62 @@
+// Graph mode end to end, under LD_PRELOAD on the stand-in driver: programs compute exactly what
+// they compute without the shim, while their repeating sequences really run as graphs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_program.h"
+
+namespace pygraph::test {
+namespace {
+
+struct GraphRun {
+  std::string plain, shim;
+  nlohmann::json stats;
+};
+
+GraphRun run_both(const std::vector<std::string>& argv) {
+  GraphRun g;
+  RunResult plain = run_program(argv, {{"LD_LIBRARY_PATH", STANDIN_DIR}});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  const std::string stats = temp_path("graph-stats.json");
+  RunResult shim = run_program(argv, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                      {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                      {"PYGRAPH_STATS", stats}});  // graph mode: the default
+  EXPECT_EQ(shim.exit_code, 0) << shim.err;
+  EXPECT_EQ(shim.err, "");
+  g.plain = plain.out;
+  g.shim = shim.out;
+  g.stats = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
+  unlink(stats.c_str());
+  return g;
+}
+
+TEST(GraphMode, TwoThreadsOnOneStreamAndTheProgramsOwnCapture) {
+  GraphRun g = run_both({THREAD_PROGRAM});
+  ASSERT_FALSE(g.plain.empty());
+  EXPECT_EQ(g.shim, g.plain) << "the host read something else under graph mode";
+  ASSERT_TRUE(g.stats.is_object());
+  EXPECT_EQ(g.stats["mode"], "graph");
+  // 24 steps of 20 launches; 6 of them captured by the program itself (left alone).
+  EXPECT_EQ(g.stats["launches"]["intercepted"], 480);
+  EXPECT_EQ(g.stats["eager_launches_by_reason"]["program_capture"], 6 * 20);
+  // The other 18 steps replay as graphs from the third on, although two threads take turns
+  // launching them (chunks of 8 and 12: the second spans the hand-over between the threads).
+  EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], 16 * 20);
+  EXPECT_EQ(g.stats["eager_launches_by_reason"]["not_repeating"], 2 * 20);
+  EXPECT_EQ(g.stats["graphs"]["mismatches"], 0);
+}
+
+TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
+  GraphRun g = run_both({LOOP_PROGRAM});
+  ASSERT_TRUE(g.stats.is_object());
+  EXPECT_EQ(g.stats["launches"]["intercepted"], 6 * 4 + 10 * 2 + 4);
+  // Steps 3..6 of [a b c a] replay (the period [b c] is shorter than a worthwhile graph).
+  EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], 4 * 4);
+  EXPECT_EQ(g.stats["graphs"]["instantiated"], 1);
+}
+
+}  // namespace
+}  // namespace pygraph::test
