@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -30,6 +32,15 @@ const char* mode_name(Mode mode) {
       return "graph";
   }
   return "off";
+}
+
+std::string with_pid(const std::string& path_template) {
+  std::string path = path_template;
+  const std::string pid = std::to_string(::getpid());
+  for (size_t at = 0; (at = path.find("%p", at)) != std::string::npos; at += pid.size()) {
+    path.replace(at, 2, pid);
+  }
+  return path;
 }
 
 namespace {

@@ -39,4 +39,7 @@ Config parse_config(const char* (*getenv_fn)(const char*), std::vector<std::stri
 
 const char* mode_name(Mode mode);
 
+// A path option with every "%p" replaced by this process's id (PYGRAPH_TRACE, PYGRAPH_STATS).
+std::string with_pid(const std::string& path_template);
+
 }  // namespace pygraph

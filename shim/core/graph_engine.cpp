@@ -17,10 +17,6 @@ const void* this_thread() {
   return &marker;
 }
 
-uint64_t boundary_tag(Op op) {
-  return static_cast<uint64_t>(op) + 1;
-}
-
 }  // namespace
 
 GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
@@ -51,7 +47,7 @@ CUcontext GraphEngine::current_context() const {
 EagerReason GraphEngine::unrecordable(const EngineLaunch& l) const {
   if (unloaded_) return EagerReason::kUnloaded;
   if (!l.params) return l.extra ? EagerReason::kPackedArgs : EagerReason::kUnknownLayout;
-  if (!l.function || !l.function->params_known) return EagerReason::kUnknownLayout;
+  if (!l.info || !l.info->params_known) return EagerReason::kUnknownLayout;
   if (is_per_thread_stream(normalized_stream(l.stream, l.per_thread))) {
     // Its meaning depends on the calling thread; a graph replay could run it on another's.
     return EagerReason::kPerThreadStream;
@@ -71,7 +67,7 @@ uint64_t GraphEngine::token(const EngineLaunch& l) const {
     attrs =
         attr_hash_add(attrs, l.attrs[i].id, reinterpret_cast<const uint8_t*>(&l.attrs[i].value));
   }
-  LaunchShape shape{l.function->id,
+  LaunchShape shape{l.info->id,
                     {l.block[0], l.block[1], l.block[2]},
                     normalized_stream(l.stream, l.per_thread),
                     static_cast<uint16_t>(l.op),
@@ -80,12 +76,7 @@ uint64_t GraphEngine::token(const EngineLaunch& l) const {
 }
 
 size_t GraphEngine::chunk_end() const {
-  // Chunks of an occurrence grow: first_chunk, 2x, 4x, ... up to max_chunk, so the GPU gets work
-  // early in a replay and long sequences still go out in few graph launches.
-  size_t size = options_.first_chunk;
-  for (uint32_t i = 0; i < chunks_submitted_ && size < options_.max_chunk; ++i) size *= 2;
-  size = std::min<size_t>(size, options_.max_chunk);
-  return std::min(chunk_start_ + size, following_tokens_.size());
+  return std::min(chunk_start_ + chunk_size_, following_tokens_.size());
 }
 
 bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id) {
@@ -107,7 +98,7 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
   following_tokens_.assign(best->tokens.begin(), best->tokens.end());
   position_ = 0;
   chunk_start_ = 0;
-  chunks_submitted_ = 0;
+  chunk_size_ = options_.first_chunk;
   return true;
 }
 
@@ -117,11 +108,11 @@ void GraphEngine::stop_following() {
   following_tokens_.clear();
   position_ = 0;
   chunk_start_ = 0;
-  chunks_submitted_ = 0;
+  chunk_size_ = 0;
 }
 
 void GraphEngine::record(const EngineLaunch& l) {
-  const FunctionInfo& f = *l.function;
+  const FunctionInfo& f = *l.info;
   const size_t offset = arena_.size();
   arena_.resize(offset + f.arg_bytes);
   f.pack_args(l.params, arena_.data() + offset);
@@ -147,8 +138,7 @@ CUresult GraphEngine::launch(const EngineLaunch& l) {
   if (reason != EagerReason::kCount) {
     // It cannot be a node: what was recorded goes first, and the sequence ends here.
     const CUresult flushed = flush(FlushCause::kOp, l.op);
-    stop_following();
-    end_segment(boundary_tag(l.op));
+    end_segment(l.op);
     ++stats_.eager[static_cast<int>(reason)];
     const CUresult r = call_eagerly(l, l.params, l.extra, l.attrs);
     return flushed != CUDA_SUCCESS ? flushed : r;
@@ -205,7 +195,7 @@ CUresult GraphEngine::launch(const EngineLaunch& l) {
   if (r != CUDA_SUCCESS) {
     // A failing launch is never recorded later: the segment ends at it.
     ++stats_.eager[static_cast<int>(EagerReason::kLaunchError)];
-    end_segment(boundary_tag(l.op));
+    end_segment(l.op);
   } else {
     ++stats_.eager[static_cast<int>(EagerReason::kNotRepeating)];
   }
@@ -228,23 +218,23 @@ CUresult GraphEngine::call_eagerly(const EngineLaunch& l, void** params, void** 
       cfg.attrs = const_cast<CUlaunchAttribute*>(attrs);
       cfg.numAttrs = l.attr_count;
       return reinterpret_cast<CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**)>(
-          l.eager)(&cfg, l.handle, params, extra);
+          l.eager)(&cfg, l.function, params, extra);
     }
     case Op::LaunchCooperativeKernel:
       return reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                            unsigned, unsigned, unsigned, CUstream, void**)>(
-          l.eager)(l.handle, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+          l.eager)(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                    l.shared_mem, l.stream, params);
     default:
       return reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                            unsigned, unsigned, unsigned, CUstream, void**, void**)>(
-          l.eager)(l.handle, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
+          l.eager)(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
                    l.shared_mem, l.stream, params, extra);
   }
 }
 
 CUresult GraphEngine::launch_pending_eagerly(const Pending& p) {
-  const FunctionInfo& f = *p.launch.function;
+  const FunctionInfo& f = *p.launch.info;
   param_ptrs_.resize(f.params.size());  // keeps its capacity: no steady allocation
   for (size_t i = 0; i < f.params.size(); ++i) {
     param_ptrs_[i] = arena_.data() + p.args_offset + f.params[i].offset;
@@ -331,9 +321,11 @@ ChunkGraph* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end, b
 
 CUresult GraphEngine::submit() {
   if (pending_.empty()) return CUDA_SUCCESS;
+  // The next chunk of this occurrence is twice as large, up to max_chunk: the GPU gets work early
+  // in a replay, and long sequences still go out in few graph launches.
   const size_t start = chunk_start_;
   chunk_start_ = position_;
-  ++chunks_submitted_;
+  chunk_size_ = std::min<size_t>(chunk_size_ * 2, options_.max_chunk);
   if (pending_.size() < 2 || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
@@ -344,7 +336,7 @@ CUresult GraphEngine::submit() {
   scratch_.clear();
   for (const Pending& p : pending_) {
     const EngineLaunch& l = p.launch;
-    RecordedLaunch rl{l.function,
+    RecordedLaunch rl{l.info,
                       {l.grid[0], l.grid[1], l.grid[2]},
                       {l.block[0], l.block[1], l.block[2]},
                       l.shared_mem,
@@ -413,8 +405,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread) {
       break;
     case FlushRule::kCapture:
       r = flush(FlushCause::kOp, op);
-      stop_following();
-      end_segment(boundary_tag(op));
+      end_segment(op);
       break;
     case FlushRule::kUnload:
       // Graphs may hold the module's kernels, and a later module may reuse their handles: graph
@@ -437,13 +428,13 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
     auto it = std::find(capturing_.begin(), capturing_.end(), s);
     if (it != capturing_.end()) capturing_.erase(it);
   }
-  if (op_is_boundary(op)) end_segment(boundary_tag(op));
+  if (op_is_boundary(op)) end_segment(op);
 }
 
-void GraphEngine::end_segment(uint64_t tag) {
-  if (!pending_.empty()) flush(FlushCause::kOp, static_cast<Op>(tag - 1));
+void GraphEngine::end_segment(Op op) {
+  flush(FlushCause::kOp, op);
   stop_following();
-  detector_.boundary(tag);
+  detector_.boundary(static_cast<uint64_t>(op) + 1);  // tags are nonzero
   at_segment_start_ = true;
   expected_period_ = 0;
 }

@@ -28,6 +28,7 @@
 #include "engine_stats.h"
 #include "function_table.h"
 #include "graph_chunk.h"
+#include "launch_call.h"
 #include "ops.h"
 #include "sequence_detector.h"
 
@@ -47,19 +48,11 @@ struct EngineOptions {
 // Launch attributes a recorded launch may carry; launches with more go out eagerly.
 constexpr uint32_t kMaxRecordedAttrs = 8;
 
-// A launch as the hooks hand it to the engine.
-struct EngineLaunch {
-  Op op;                         // LaunchKernel, LaunchKernelEx or LaunchCooperativeKernel
-  void* eager;                   // the driver entry point the program called, with the ABI of `op`
-  const FunctionInfo* function;  // null when the kernel is unknown
-  CUfunction handle;             // as the program passed it
-  uint32_t grid[3], block[3], shared_mem;
-  CUstream stream;  // as the program passed it
+// A launch as the hooks hand it to the engine: the call, plus what the engine needs to make it
+// itself later.
+struct EngineLaunch : LaunchCall {
+  void* eager;      // the driver entry point the program called, with the ABI of `op`
   bool per_thread;  // reached through a per-thread-default-stream entry point
-  void** params;
-  void** extra;
-  const CUlaunchAttribute* attrs;
-  uint32_t attr_count;
 };
 
 class GraphEngine {
@@ -106,7 +99,7 @@ class GraphEngine {
 
   EagerReason unrecordable(const EngineLaunch& l) const;  // kCount when recordable
   uint64_t token(const EngineLaunch& l) const;
-  size_t chunk_end() const;  // exclusive end of the chunk starting at chunk_start_
+  size_t chunk_end() const;  // exclusive end of the current chunk
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id);
   void record(const EngineLaunch& l);
   CUresult flush(FlushCause cause, Op op);  // counted, then submit()
@@ -118,7 +111,7 @@ class GraphEngine {
   CUresult launch_pending_eagerly(const Pending& p);
   CUresult drain_eagerly(EagerReason reason);  // recorded launches, eagerly, in order
   void stop_following();
-  void end_segment(uint64_t tag);
+  void end_segment(Op op);  // `op` ended it (a boundary, or a launch no graph can hold)
   CUcontext current_context() const;
 
   const DriverApi* api_;
@@ -131,13 +124,13 @@ class GraphEngine {
   std::vector<uint64_t> capturing_;  // streams the program is capturing
 
   // The sequence being followed, the next position in it, and the current chunk: its first
-  // position, stream, context and the thread that last added to it.
+  // position, size, stream, context and the thread that last added to it.
   uint32_t following_id_ = 0;
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
   size_t position_ = 0;
   size_t chunk_start_ = 0;
-  uint32_t chunks_submitted_ = 0;  // in this occurrence: sets the next chunk's size
+  size_t chunk_size_ = 0;  // of the current chunk: first_chunk, doubling per chunk up to max
   uint64_t chunk_stream_ = 0;
   CUcontext chunk_context_ = nullptr;
   const void* chunk_thread_ = nullptr;

@@ -11,25 +11,11 @@
 #include "config.h"
 #include "driver_api.h"
 #include "function_table.h"
+#include "launch_call.h"
 #include "ops.h"
 #include "trace_format.h"
 
 namespace pygraph {
-
-struct LaunchCall {
-  Op op;
-  trace::Door door;
-  CUfunction function;
-  unsigned grid[3];
-  unsigned block[3];
-  unsigned shared_mem;
-  CUstream stream;
-  const CUlaunchAttribute* attrs;
-  unsigned attr_count;
-  void** params;
-  void** extra;
-  const FunctionInfo* info = nullptr;  // from function(), when the caller already looked it up
-};
 
 struct OpCall {
   Op op;

@@ -16,6 +16,8 @@
 #include <new>
 #include <thread>
 
+#include "config.h"
+
 namespace pygraph {
 namespace {
 
@@ -224,15 +226,7 @@ TraceWriter& trace_writer() {
 
 bool TraceWriter::open(const std::string& path_template, std::string* error) {
   Writer& w = W();
-  std::string path;
-  for (size_t i = 0; i < path_template.size(); ++i) {
-    if (path_template[i] == '%' && i + 1 < path_template.size() && path_template[i + 1] == 'p') {
-      path += std::to_string(::getpid());
-      ++i;
-    } else {
-      path += path_template[i];
-    }
-  }
+  std::string path = with_pid(path_template);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     // Another live process traces into this path; keep its file and take our own.

@@ -53,12 +53,18 @@ struct OpArgs {
   }
 };
 
-template <Op op, class Fn, class... A>
-CUresult generic_op(Fn real, Door door, A... a) {
+template <Op op, class... A>
+OpArgs describe_op(Door door, A... a) {
   OpArgs args;
   args.call.op = op;
   args.call.door = door;
   (args.before(a), ...);
+  return args;
+}
+
+// Runs an op described by describe_op and records it.
+template <Op op, class Fn, class... A>
+CUresult generic_op(Fn real, OpArgs args, A... a) {
   const uint64_t t0 = now_ns();
   const CUresult r = real(a...);
   const uint64_t t1 = now_ns();
@@ -96,29 +102,15 @@ inline LaunchCall describe_launch(Op op, Door door, const CUlaunchConfig* cfg, C
 }
 
 // Graph mode: the engine records the launch or launches it, under the engine lock.
-template <bool per_thread>
-CUresult graph_launch(void* real, LaunchCall& c) {
-  c.info = shim_recorder().function(c.function);
-  const EngineLaunch l{c.op,
-                       real,
-                       c.info,
-                       c.function,
-                       {c.grid[0], c.grid[1], c.grid[2]},
-                       {c.block[0], c.block[1], c.block[2]},
-                       c.shared_mem,
-                       c.stream,
-                       per_thread,
-                       c.params,
-                       c.extra,
-                       c.attrs,
-                       c.attr_count};
+inline CUresult graph_launch(EngineLaunch&& l) {
+  l.info = shim_recorder().function(l.function);
   const uint64_t t0 = shim_recorder().tracing() ? now_ns() : 0;
   CUresult r;
   {
     EngineLock lock;
     r = shim_engine().launch(l);
   }
-  shim_recorder().record_launch(c, t0, t0 ? now_ns() : 0, r);
+  shim_recorder().record_launch(l, t0, t0 ? now_ns() : 0, r);
   return r;
 }
 
@@ -127,17 +119,17 @@ template <Op op, bool per_thread, class Fn, class... A>
 CUresult graph_op(Fn real, Door door, A... a) {
   if constexpr (flush_rule(op) == FlushRule::kNone && !op_is_boundary(op) &&
                 op != Op::StreamEndCapture) {
-    return generic_op<op>(real, door, a...);  // no lock: it can neither see nor end anything
+    // No lock: it can neither see nor end anything.
+    return generic_op<op>(real, describe_op<op>(door, a...), a...);
   } else {
-    OpArgs args;
-    (args.before(a), ...);
+    const OpArgs args = describe_op<op>(door, a...);
     const auto stream = reinterpret_cast<CUstream>(args.call.stream);
     CUresult flushed;
     {
       EngineLock lock;
       flushed = shim_engine().before_op(op, stream, per_thread);
     }
-    const CUresult r = generic_op<op>(real, door, a...);
+    const CUresult r = generic_op<op>(real, args, a...);
     {
       EngineLock lock;
       shim_engine().after_op(op, stream, per_thread, r);
@@ -159,8 +151,11 @@ CUresult dispatch(Fn real, Door door, A... a) {
     if constexpr (op == Op::LaunchKernelEx) {
       if (!std::get<0>(std::tuple<A...>(a...))) return real(a...);  // no config: the driver says
     }
-    LaunchCall c = describe_launch(op, door, a...);
-    if (g_mode == Mode::kGraph) return graph_launch<per_thread>(reinterpret_cast<void*>(real), c);
+    if (g_mode == Mode::kGraph) {
+      return graph_launch(
+          {describe_launch(op, door, a...), reinterpret_cast<void*>(real), per_thread});
+    }
+    const LaunchCall c = describe_launch(op, door, a...);
     const uint64_t t0 = now_ns();
     const CUresult r = real(a...);
     const uint64_t t1 = now_ns();
@@ -174,7 +169,7 @@ CUresult dispatch(Fn real, Door door, A... a) {
     }
   } else {
     if (g_mode == Mode::kGraph) return graph_op<op, per_thread>(real, door, a...);
-    return generic_op<op>(real, door, a...);
+    return generic_op<op>(real, describe_op<op>(door, a...), a...);
   }
 }
 

@@ -4,8 +4,10 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -64,15 +66,12 @@ void write_stats() {
     std::fputs(json.c_str(), stderr);
     return;
   }
-  std::string path = g_config.stats_path;
-  for (size_t at; (at = path.find("%p")) != std::string::npos;) {
-    path.replace(at, 2, std::to_string(getpid()));
-  }
+  const std::string path = with_pid(g_config.stats_path);
   FILE* f = std::fopen(path.c_str(), "w");
-  if (!f || std::fputs(json.c_str(), f) < 0) {
-    log_error("cannot write PYGRAPH_STATS='%s'", path.c_str());
+  const bool written = f && std::fputs(json.c_str(), f) >= 0;
+  if ((f && std::fclose(f) != 0) || !written) {
+    log_error("cannot write PYGRAPH_STATS='%s': %s", path.c_str(), std::strerror(errno));
   }
-  if (f) std::fclose(f);
 }
 
 // At exit, before any library's destructors: deferred work goes to the GPU (a program may end
@@ -91,26 +90,35 @@ void graph_mode_at_exit() {
 
 // Fork: the parent's deferred work goes out first, so that the child inherits no half-submitted
 // stream state; the lock is held across fork so the child's copy of the engine is consistent.
+// Whether atfork_prepare took the lock: parent and child release exactly what it took, even if
+// another thread finished initializing meanwhile.
+bool g_fork_locked = false;
+
 void atfork_prepare() {
   if (g_init_state.load() != 2 || !g_engine) return;
   g_engine_mutex.lock();
+  g_fork_locked = true;
   t_in_hook = true;
   g_engine->flush_all(FlushCause::kFork);
   t_in_hook = false;
 }
 
 void atfork_parent() {
-  if (g_init_state.load() == 2 && g_engine) g_engine_mutex.unlock();
+  if (g_fork_locked) {
+    g_fork_locked = false;
+    g_engine_mutex.unlock();
+  }
 }
 
 void atfork_child() {
   // The child gets a trace of its own (or none) and a fresh engine: start over at its next CUDA
   // call. The parent's graphs are not the child's to use or destroy.
+  if (g_fork_locked) {
+    g_fork_locked = false;
+    new (&g_engine_mutex) std::mutex();
+  }
   if (g_init_state.load() == 2) {
-    if (g_engine) {
-      new (&g_engine_mutex) std::mutex();
-      g_engine = nullptr;
-    }
+    g_engine = nullptr;
     recorder_instance().reset_in_child();
     g_init_state.store(0);
   }

@@ -58,5 +58,17 @@ TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
   EXPECT_EQ(g.stats["graphs"]["instantiated"], 1);
 }
 
+TEST(GraphMode, UnwritableStatsPathIsOneLineAndNothingElseChanges) {
+  RunResult plain = run_program({THREAD_PROGRAM}, {{"LD_LIBRARY_PATH", STANDIN_DIR}});
+  RunResult shim = run_program({THREAD_PROGRAM}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                  {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                  {"PYGRAPH_STATS", "/nonexistent-dir/s.json"}});
+  EXPECT_EQ(shim.exit_code, 0);
+  EXPECT_EQ(shim.out, plain.out);
+  EXPECT_EQ(shim.err,
+            "pygraph: cannot write PYGRAPH_STATS='/nonexistent-dir/s.json': No such file or "
+            "directory\n");
+}
+
 }  // namespace
 }  // namespace pygraph::test

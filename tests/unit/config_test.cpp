@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 #include <string>
@@ -88,6 +89,13 @@ TEST(Config, TraceInOffModeIsDroppedWithAWarning) {
   Config c = parse({{"PYGRAPH_MODE", "off"}, {"PYGRAPH_TRACE", "t"}}, &w);
   EXPECT_EQ(c.trace_path, "");
   EXPECT_EQ(w.size(), 1u);
+}
+
+TEST(Config, PathTemplatesTakeTheProcessId) {
+  const std::string pid = std::to_string(getpid());
+  EXPECT_EQ(with_pid("/tmp/x.trace"), "/tmp/x.trace");
+  EXPECT_EQ(with_pid("/tmp/%p/x-%p.json"), "/tmp/" + pid + "/x-" + pid + ".json");
+  EXPECT_EQ(with_pid("%"), "%");
 }
 
 TEST(Config, EveryOptionIsDocumentedInTheTable) {

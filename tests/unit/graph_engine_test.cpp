@@ -29,6 +29,27 @@ void addk(const unsigned* g, const unsigned*, void** p) {  // y += step * (i % g
 
 using test::take;
 
+// A launch of `f` as the hooks would hand it to the engine.
+EngineLaunch engine_launch(Op op, void* eager, const FunctionInfo* f, unsigned grid, unsigned block,
+                           CUstream stream, void** params, const CUlaunchAttribute* attrs = nullptr,
+                           unsigned nattrs = 0) {
+  EngineLaunch l{};
+  l.op = op;
+  l.door = trace::Door::kProcAddr;
+  l.function = reinterpret_cast<CUfunction>(f->handle);
+  l.info = f;
+  l.grid[0] = grid;
+  l.grid[1] = l.grid[2] = 1;
+  l.block[0] = block;
+  l.block[1] = l.block[2] = 1;
+  l.stream = stream;
+  l.params = params;
+  l.attrs = attrs;
+  l.attr_count = nattrs;
+  l.eager = eager;
+  return l;
+}
+
 class GraphEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -57,19 +78,11 @@ class GraphEngineTest : public ::testing::Test {
     void* pe[] = {scalar, &ye};
     void* pr[] = {scalar, &yr};
     const bool ex = attrs != nullptr;
-    EngineLaunch l{ex ? Op::LaunchKernelEx : Op::LaunchKernel,
-                   ex ? reinterpret_cast<void*>(launch_ex_) : reinterpret_cast<void*>(launch_),
-                   f,
-                   reinterpret_cast<CUfunction>(f->handle),
-                   {grid, 1, 1},
-                   {32, 1, 1},
-                   0,
-                   stream,
-                   false,
-                   pe,
-                   nullptr,
-                   attrs,
-                   nattrs};
+    const EngineLaunch l =
+        ex ? engine_launch(Op::LaunchKernelEx, reinterpret_cast<void*>(launch_ex_), f, grid, 32,
+                           stream, pe, attrs, nattrs)
+           : engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, grid, 32, stream,
+                           pe);
     ASSERT_EQ(engine_.launch(l), CUDA_SUCCESS);
     ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), grid, 1, 1, 32, 1, 1, 0, stream, pr,
                       nullptr),
@@ -336,19 +349,8 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
   auto run = [&](const FunctionInfo* f, int count, unsigned block = 32) {
     for (int i = 0; i < count; ++i) {
       void* p[] = {&a, &ye};
-      EngineLaunch l{Op::LaunchKernel,
-                     reinterpret_cast<void*>(launch_),
-                     f,
-                     reinterpret_cast<CUfunction>(f->handle),
-                     {1, 1, 1},
-                     {block, 1, 1},
-                     0,
-                     nullptr,
-                     false,
-                     p,
-                     nullptr,
-                     nullptr,
-                     0};
+      const EngineLaunch l = engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1,
+                                           block, nullptr, p);
       ASSERT_EQ(small.launch(l), CUDA_SUCCESS);
     }
     ASSERT_EQ(small.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
