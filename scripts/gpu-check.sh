@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, for the H200 machine: builds pygraph there, runs the CPU test suite, then the
 # GPU checks and benchmarks of tests/gpu/check.py, and prints a short table last.
-#   ./scripts/gpu-check.sh [--sections doors,trace,graph,cost,bench] [--models mlp,bert,...]
+#   ./scripts/gpu-check.sh [--sections doors,trace,graph,cost,bench,idle,grid] [--models mlp,...]
 # (tests/gpu/check.py says what each section checks; logs in /tmp/pygraph-gpu, the table,
 # summaries and stats also in $OUT when set)
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
@@ -24,6 +24,8 @@ ctest_status=0
 (cd build-gpu && ctest -j"$(nproc)" >"$out/ctest.log" 2>&1) || ctest_status=$?
 tail -3 "$out/ctest.log"
 nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
+nvcc -O2 -o build-gpu/memop_loop tests/gpu/memop_loop.cu
+nvcc -O2 -o build-gpu/launch_cost tests/gpu/launch_cost.cu
 
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 cc -I"$pyinc" tests/gpu/python_layout.c -o build-gpu/python_layout && ./build-gpu/python_layout || true

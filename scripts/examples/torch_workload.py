@@ -11,7 +11,9 @@ weights: nothing is downloaded. Every step ends in torch.cuda.synchronize() so t
 step can be told apart. --losses writes one line per step, a digest of its result bytes (the
 loss, or the model output), for bitwise comparison, and the GPU memory in use at the end;
 --profile prints kernels per steady-state step counted by torch.profiler; --time prints the
-median step time in ms (no digests then).
+median step time in ms (no digests then); --idle prints the median time from the start of a
+step (CPU) to the first kernel of that step on the GPU, from torch.profiler's timeline: how
+long the GPU waits at the start of each iteration.
 
 --lockstep IN OUT (with --time): after warm-up, print "ready", then for each chunk of steps
 wait for a byte on the FIFO IN, run the chunk, pass the byte on to the FIFO OUT, and finally
@@ -95,6 +97,7 @@ def main():
     p.add_argument("--losses")
     p.add_argument("--profile", action="store_true")
     p.add_argument("--time", action="store_true")
+    p.add_argument("--idle", action="store_true")
     p.add_argument("--lockstep", nargs=2, metavar=("IN", "OUT"))
     a = p.parse_args()
 
@@ -114,6 +117,34 @@ def main():
         launches = [e for e in kernels if not e.name.startswith(("Memcpy", "Memset"))]
         print(f"profiler_kernels_per_step {len(launches) / a.steps:.3f}")
         print(f"profiler_memops_per_step {(len(kernels) - len(launches)) / a.steps:.3f}")
+        kinds = {}
+        for e in kernels:
+            if e.name.startswith(("Memcpy", "Memset")):
+                kinds[e.name] = kinds.get(e.name, 0) + 1
+        for name, n in sorted(kinds.items()):
+            print(f"profiler_memop {name}: {n / a.steps:.3f} per step")
+        return 0
+
+    if a.idle:
+        from torch.profiler import ProfilerActivity, profile, record_function
+
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(a.steps):
+                with record_function("pygraph_step"):
+                    step()
+                torch.cuda.synchronize()
+        events = prof.events()
+        starts = sorted(e.time_range.start for e in events if e.name == "pygraph_step")
+        gpu = sorted(e.time_range.start for e in events
+                     if e.device_type == torch.autograd.DeviceType.CUDA)
+        idle = []
+        for k, s in enumerate(starts):
+            end = starts[k + 1] if k + 1 < len(starts) else float("inf")
+            first = next((g for g in gpu if s <= g < end), None)
+            if first is not None:
+                idle.append(first - s)
+        print(f"gpu_idle_at_step_start_us {statistics.median(idle):.1f} "
+              f"(steps {len(idle)} of {len(starts)})")
         return 0
 
     if a.time:

@@ -19,6 +19,15 @@ const OptionSpec kOptions[] = {
      "graph mode: times a sequence runs eagerly before it is graphed (1 to 1000)"},
     {"PYGRAPH_MAX_GRAPHS", "1024",
      "graph mode: instantiated graphs kept; the least recently used are destroyed (1 to 1000000)"},
+    {"PYGRAPH_FIRST_CHUNK", "8",
+     "graph mode: launches recorded before the first graph of an occurrence goes to the GPU; "
+     "later chunks double up to 128 (1 to 128)"},
+    {"PYGRAPH_STAGING_MB", "4",
+     "graph mode: pinned host memory for snapshots of deferred copies from pageable memory; 0: "
+     "such copies stay eager (0 to 1024)"},
+    {"PYGRAPH_PATCH_GRID", "1",
+     "graph mode: 1: a launch's grid and dynamic shared memory are patched like its arguments; "
+     "0: they are part of its shape, so another grid makes another sequence"},
 };
 const int kOptionCount = sizeof(kOptions) / sizeof(kOptions[0]);
 
@@ -91,6 +100,15 @@ Config parse_config(const char* (*getenv_fn)(const char*), std::vector<std::stri
   }
   if (const char* v = getenv_fn("PYGRAPH_MAX_GRAPHS"); v && *v) {
     c.max_graphs = parse_count("PYGRAPH_MAX_GRAPHS", v, 1, 1000000, c.max_graphs, warnings);
+  }
+  if (const char* v = getenv_fn("PYGRAPH_FIRST_CHUNK"); v && *v) {
+    c.first_chunk = parse_count("PYGRAPH_FIRST_CHUNK", v, 1, 128, c.first_chunk, warnings);
+  }
+  if (const char* v = getenv_fn("PYGRAPH_STAGING_MB"); v && *v) {
+    c.staging_mb = parse_count("PYGRAPH_STAGING_MB", v, 0, 1024, c.staging_mb, warnings);
+  }
+  if (const char* v = getenv_fn("PYGRAPH_PATCH_GRID"); v && *v) {
+    c.patch_grid = parse_count("PYGRAPH_PATCH_GRID", v, 0, 1, 1, warnings) == 1;
   }
   const char* m = getenv_fn("PYGRAPH_MODE");
   if (m && std::strcmp(m, "off") == 0 && !c.trace_path.empty()) {

@@ -27,6 +27,18 @@ struct DriverApi {
                                               const CUkernelNodeAttrValue* value) = nullptr;
   CUresult (*graph_exec_kernel_node_set_params)(CUgraphExec exec, CUgraphNode node,
                                                 const CUDA_KERNEL_NODE_PARAMS* params) = nullptr;
+  CUresult (*graph_add_memset_node)(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                    size_t ndeps, const CUDA_MEMSET_NODE_PARAMS* params,
+                                    CUcontext ctx) = nullptr;
+  CUresult (*graph_add_memcpy_node)(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                    size_t ndeps, const CUDA_MEMCPY3D* params,
+                                    CUcontext ctx) = nullptr;
+  CUresult (*graph_exec_memset_node_set_params)(CUgraphExec exec, CUgraphNode node,
+                                                const CUDA_MEMSET_NODE_PARAMS* params,
+                                                CUcontext ctx) = nullptr;
+  CUresult (*graph_exec_memcpy_node_set_params)(CUgraphExec exec, CUgraphNode node,
+                                                const CUDA_MEMCPY3D* params,
+                                                CUcontext ctx) = nullptr;
   CUresult (*graph_launch)(CUgraphExec exec, CUstream stream) = nullptr;
   CUresult (*graph_exec_destroy)(CUgraphExec exec) = nullptr;
   CUresult (*graph_destroy)(CUgraph graph) = nullptr;
@@ -35,6 +47,16 @@ struct DriverApi {
   CUresult (*ctx_get_current)(CUcontext* ctx) = nullptr;
   CUresult (*ctx_push_current)(CUcontext ctx) = nullptr;
   CUresult (*ctx_pop_current)(CUcontext* ctx) = nullptr;
+
+  // Memory operations in graphs: what memory an address is, pinned staging for snapshots of
+  // pageable copies, and events that say when a snapshot was read.
+  CUresult (*pointer_get_attribute)(void* data, CUpointer_attribute attribute,
+                                    CUdeviceptr ptr) = nullptr;
+  CUresult (*mem_host_alloc)(void** p, size_t bytes, unsigned int flags) = nullptr;
+  CUresult (*event_create)(CUevent* event, unsigned int flags) = nullptr;
+  CUresult (*event_record)(CUevent event, CUstream stream) = nullptr;
+  CUresult (*event_query)(CUevent event) = nullptr;
+  CUresult (*event_destroy)(CUevent event) = nullptr;
 };
 
 }  // namespace pygraph

@@ -41,6 +41,12 @@ uint64_t EngineStats::eager_total() const {
   return n;
 }
 
+uint64_t EngineStats::memop_eager_total() const {
+  uint64_t n = 0;
+  for (uint64_t v : memop_eager) n += v;
+  return n;
+}
+
 uint64_t EngineStats::flushes_total() const {
   uint64_t n = 0;
   for (uint64_t v : flushes_by_cause) n += v;
@@ -70,6 +76,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"patched_nodes_per_replay", s.replays ? double(s.patched_nodes) / double(s.replays) : 0.0},
       {"launches_per_replay", s.replays ? double(s.replayed) / double(s.replays) : 0.0},
       {"mismatches", s.mismatches},
+      {"variant_switches", s.variant_switches},
       {"sequences_disabled", s.graph_failures}};
   ordered_json flushes = ordered_json::object();
   for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
@@ -85,6 +92,17 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     if (s.eager[i]) eager[eager_reason_name(static_cast<EagerReason>(i))] = s.eager[i];
   }
   j["eager_launches_by_reason"] = eager;
+  ordered_json memop_eager = ordered_json::object();
+  for (int i = 0; i < static_cast<int>(EagerReason::kCount); ++i) {
+    if (s.memop_eager[i])
+      memop_eager[eager_reason_name(static_cast<EagerReason>(i))] = s.memop_eager[i];
+  }
+  j["memops"] = {{"seen_by_engine", s.memops},
+                 {"recorded", s.memops_recorded},
+                 {"replayed_in_graphs", s.memops_replayed},
+                 {"eager", s.memop_eager_total()},
+                 {"staged_bytes", s.staged_bytes},
+                 {"eager_by_reason", memop_eager}};
   return j.dump(2) + "\n";
 }
 

@@ -1,8 +1,9 @@
 // What graph mode did, counted by the engine and written as JSON at exit (PYGRAPH_STATS). The
 // schema is documented in docs/stats-format.md; `pygraph-analyze` and the benchmarks read it.
 //
-// Invariant once nothing is deferred: launches == replayed + sum(eager): every launch either ran
-// inside a graph replay or went to the driver eagerly, for exactly one counted reason.
+// Invariants once nothing is deferred: launches == replayed + sum(eager), and memops ==
+// memops_replayed + sum(memop_eager): every launch and memop either ran inside a graph replay or
+// went to the driver eagerly, for exactly one counted reason.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 
 namespace pygraph {
 
-// Why a launch went to the driver as a plain launch.
+// Why a launch (or an async memset or copy) went to the driver as a plain call.
 #define PYGRAPH_EAGER_REASONS(X)                                                               \
   X(kNotRepeating, "not_repeating")        /* not (yet) part of a sequence seen min_repeats */ \
   X(kUnknownLayout, "unknown_layout")      /* the driver gave no parameter layout */           \
@@ -24,7 +25,9 @@ namespace pygraph {
   X(kShortChunk, "short_chunk")            /* a flush left a single recorded launch */         \
   X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */        \
   X(kUnloaded, "module_unloaded")          /* graph mode stopped after a module unload */      \
-  X(kLaunchError, "launch_error")          /* the eager launch itself failed */
+  X(kLaunchError, "launch_error")          /* the eager launch itself failed */                \
+  X(kMemopOperands, "memop_operands")      /* memory no node can address, or size 0 */         \
+  X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */
 
 enum class EagerReason : uint8_t {
 #define PYGRAPH_EAGER_ENUM(e, name) e,
@@ -54,13 +57,22 @@ struct EngineStats {
   uint64_t graphs_live = 0;
   uint64_t replays = 0;
   uint64_t patched_nodes = 0;
-  uint64_t mismatches = 0;      // recorded prefixes sent out eagerly
-  uint64_t graph_failures = 0;  // sequences disabled
+  uint64_t mismatches = 0;        // recorded prefixes sent out eagerly
+  uint64_t variant_switches = 0;  // a sequence with the same prefix took over instead
+  uint64_t graph_failures = 0;    // sequences disabled
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};
   uint64_t eager[static_cast<int>(EagerReason::kCount)] = {};
 
+  // Async memsets and 1-D copies (memop_call.h), counted apart from launches.
+  uint64_t memops = 0;
+  uint64_t memops_recorded = 0;
+  uint64_t memops_replayed = 0;  // ran as memset or memcpy nodes of graph replays
+  uint64_t staged_bytes = 0;     // pageable copy sources snapshotted into pinned staging
+  uint64_t memop_eager[static_cast<int>(EagerReason::kCount)] = {};
+
   uint64_t eager_total() const;
+  uint64_t memop_eager_total() const;
   uint64_t flushes_total() const;
 };
 

@@ -5,14 +5,40 @@
 #include "launch_attributes.h"
 
 namespace pygraph {
+namespace {
 
-void ChunkGraph::fill(const RecordedLaunch& l, std::vector<void*>* ptrs,
-                      CUDA_KERNEL_NODE_PARAMS* p) {
-  const FunctionInfo& f = *l.function;
-  ptrs->resize(f.params.size());
+CUDA_MEMSET_NODE_PARAMS memset_params(const RecordedNode& r) {
+  CUDA_MEMSET_NODE_PARAMS p{};
+  p.dst = r.dst;
+  p.elementSize = r.element_size;
+  p.width = r.count;
+  p.height = 1;
+  p.pitch = r.count * r.element_size;
+  p.value = r.value;
+  return p;
+}
+
+// Both operands as unified addresses: the driver tells device from pinned host memory.
+CUDA_MEMCPY3D copy_params(const RecordedNode& r) {
+  CUDA_MEMCPY3D p{};
+  p.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  p.srcDevice = r.src;
+  p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  p.dstDevice = r.dst;
+  p.WidthInBytes = r.count;
+  p.Height = 1;
+  p.Depth = 1;
+  return p;
+}
+
+}  // namespace
+
+void ChunkGraph::kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p) {
+  const FunctionInfo& f = *r.function;
+  ptrs_.resize(f.params.size());  // keeps its capacity
   for (size_t i = 0; i < f.params.size(); ++i) {
     // The driver copies the values when the node is added or updated.
-    (*ptrs)[i] = const_cast<uint8_t*>(l.args + f.params[i].offset);
+    ptrs_[i] = const_cast<uint8_t*>(r.args + f.params[i].offset);
   }
   std::memset(p, 0, sizeof *p);
   if (f.is_kernel_handle) {
@@ -20,37 +46,83 @@ void ChunkGraph::fill(const RecordedLaunch& l, std::vector<void*>* ptrs,
   } else {
     p->func = reinterpret_cast<CUfunction>(f.handle);
   }
-  p->gridDimX = l.grid[0];
-  p->gridDimY = l.grid[1];
-  p->gridDimZ = l.grid[2];
-  p->blockDimX = l.block[0];
-  p->blockDimY = l.block[1];
-  p->blockDimZ = l.block[2];
-  p->sharedMemBytes = l.shared_mem;
-  p->kernelParams = ptrs->data();
+  p->gridDimX = r.grid[0];
+  p->gridDimY = r.grid[1];
+  p->gridDimZ = r.grid[2];
+  p->blockDimX = r.block[0];
+  p->blockDimY = r.block[1];
+  p->blockDimZ = r.block[2];
+  p->sharedMemBytes = r.shared_mem;
+  p->kernelParams = ptrs_.data();
 }
 
-CUresult ChunkGraph::set_attributes(const DriverApi& api, CUgraphNode node,
-                                    const RecordedLaunch& l) {
-  if (l.cooperative) {
+CUresult ChunkGraph::set_attributes(const DriverApi& api, CUgraphNode node, const RecordedNode& r) {
+  if (r.cooperative) {
     CUkernelNodeAttrValue v{};
     v.cooperative = 1;
     if (!api.graph_kernel_node_set_attribute) return CUDA_ERROR_NOT_SUPPORTED;
-    if (CUresult r =
+    if (CUresult e =
             api.graph_kernel_node_set_attribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)) {
-      return r;
+      return e;
     }
   }
-  for (uint32_t i = 0; i < l.attr_count; ++i) {
-    if (attr_use(l.attrs[i].id) != AttrUse::kNode) continue;
+  for (uint32_t i = 0; i < r.attr_count; ++i) {
+    if (attr_use(r.attrs[i].id) != AttrUse::kNode) continue;
     if (!api.graph_kernel_node_set_attribute) return CUDA_ERROR_NOT_SUPPORTED;
-    CUresult r = api.graph_kernel_node_set_attribute(node, l.attrs[i].id, &l.attrs[i].value);
-    if (r != CUDA_SUCCESS) return r;
+    CUresult e = api.graph_kernel_node_set_attribute(node, r.attrs[i].id, &r.attrs[i].value);
+    if (e != CUDA_SUCCESS) return e;
   }
   return CUDA_SUCCESS;
 }
 
-CUresult ChunkGraph::build(const DriverApi& api, const RecordedLaunch* launches, size_t count) {
+CUresult ChunkGraph::add(const DriverApi& api, const RecordedNode& r, CUgraphNode* deps,
+                         size_t ndeps, CUcontext ctx, CUgraphNode* out) {
+  switch (r.kind) {
+    case NodeKind::kKernel: {
+      CUDA_KERNEL_NODE_PARAMS p;
+      kernel_params(r, &p);
+      CUresult e = api.graph_add_kernel_node(out, graph_, deps, ndeps, &p);
+      return e == CUDA_SUCCESS ? set_attributes(api, *out, r) : e;
+    }
+    case NodeKind::kMemset: {
+      if (!api.graph_add_memset_node) return CUDA_ERROR_NOT_SUPPORTED;
+      const CUDA_MEMSET_NODE_PARAMS p = memset_params(r);
+      return api.graph_add_memset_node(out, graph_, deps, ndeps, &p, ctx);
+    }
+    case NodeKind::kCopy: {
+      if (!api.graph_add_memcpy_node) return CUDA_ERROR_NOT_SUPPORTED;
+      const CUDA_MEMCPY3D p = copy_params(r);
+      return api.graph_add_memcpy_node(out, graph_, deps, ndeps, &p, ctx);
+    }
+  }
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+bool ChunkGraph::holds(const RecordedNode& r, const Node& n) const {
+  if (r.kind != NodeKind::kKernel) {
+    return n.dst == r.dst && n.src == r.src && n.count == r.count && n.value == r.value;
+  }
+  return std::memcmp(n.grid, r.grid, sizeof n.grid) == 0 && n.shared_mem == r.shared_mem &&
+         n.args.size() == r.function->arg_bytes &&
+         std::memcmp(n.args.data(), r.args, n.args.size()) == 0;
+}
+
+void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
+  n.kind = r.kind;
+  if (r.kind != NodeKind::kKernel) {
+    n.dst = r.dst;
+    n.src = r.src;
+    n.count = r.count;
+    n.value = r.value;
+    return;
+  }
+  std::memcpy(n.grid, r.grid, sizeof n.grid);
+  n.shared_mem = r.shared_mem;
+  n.args.assign(r.args, r.args + r.function->arg_bytes);
+}
+
+CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size_t count,
+                           CUcontext ctx) {
   if (!api.graph_create || !api.graph_add_kernel_node || !api.graph_instantiate ||
       !api.graph_launch || !api.graph_exec_kernel_node_set_params || !api.graph_destroy ||
       !api.graph_exec_destroy) {
@@ -63,21 +135,14 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedLaunch* launches,
     return r;
   }
   nodes_.resize(count);
-  std::vector<void*> ptrs;
   for (size_t i = 0; i < count; ++i) {
-    const RecordedLaunch& l = launches[i];
-    CUDA_KERNEL_NODE_PARAMS p;
-    fill(l, &ptrs, &p);
     CUgraphNode prev = i ? nodes_[i - 1].handle : nullptr;
-    r = api.graph_add_kernel_node(&nodes_[i].handle, graph_, i ? &prev : nullptr, i ? 1 : 0, &p);
-    if (r == CUDA_SUCCESS) r = set_attributes(api, nodes_[i].handle, l);
+    r = add(api, nodes[i], i ? &prev : nullptr, i ? 1 : 0, ctx, &nodes_[i].handle);
     if (r != CUDA_SUCCESS) {
       destroy(api);
       return r;
     }
-    std::memcpy(nodes_[i].grid, l.grid, sizeof l.grid);
-    nodes_[i].shared_mem = l.shared_mem;
-    nodes_[i].args.assign(l.args, l.args + l.function->arg_bytes);
+    keep(nodes[i], nodes_[i]);
   }
   r = api.graph_instantiate(&exec_, graph_, 0);
   if (r != CUDA_SUCCESS) {
@@ -88,28 +153,44 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedLaunch* launches,
   return CUDA_SUCCESS;
 }
 
-CUresult ChunkGraph::replay(const DriverApi& api, const RecordedLaunch* launches, size_t count,
-                            CUstream stream, uint32_t* patched) {
+CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n, CUcontext ctx) {
+  switch (r.kind) {
+    case NodeKind::kKernel: {
+      CUDA_KERNEL_NODE_PARAMS p;
+      kernel_params(r, &p);
+      return api.graph_exec_kernel_node_set_params(exec_, n.handle, &p);
+    }
+    case NodeKind::kMemset: {
+      if (!api.graph_exec_memset_node_set_params) return CUDA_ERROR_NOT_SUPPORTED;
+      const CUDA_MEMSET_NODE_PARAMS p = memset_params(r);
+      return api.graph_exec_memset_node_set_params(exec_, n.handle, &p, ctx);
+    }
+    case NodeKind::kCopy: {
+      if (!api.graph_exec_memcpy_node_set_params) return CUDA_ERROR_NOT_SUPPORTED;
+      const CUDA_MEMCPY3D p = copy_params(r);
+      return api.graph_exec_memcpy_node_set_params(exec_, n.handle, &p, ctx);
+    }
+  }
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, size_t count,
+                            CUstream stream, CUcontext ctx, uint32_t* patched) {
   *patched = 0;
   if (!usable() || count != nodes_.size()) return CUDA_ERROR_INVALID_VALUE;
-  std::vector<void*> ptrs;
   for (size_t i = 0; i < count; ++i) {
-    const RecordedLaunch& l = launches[i];
     Node& n = nodes_[i];
-    const bool same = std::memcmp(n.grid, l.grid, sizeof n.grid) == 0 &&
-                      n.shared_mem == l.shared_mem && n.args.size() == l.function->arg_bytes &&
-                      std::memcmp(n.args.data(), l.args, n.args.size()) == 0;
-    if (same) continue;
-    CUDA_KERNEL_NODE_PARAMS p;
-    fill(l, &ptrs, &p);
-    CUresult r = api.graph_exec_kernel_node_set_params(exec_, n.handle, &p);
+    if (nodes[i].kind != n.kind) {
+      broken_ = true;
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (holds(nodes[i], n)) continue;
+    CUresult r = patch(api, nodes[i], n, ctx);
     if (r != CUDA_SUCCESS) {
       broken_ = true;  // some nodes hold new values, some old: never launch this exec again
       return r;
     }
-    std::memcpy(n.grid, l.grid, sizeof n.grid);
-    n.shared_mem = l.shared_mem;
-    n.args.assign(l.args, l.args + l.function->arg_bytes);
+    keep(nodes[i], n);
     ++*patched;
   }
   CUresult r = api.graph_launch(exec_, stream);

@@ -1,11 +1,13 @@
-// One chunk of a recorded launch sequence as an instantiated CUDA graph: built once from the
-// recorded launches, replayed with arguments patched in place. Kernel nodes are chained in
+// One chunk of a recorded sequence as an instantiated CUDA graph: built once from the recorded
+// launches and memory operations, replayed with arguments patched in place. Nodes are chained in
 // recording order, which is the stream order the program asked for.
 //
-// Patching follows the PyGraph idea: before a replay, each node's recorded arguments (and grid
-// and dynamic shared memory) are compared with what the node holds from its last replay, and
-// only changed nodes are updated (cuGraphExecKernelNodeSetParams). The graph uses the program's
-// own addresses: no copies, no static buffers.
+// Patching follows the PyGraph idea: before a replay, each node's recorded parameters (kernel
+// arguments, grid and dynamic shared memory; memset and copy operands) are compared with what the
+// node holds from its last replay, and only changed nodes are updated
+// (cuGraphExecKernelNodeSetParams, cuGraphExecMemsetNodeSetParams,
+// cuGraphExecMemcpyNodeSetParams). The graph uses the program's own addresses: no copies, no
+// static buffers.
 //
 // Part of graph mode (docs/design-graph-mode.md).
 #pragma once
@@ -20,32 +22,43 @@
 
 namespace pygraph {
 
-// A kernel launch as graph mode records it. Only launches whose parameter layout is known are
-// recorded, so `args` holds function->arg_bytes bytes at the layout's offsets.
-struct RecordedLaunch {
-  const FunctionInfo* function;
-  uint32_t grid[3];
-  uint32_t block[3];
-  uint32_t shared_mem;
-  const uint8_t* args;
+enum class NodeKind : uint8_t { kKernel, kMemset, kCopy };
+
+// A node as graph mode records it: a kernel launch, a 1-D memset or a 1-D copy. Only launches
+// whose parameter layout is known are recorded, so `args` holds function->arg_bytes bytes at the
+// layout's offsets.
+struct RecordedNode {
+  const FunctionInfo* function = nullptr;
+  uint32_t grid[3] = {};
+  uint32_t block[3] = {};
+  uint32_t shared_mem = 0;
+  const uint8_t* args = nullptr;
   // Launch attributes as the program passed them (launch_attributes.h says which the node
   // takes); fixed per node: they are part of the launch's token, never patched.
   const CUlaunchAttribute* attrs = nullptr;
   uint32_t attr_count = 0;
   bool cooperative = false;  // cuLaunchCooperativeKernel
+
+  NodeKind kind = NodeKind::kKernel;
+  // Memsets and copies. Addresses are unified (device or pinned host); a copy's source is the
+  // staged snapshot when the program copied from pageable memory.
+  uint64_t dst = 0, src = 0;
+  size_t count = 0;  // memsets: elements; copies: bytes
+  uint32_t value = 0, element_size = 0;
 };
 
 class ChunkGraph {
  public:
-  // Builds and instantiates the graph. On failure nothing stays allocated and the driver's error
-  // is returned, for the caller to launch the recorded work eagerly instead.
-  CUresult build(const DriverApi& api, const RecordedLaunch* launches, size_t count);
+  // Builds and instantiates the graph; memset and copy nodes run in `ctx`. On failure nothing
+  // stays allocated and the driver's error is returned, for the caller to launch the recorded
+  // work eagerly instead.
+  CUresult build(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx);
 
-  // Patches what changed since the last replay and launches the graph on `stream`. `launches`
-  // must have the same functions and block shapes as at build(). On failure the chunk is broken
-  // (usable() false) and must be destroyed; the caller launches the work eagerly.
-  CUresult replay(const DriverApi& api, const RecordedLaunch* launches, size_t count,
-                  CUstream stream, uint32_t* patched);
+  // Patches what changed since the last replay and launches the graph on `stream`. `nodes` must
+  // have the kinds, functions and block shapes they had at build(). On failure the chunk is
+  // broken (usable() false) and must be destroyed; the caller launches the work eagerly.
+  CUresult replay(const DriverApi& api, const RecordedNode* nodes, size_t count, CUstream stream,
+                  CUcontext ctx, uint32_t* patched);
 
   void destroy(const DriverApi& api);
   bool usable() const { return exec_ != nullptr && !broken_; }
@@ -54,16 +67,26 @@ class ChunkGraph {
  private:
   struct Node {
     CUgraphNode handle = nullptr;
+    NodeKind kind = NodeKind::kKernel;
     uint32_t grid[3] = {}, shared_mem = 0;
-    std::vector<uint8_t> args;  // what the node holds now
+    std::vector<uint8_t> args;  // kernels: what the node holds now
+    uint64_t dst = 0, src = 0;  // memsets and copies: what the node holds now
+    size_t count = 0;
+    uint32_t value = 0;
   };
-  static void fill(const RecordedLaunch& l, std::vector<void*>* ptrs, CUDA_KERNEL_NODE_PARAMS* p);
-  static CUresult set_attributes(const DriverApi& api, CUgraphNode node, const RecordedLaunch& l);
+  CUresult add(const DriverApi& api, const RecordedNode& r, CUgraphNode* deps, size_t ndeps,
+               CUcontext ctx, CUgraphNode* out);
+  CUresult patch(const DriverApi& api, const RecordedNode& r, Node& n, CUcontext ctx);
+  bool holds(const RecordedNode& r, const Node& n) const;
+  void keep(const RecordedNode& r, Node& n) const;
+  void kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p);
+  static CUresult set_attributes(const DriverApi& api, CUgraphNode node, const RecordedNode& r);
 
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   bool broken_ = false;
   std::vector<Node> nodes_;
+  std::vector<void*> ptrs_;  // kernel parameter pointers of the node being set: no allocation
 };
 
 }  // namespace pygraph

@@ -20,7 +20,10 @@ const void* this_thread() {
 }  // namespace
 
 GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
-    : api_(api), options_(options), detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}) {
+    : api_(api),
+      options_(options),
+      detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
+      staging_(api, options.staging_bytes) {
   options_.first_chunk = std::max<uint32_t>(options_.first_chunk, 1);
   options_.max_chunk = std::max(options_.max_chunk, options_.first_chunk);
   options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
@@ -67,11 +70,62 @@ uint64_t GraphEngine::token(const EngineLaunch& l) const {
     attrs =
         attr_hash_add(attrs, l.attrs[i].id, reinterpret_cast<const uint8_t*>(&l.attrs[i].value));
   }
+  if (!options_.patch_grid) {
+    // Not an attribute id: a tag that folds grid and shared memory into the same hash.
+    uint8_t value[sizeof(CUlaunchAttributeValue)] = {};
+    std::memcpy(value, l.grid, sizeof l.grid);
+    std::memcpy(value + sizeof l.grid, &l.shared_mem, sizeof l.shared_mem);
+    attrs = attr_hash_add(attrs, 0x80000000u, value);
+  }
   LaunchShape shape{l.info->id,
                     {l.block[0], l.block[1], l.block[2]},
                     normalized_stream(l.stream, l.per_thread),
                     static_cast<uint16_t>(l.op),
                     attrs};
+  return launch_token(shape);
+}
+
+GraphEngine::MemKind GraphEngine::memory_kind(uint64_t address) const {
+  if (!api_->pointer_get_attribute) return MemKind::kOther;
+  unsigned int type = 0;
+  const CUresult r = api_->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  // The driver knows every address it allocated or registered; any other host address is
+  // ordinary pageable memory.
+  if (r == CUDA_ERROR_INVALID_VALUE) return MemKind::kPageable;
+  if (r != CUDA_SUCCESS) return MemKind::kOther;
+  if (type == CU_MEMORYTYPE_DEVICE) return MemKind::kDevice;
+  if (type == CU_MEMORYTYPE_HOST) return MemKind::kPinned;
+  return MemKind::kOther;
+}
+
+EagerReason GraphEngine::unrecordable(const MemopCall& m, MemKind* src) const {
+  if (unloaded_) return EagerReason::kUnloaded;
+  if (is_per_thread_stream(normalized_stream(m.stream, m.per_thread))) {
+    return EagerReason::kPerThreadStream;
+  }
+  if (m.count == 0) return EagerReason::kMemopOperands;  // nodes refuse empty operations
+  const MemKind dst = memory_kind(m.dst);
+  if (memset_element_size(m.op))
+    return dst == MemKind::kDevice ? EagerReason::kCount : EagerReason::kMemopOperands;
+  // A copy into pageable memory returns only once it is done: the host observes it.
+  if (dst != MemKind::kDevice && dst != MemKind::kPinned) return EagerReason::kMemopOperands;
+  *src = memory_kind(m.src);
+  if (*src == MemKind::kOther) return EagerReason::kMemopOperands;
+  if (*src == MemKind::kPageable && m.op != Op::MemcpyHtoDAsync && m.op != Op::MemcpyAsync) {
+    return EagerReason::kMemopOperands;  // not a host source by the op's contract
+  }
+  return EagerReason::kCount;
+}
+
+uint64_t GraphEngine::token(const MemopCall& m, MemKind src) const {
+  // A node keeps its kind and element size; whether a copy reads a staged snapshot, pinned or
+  // device memory is fixed too (a copy node is patched only within its memory types).
+  // Addresses, sizes and values are patched.
+  LaunchShape shape{0,
+                    {memset_element_size(m.op), static_cast<uint32_t>(src), 0},
+                    normalized_stream(m.stream, m.per_thread),
+                    static_cast<uint16_t>(m.op),
+                    0};
   return launch_token(shape);
 }
 
@@ -94,12 +148,34 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
   }
   if (!best) return false;
   following_id_ = best->id;
+  following_periodic_ = best->periodic;
   plan_ = &plans_[best->id];
   following_tokens_.assign(best->tokens.begin(), best->tokens.end());
   position_ = 0;
   chunk_start_ = 0;
   chunk_size_ = options_.first_chunk;
   return true;
+}
+
+bool GraphEngine::switch_variant(uint64_t tok) {
+  // Variants of one step (another grid, a branch taken every other step) share a prefix: the
+  // one whose next token is this one takes over, recorded work and all.
+  for (const Sequence& s : detector_.sequences()) {
+    if (s.id == following_id_ || s.periodic != following_periodic_ ||
+        s.occurrences < options_.min_repeats || s.tokens.size() <= position_ ||
+        s.tokens[position_] != tok ||
+        !std::equal(s.tokens.begin(), s.tokens.begin() + position_, following_tokens_.begin())) {
+      continue;
+    }
+    auto plan = plans_.find(s.id);
+    if (plan != plans_.end() && plan->second.disabled) continue;
+    following_id_ = s.id;
+    plan_ = &plans_[s.id];
+    following_tokens_.assign(s.tokens.begin(), s.tokens.end());
+    ++stats_.variant_switches;
+    return true;
+  }
+  return false;
 }
 
 void GraphEngine::stop_following() {
@@ -111,44 +187,93 @@ void GraphEngine::stop_following() {
   chunk_size_ = 0;
 }
 
-void GraphEngine::record(const EngineLaunch& l) {
+bool GraphEngine::record(const Work& w) {
+  if (w.memop) {
+    MemopCall m = *w.memop;
+    if (w.src == MemKind::kPageable) {
+      void* snapshot = staging_.stage(reinterpret_cast<const void*>(m.src), m.count);
+      if (!snapshot) return false;
+      m.src = reinterpret_cast<uint64_t>(snapshot);
+      stats_.staged_bytes += m.count;
+    }
+    const NodeKind kind = memset_element_size(m.op) ? NodeKind::kMemset : NodeKind::kCopy;
+    pending_.push_back({kind, {}, m, 0, 0});
+    ++position_;
+    ++stats_.memops_recorded;
+    return true;
+  }
+  const EngineLaunch& l = *w.launch;
   const FunctionInfo& f = *l.info;
   const size_t offset = arena_.size();
   arena_.resize(offset + f.arg_bytes);
   f.pack_args(l.params, arena_.data() + offset);
   const size_t attrs_offset = attrs_.size();
   attrs_.insert(attrs_.end(), l.attrs, l.attrs + l.attr_count);
-  pending_.push_back({l, static_cast<uint32_t>(offset), static_cast<uint32_t>(attrs_offset)});
+  pending_.push_back({NodeKind::kKernel,
+                      l,
+                      {},
+                      static_cast<uint32_t>(offset),
+                      static_cast<uint32_t>(attrs_offset)});
   Pending& p = pending_.back();
   p.launch.params = nullptr;
   p.launch.extra = nullptr;
   p.launch.attrs = nullptr;
   ++position_;
   ++stats_.recorded;
+  return true;
+}
+
+void GraphEngine::count_eager(const Work& w, EagerReason reason, uint64_t n) {
+  (w.memop ? stats_.memop_eager : stats_.eager)[static_cast<int>(reason)] += n;
+}
+
+CUresult GraphEngine::issue(const Work& w) {
+  if (w.memop) return call_memop(*w.memop);
+  return call_eagerly(*w.launch, w.launch->params, w.launch->extra, w.launch->attrs);
+}
+
+CUresult GraphEngine::refuse(const Work& w, EagerReason reason) {
+  // It cannot be a node: what was recorded goes first, and the sequence ends here.
+  const CUresult flushed = flush(FlushCause::kOp, w.op());
+  end_segment(w.op());
+  count_eager(w, reason);
+  const CUresult r = issue(w);
+  return flushed != CUDA_SUCCESS ? flushed : r;
 }
 
 CUresult GraphEngine::launch(const EngineLaunch& l) {
   ++stats_.launches;
+  Work w;
+  w.launch = &l;
   if (!capturing_.empty()) {
     // The program captures a graph itself: its launches belong to that capture, untouched.
-    ++stats_.eager[static_cast<int>(EagerReason::kCapture)];
-    return call_eagerly(l, l.params, l.extra, l.attrs);
+    count_eager(w, EagerReason::kCapture);
+    return issue(w);
   }
   const EagerReason reason = unrecordable(l);
-  if (reason != EagerReason::kCount) {
-    // It cannot be a node: what was recorded goes first, and the sequence ends here.
-    const CUresult flushed = flush(FlushCause::kOp, l.op);
-    end_segment(l.op);
-    ++stats_.eager[static_cast<int>(reason)];
-    const CUresult r = call_eagerly(l, l.params, l.extra, l.attrs);
-    return flushed != CUDA_SUCCESS ? flushed : r;
-  }
+  if (reason != EagerReason::kCount) return refuse(w, reason);
+  return take(w, token(l));
+}
 
+CUresult GraphEngine::memop(const MemopCall& m) {
+  ++stats_.memops;
+  Work w;
+  w.memop = &m;
+  if (!capturing_.empty()) {
+    count_eager(w, EagerReason::kCapture);
+    return issue(w);
+  }
+  const EagerReason reason = unrecordable(m, &w.src);
+  if (reason != EagerReason::kCount) return refuse(w, reason);
+  return take(w, token(m, w.src));
+}
+
+CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   CUresult result = CUDA_SUCCESS;
-  const uint64_t tok = token(l);
   if (following_id_ &&
-      !(position_ < following_tokens_.size() && following_tokens_[position_] == tok)) {
-    // Not the launch the sequence has next: what was recorded goes first, as it came.
+      !(position_ < following_tokens_.size() && following_tokens_[position_] == tok) &&
+      !switch_variant(tok)) {
+    // Not what the sequence has next: what was recorded goes first, as it came.
     ++stats_.mismatches;
     result = drain_eagerly(EagerReason::kMismatch);
     stop_following();
@@ -169,35 +294,39 @@ CUresult GraphEngine::launch(const EngineLaunch& l) {
   }
 
   if (following_id_) {
-    const uint64_t stream = normalized_stream(l.stream, l.per_thread);
+    const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
     if (!pending_.empty() && stream != chunk_stream_) {
-      r = flush(FlushCause::kStreamChange, l.op);  // one stream per chunk
+      r = flush(FlushCause::kStreamChange, w.op());  // one stream per chunk
     } else if (!pending_.empty() && this_thread() != chunk_thread_) {
       // Another thread continues the chunk: fine on the same context (PyTorch's backward
       // thread), a new chunk on another.
-      if (current_context() != chunk_context_) r = flush(FlushCause::kContextChange, l.op);
+      if (current_context() != chunk_context_) r = flush(FlushCause::kContextChange, w.op());
       chunk_thread_ = this_thread();
     }
     if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
     if (following_id_) {
       if (pending_.empty()) {
         chunk_stream_ = stream;
+        chunk_raw_stream_ = w.stream();
         chunk_context_ = current_context();
         chunk_thread_ = this_thread();
       }
-      record(l);
+      if (!record(w)) {
+        r = refuse(w, EagerReason::kStagingFull);
+        return result != CUDA_SUCCESS ? result : r;
+      }
       if (position_ == chunk_end()) r = submit();
       return result != CUDA_SUCCESS ? result : r;
     }
   }
-  const CUresult r = call_eagerly(l, l.params, l.extra, l.attrs);
+  const CUresult r = issue(w);
   if (r != CUDA_SUCCESS) {
-    // A failing launch is never recorded later: the segment ends at it.
-    ++stats_.eager[static_cast<int>(EagerReason::kLaunchError)];
-    end_segment(l.op);
+    // Failing work is never recorded later: the segment ends at it.
+    count_eager(w, EagerReason::kLaunchError);
+    end_segment(w.op());
   } else {
-    ++stats_.eager[static_cast<int>(EagerReason::kNotRepeating)];
+    count_eager(w, EagerReason::kNotRepeating);
   }
   return result != CUDA_SUCCESS ? result : r;
 }
@@ -233,7 +362,35 @@ CUresult GraphEngine::call_eagerly(const EngineLaunch& l, void** params, void** 
   }
 }
 
-CUresult GraphEngine::launch_pending_eagerly(const Pending& p) {
+CUresult GraphEngine::call_memop(const MemopCall& m) {
+  using Set8 = CUresult (*)(CUdeviceptr, unsigned char, size_t, CUstream);
+  using Set16 = CUresult (*)(CUdeviceptr, unsigned short, size_t, CUstream);
+  using Set32 = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
+  using HtoD = CUresult (*)(CUdeviceptr, const void*, size_t, CUstream);
+  using DtoH = CUresult (*)(void*, CUdeviceptr, size_t, CUstream);
+  using DtoD = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  switch (m.op) {
+    case Op::MemsetD8Async:
+      return reinterpret_cast<Set8>(m.eager)(m.dst, static_cast<unsigned char>(m.value), m.count,
+                                             m.stream);
+    case Op::MemsetD16Async:
+      return reinterpret_cast<Set16>(m.eager)(m.dst, static_cast<unsigned short>(m.value), m.count,
+                                              m.stream);
+    case Op::MemsetD32Async:
+      return reinterpret_cast<Set32>(m.eager)(m.dst, m.value, m.count, m.stream);
+    case Op::MemcpyHtoDAsync:
+      return reinterpret_cast<HtoD>(m.eager)(m.dst, reinterpret_cast<const void*>(m.src), m.count,
+                                             m.stream);
+    case Op::MemcpyDtoHAsync:
+      return reinterpret_cast<DtoH>(m.eager)(reinterpret_cast<void*>(m.dst), m.src, m.count,
+                                             m.stream);
+    default:  // MemcpyDtoDAsync, MemcpyAsync
+      return reinterpret_cast<DtoD>(m.eager)(m.dst, m.src, m.count, m.stream);
+  }
+}
+
+CUresult GraphEngine::issue_pending(const Pending& p) {
+  if (p.kind != NodeKind::kKernel) return call_memop(p.memop);  // a staged copy reads its snapshot
   const FunctionInfo& f = *p.launch.info;
   param_ptrs_.resize(f.params.size());  // keeps its capacity: no steady allocation
   for (size_t i = 0; i < f.params.size(); ++i) {
@@ -268,10 +425,11 @@ CUresult GraphEngine::drain_eagerly(EagerReason reason) {
   ContextScope scope(*api_, chunk_context_, current_context());
   CUresult first_error = CUDA_SUCCESS;
   for (const Pending& p : pending_) {
-    const CUresult r = launch_pending_eagerly(p);
+    const CUresult r = issue_pending(p);
     if (r != CUDA_SUCCESS && first_error == CUDA_SUCCESS) first_error = r;
+    (p.kind == NodeKind::kKernel ? stats_.eager : stats_.memop_eager)[static_cast<int>(reason)]++;
   }
-  stats_.eager[static_cast<int>(reason)] += pending_.size();
+  staging_.fence(chunk_raw_stream_);  // the copies just issued read their snapshots later
   pending_.clear();
   arena_.clear();
   attrs_.clear();
@@ -334,17 +492,29 @@ CUresult GraphEngine::submit() {
   }
 
   scratch_.clear();
+  uint64_t memops = 0;
   for (const Pending& p : pending_) {
-    const EngineLaunch& l = p.launch;
-    RecordedLaunch rl{l.info,
-                      {l.grid[0], l.grid[1], l.grid[2]},
-                      {l.block[0], l.block[1], l.block[2]},
-                      l.shared_mem,
-                      arena_.data() + p.args_offset};
-    rl.attrs = attrs_.data() + p.attrs_offset;
-    rl.attr_count = l.attr_count;
-    rl.cooperative = l.op == Op::LaunchCooperativeKernel;
-    scratch_.push_back(rl);
+    RecordedNode n;
+    n.kind = p.kind;
+    if (p.kind == NodeKind::kKernel) {
+      const EngineLaunch& l = p.launch;
+      n.function = l.info;
+      std::memcpy(n.grid, l.grid, sizeof n.grid);
+      std::memcpy(n.block, l.block, sizeof n.block);
+      n.shared_mem = l.shared_mem;
+      n.args = arena_.data() + p.args_offset;
+      n.attrs = attrs_.data() + p.attrs_offset;
+      n.attr_count = l.attr_count;
+      n.cooperative = l.op == Op::LaunchCooperativeKernel;
+    } else {
+      n.dst = p.memop.dst;
+      n.src = p.memop.src;
+      n.count = p.memop.count;
+      n.value = p.memop.value;
+      n.element_size = memset_element_size(p.memop.op);
+      ++memops;
+    }
+    scratch_.push_back(n);
   }
   bool fresh = false;
   ChunkGraph* graph =
@@ -354,16 +524,17 @@ CUresult GraphEngine::submit() {
   {
     ContextScope scope(*api_, chunk_context_, current_context());
     if (fresh) {
-      r = graph->build(*api_, scratch_.data(), scratch_.size());
+      r = graph->build(*api_, scratch_.data(), scratch_.size(), chunk_context_);
       if (r == CUDA_SUCCESS) {
         ++stats_.graphs_built;
         ++stats_.graphs_live;
       }
     }
     if (r == CUDA_SUCCESS) {
-      r = graph->replay(*api_, scratch_.data(), scratch_.size(), pending_.front().launch.stream,
+      r = graph->replay(*api_, scratch_.data(), scratch_.size(), chunk_raw_stream_, chunk_context_,
                         &patched);
     }
+    if (r == CUDA_SUCCESS) staging_.fence(chunk_raw_stream_);
   }
   if (r != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and
@@ -380,7 +551,8 @@ CUresult GraphEngine::submit() {
     return eager;
   }
   ++stats_.replays;
-  stats_.replayed += scratch_.size();
+  stats_.replayed += scratch_.size() - memops;
+  stats_.memops_replayed += memops;
   stats_.patched_nodes += patched;
   plan_->last_used = ++clock_;
   pending_.clear();

@@ -1,20 +1,22 @@
-// The graph-mode engine: sees every kernel launch and every other op the program makes, finds
-// the launch sequences that repeat (SequenceDetector: segments between boundaries, periods in
-// loops without them) and, from a sequence's (min_repeats+1)-th occurrence on, records its
-// launches instead of launching them. Recorded launches go to the GPU as chunks: a chunk is
-// submitted as a patched graph replay (ChunkGraph) as soon as it is complete, so the GPU gets
-// work early, or earlier when an op needs it (flush_rules.h).
+// The graph-mode engine: sees every kernel launch, every async memset and 1-D copy, and every
+// other op the program makes, finds the sequences that repeat (SequenceDetector: segments
+// between boundaries, periods in loops without them) and, from a sequence's (min_repeats+1)-th
+// occurrence on, records its launches and memops instead of issuing them. Recorded work goes to
+// the GPU as chunks: a chunk is submitted as a patched graph replay (ChunkGraph) as soon as it is
+// complete, so the GPU gets work early, or earlier when an op needs it (flush_rules.h).
 //
 // Correctness rules (docs/design-graph-mode.md):
-//  - recorded launches all sit on one stream in one context, the latest work the program issued
+//  - recorded work all sits on one stream in one context, the latest work the program issued
 //    there; the sequence continuing on another stream submits the current chunk first;
 //  - before every other op, the work that op can observe is submitted, in order (before_op);
-//  - a launch that is not the sequence's next one sends the recorded prefix out eagerly, in its
-//    original order, then goes out itself;
-//  - if building, patching or launching a graph fails, the chunk's launches go out eagerly in
+//  - work that is not the sequence's next sends the recorded prefix out eagerly, in its original
+//    order, then goes out itself;
+//  - a copy from pageable memory reads a snapshot taken when the program made it (StagingRing),
+//    as the driver's own copy would;
+//  - if building, patching or launching a graph fails, the chunk's work goes out eagerly in
 //    order and the sequence is never graphed again: the program sees no error it would not have
 //    seen without pygraph;
-//  - while the program captures a graph itself, every launch passes through untouched.
+//  - while the program captures a graph itself, everything passes through untouched.
 // Not thread-safe: the hooks serialize calls under one lock.
 #pragma once
 
@@ -29,8 +31,10 @@
 #include "function_table.h"
 #include "graph_chunk.h"
 #include "launch_call.h"
+#include "memop_call.h"
 #include "ops.h"
 #include "sequence_detector.h"
+#include "staging_ring.h"
 
 namespace pygraph {
 
@@ -43,6 +47,13 @@ struct EngineOptions {
   // replace only a few launches, and short periods inside a step (alternating kernels) would
   // cut it into pieces before the whole step is found as a segment.
   uint32_t min_period = 8;
+  // Pinned memory for snapshots of deferred copies from pageable memory (StagingRing); a copy
+  // larger than a quarter of it goes out eagerly.
+  size_t staging_bytes = 4 << 20;
+  // Grid and dynamic shared memory: patched like arguments (true), or part of the token, so that
+  // a launch with another grid is another sequence (false). Measured on GPT-2 decode, whose
+  // attention grids grow with its KV cache (docs/design-graph-mode.md).
+  bool patch_grid = true;
 };
 
 // Launch attributes a recorded launch may carry; launches with more go out eagerly.
@@ -63,6 +74,8 @@ class GraphEngine {
   // A kernel launch. Returns what the program must see: CUDA_SUCCESS for a recorded launch,
   // else the result of launching it (eagerly, after whatever had to go first).
   CUresult launch(const EngineLaunch& l);
+  // An async memset or 1-D copy (memop_call.h): recorded as a node like a launch, or issued.
+  CUresult memop(const MemopCall& m);
 
   // Before an op other than a launch, on `stream` (null when it has none): submits the
   // recorded work the op can observe (flush_rules.h). Returns an error a submission met, for the
@@ -82,8 +95,21 @@ class GraphEngine {
   const EngineStats& stats() const { return stats_; }
 
  private:
+  // What memory an address is, as far as graph nodes care.
+  enum class MemKind : uint8_t { kDevice = 1, kPinned, kPageable, kOther };
+  // A launch or a memop, on its way through the engine.
+  struct Work {
+    const EngineLaunch* launch = nullptr;
+    const MemopCall* memop = nullptr;
+    MemKind src = MemKind::kOther;  // copies: the source's memory
+    Op op() const { return launch ? launch->op : memop->op; }
+    CUstream stream() const { return launch ? launch->stream : memop->stream; }
+    bool per_thread() const { return launch ? launch->per_thread : memop->per_thread; }
+  };
   struct Pending {
-    EngineLaunch launch;    // params, extra and attrs pointers cleared: not ours to keep
+    NodeKind kind;
+    EngineLaunch launch;    // kernels: params, extra and attrs pointers cleared (not ours)
+    MemopCall memop;        // memsets and copies; src is the snapshot when staged
     uint32_t args_offset;   // into arena_
     uint32_t attrs_offset;  // into attrs_
   };
@@ -98,20 +124,29 @@ class GraphEngine {
   };
 
   EagerReason unrecordable(const EngineLaunch& l) const;  // kCount when recordable
+  EagerReason unrecordable(const MemopCall& m, MemKind* src) const;
+  MemKind memory_kind(uint64_t address) const;
   uint64_t token(const EngineLaunch& l) const;
-  size_t chunk_end() const;  // exclusive end of the current chunk
+  uint64_t token(const MemopCall& m, MemKind src) const;
+  CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
+  CUresult take(const Work& w, uint64_t token);        // follow, record or issue
+  size_t chunk_end() const;                            // exclusive end of the current chunk
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id);
-  void record(const EngineLaunch& l);
+  bool switch_variant(uint64_t token);  // another found sequence with the same prefix goes on
+  bool record(const Work& w);           // false: a snapshot found no staging space
+  void count_eager(const Work& w, EagerReason reason, uint64_t n = 1);
   CUresult flush(FlushCause cause, Op op);  // counted, then submit()
   CUresult submit();  // the current chunk, as a graph replay (eagerly if it cannot be one)
   ChunkGraph* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
+  CUresult issue(const Work& w);  // the program's call, made now
   CUresult call_eagerly(const EngineLaunch& l, void** params, void** extra,
                         const CUlaunchAttribute* attrs);
-  CUresult launch_pending_eagerly(const Pending& p);
-  CUresult drain_eagerly(EagerReason reason);  // recorded launches, eagerly, in order
+  static CUresult call_memop(const MemopCall& m);
+  CUresult issue_pending(const Pending& p);
+  CUresult drain_eagerly(EagerReason reason);  // recorded work, eagerly, in order
   void stop_following();
-  void end_segment(Op op);  // `op` ended it (a boundary, or a launch no graph can hold)
+  void end_segment(Op op);  // `op` ended it (a boundary, or work no graph can hold)
   CUcontext current_context() const;
 
   const DriverApi* api_;
@@ -126,24 +161,27 @@ class GraphEngine {
   // The sequence being followed, the next position in it, and the current chunk: its first
   // position, size, stream, context and the thread that last added to it.
   uint32_t following_id_ = 0;
+  bool following_periodic_ = false;
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
   size_t position_ = 0;
   size_t chunk_start_ = 0;
-  size_t chunk_size_ = 0;  // of the current chunk: first_chunk, doubling per chunk up to max
-  uint64_t chunk_stream_ = 0;
+  size_t chunk_size_ = 0;      // of the current chunk: first_chunk, doubling per chunk up to max
+  uint64_t chunk_stream_ = 0;  // normalized
+  CUstream chunk_raw_stream_ = nullptr;  // as the program passed it: where the replay goes
   CUcontext chunk_context_ = nullptr;
   const void* chunk_thread_ = nullptr;
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
 
-  // The current chunk's launches, their argument bytes and attributes. Capacity is kept across
+  // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.
   std::vector<Pending> pending_;
   std::vector<uint8_t> arena_;
   std::vector<CUlaunchAttribute> attrs_;
-  std::vector<RecordedLaunch> scratch_;
+  std::vector<RecordedNode> scratch_;
   std::vector<void*> param_ptrs_;
+  StagingRing staging_;
 };
 
 }  // namespace pygraph

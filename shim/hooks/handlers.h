@@ -139,6 +139,34 @@ CUresult graph_op(Fn real, Door door, A... a) {
   }
 }
 
+// Graph mode, an async memset or 1-D copy: the engine records it as a node or issues it, under
+// the engine lock (memop_call.h).
+inline uint64_t address(CUdeviceptr p) {
+  return p;
+}
+inline uint64_t address(const void* p) {
+  return reinterpret_cast<uint64_t>(p);
+}
+
+template <Op op, bool per_thread, class Fn, class Dst, class SrcOrValue>
+CUresult graph_memop(Fn real, Door door, Dst dst, SrcOrValue v, size_t count, CUstream stream) {
+  const OpArgs args = describe_op<op>(door, dst, v, count, stream);
+  MemopCall m{op, reinterpret_cast<void*>(real), per_thread, stream, address(dst), 0, count, 0};
+  if constexpr (memset_element_size(op) != 0) {
+    m.value = v;
+  } else {
+    m.src = address(v);
+  }
+  const uint64_t t0 = now_ns();
+  CUresult r;
+  {
+    EngineLock lock;
+    r = shim_engine().memop(m);
+  }
+  shim_recorder().record_op(args.call, t0, now_ns(), r);
+  return r;
+}
+
 template <Op op, bool per_thread, class Fn, class... A>
 CUresult dispatch(Fn real, Door door, A... a) {
   // Off mode and calls made from inside the shim go straight to the driver.
@@ -168,7 +196,10 @@ CUresult dispatch(Fn real, Door door, A... a) {
       return get_proc_address_v1(real, door, a...);
     }
   } else {
-    if (g_mode == Mode::kGraph) return graph_op<op, per_thread>(real, door, a...);
+    if (g_mode == Mode::kGraph) {
+      if constexpr (engine_memop(op)) return graph_memop<op, per_thread>(real, door, a...);
+      return graph_op<op, per_thread>(real, door, a...);
+    }
     return generic_op<op>(real, describe_op<op>(door, a...), a...);
   }
 }

@@ -204,6 +204,16 @@ bool shim_init() {
   load(&g_driver_api.ctx_get_current, "cuCtxGetCurrent");
   load(&g_driver_api.ctx_push_current, "cuCtxPushCurrent_v2");
   load(&g_driver_api.ctx_pop_current, "cuCtxPopCurrent_v2");
+  load(&g_driver_api.graph_add_memset_node, "cuGraphAddMemsetNode");
+  load(&g_driver_api.graph_add_memcpy_node, "cuGraphAddMemcpyNode");
+  load(&g_driver_api.graph_exec_memset_node_set_params, "cuGraphExecMemsetNodeSetParams");
+  load(&g_driver_api.graph_exec_memcpy_node_set_params, "cuGraphExecMemcpyNodeSetParams");
+  load(&g_driver_api.pointer_get_attribute, "cuPointerGetAttribute");
+  load(&g_driver_api.mem_host_alloc, "cuMemHostAlloc");
+  load(&g_driver_api.event_create, "cuEventCreate");
+  load(&g_driver_api.event_record, "cuEventRecord");
+  load(&g_driver_api.event_query, "cuEventQuery");
+  load(&g_driver_api.event_destroy, "cuEventDestroy_v2");
   for (int r = 0; r < kRowCount; ++r) {
     g_real[r][static_cast<int>(Door::kExport)].store(real_dlsym(g_driver, kRows[r].symbol));
   }
@@ -213,6 +223,9 @@ bool shim_init() {
     EngineOptions options;
     options.min_repeats = config.min_repeats;
     options.max_graphs = config.max_graphs;
+    options.first_chunk = config.first_chunk;
+    options.staging_bytes = size_t(config.staging_mb) << 20;
+    options.patch_grid = config.patch_grid;
     g_engine = new GraphEngine(&g_driver_api, options);
   }
 

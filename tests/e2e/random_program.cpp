@@ -7,11 +7,13 @@
 //   random_program FIRST_SEED COUNT   ->  one line per seed: "<seed> <digest>"
 //
 // A program: a few device buffers, two streams, and a body of random steps (launches of four
-// kernels with random scalars and buffers, async memsets and device copies, host-to-device
-// copies from pageable memory, event record/wait between the streams, temporary allocations
-// freed again), repeated a random number of times with small changes (an iteration counter
-// argument, sometimes a different grid) so that sequences repeat as in training loops, and host
-// reads (synchronous copies, stream and event syncs, queries) at random points.
+// kernels with random scalars and buffers, async memsets of bytes and words, device copies
+// (typed and unified), host-to-device copies from pageable memory (changed right after the call)
+// and from pinned memory, device-to-host copies into pinned memory, event record/wait between
+// the streams, temporary allocations freed again), repeated a random number of times with small
+// changes (an iteration counter argument, sometimes a different grid) so that sequences repeat as
+// in training loops, and host reads (synchronous copies, stream and event syncs, queries) at random
+// points.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -68,8 +70,13 @@ struct Api {
   decltype(&cuMemAlloc_v2) alloc;
   decltype(&cuMemFree_v2) free;
   decltype(&cuMemsetD32Async) memset_async;
+  decltype(&cuMemsetD8Async) memset8_async;
   decltype(&cuMemcpyDtoDAsync_v2) copy_dd_async;
+  decltype(&cuMemcpyAsync) copy_async;
   decltype(&cuMemcpyHtoDAsync_v2) copy_hd_async;
+  decltype(&cuMemcpyDtoHAsync_v2) copy_dh_async;
+  decltype(&cuMemAllocHost_v2) alloc_host;
+  decltype(&cuMemFreeHost) free_host;
   decltype(&cuMemcpyDtoH_v2) copy_dh;
 };
 
@@ -90,7 +97,12 @@ bool load(Api* a) {
          standin::resolve(get, "cuMemAlloc", &a->alloc) &&
          standin::resolve(get, "cuMemFree", &a->free) &&
          standin::resolve(get, "cuMemsetD32Async", &a->memset_async) &&
+         standin::resolve(get, "cuMemsetD8Async", &a->memset8_async) &&
          standin::resolve(get, "cuMemcpyDtoDAsync", &a->copy_dd_async) &&
+         standin::resolve(get, "cuMemcpyAsync", &a->copy_async) &&
+         standin::resolve(get, "cuMemcpyDtoHAsync", &a->copy_dh_async) &&
+         standin::resolve(get, "cuMemAllocHost", &a->alloc_host) &&
+         standin::resolve(get, "cuMemFreeHost", &a->free_host) &&
          standin::resolve(get, "cuMemcpyHtoDAsync", &a->copy_hd_async) &&
          standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
 }
@@ -112,7 +124,22 @@ struct Digest {
     }                                                                         \
   } while (0)
 
-enum StepKind { kAdd, kMix, kShift, kStep, kMemset, kCopyDD, kCopyHD, kRecordWait, kTemp, kKinds };
+enum StepKind {
+  kAdd,
+  kMix,
+  kShift,
+  kStep,
+  kMemset,
+  kMemset8,
+  kCopyDD,
+  kCopyUnified,
+  kCopyHD,
+  kCopyPinnedHD,
+  kCopyDHPinned,
+  kRecordWait,
+  kTemp,
+  kKinds
+};
 
 struct Step {
   StepKind kind;
@@ -129,6 +156,13 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], unsigned seed) {
   OK(cu.event_create(&event, 0));
   CUdeviceptr buf[kBuffers];
   std::vector<int> host(kLen);
+  // Pinned buffers: a source the program fills once (it may not write it while copies from it
+  // are in flight), and a destination it reads only after a synchronization.
+  int *pinned_in, *pinned_out;
+  OK(cu.alloc_host(reinterpret_cast<void**>(&pinned_in), kLen * sizeof(int)));
+  OK(cu.alloc_host(reinterpret_cast<void**>(&pinned_out), kLen * sizeof(int)));
+  for (int i = 0; i < kLen; ++i) pinned_in[i] = int(seed * 31 + i);
+  std::memset(pinned_out, 0, kLen * sizeof(int));
   for (int b = 0; b < kBuffers; ++b) {
     OK(cu.alloc(&buf[b], kLen * sizeof(int)));
     OK(cu.memset_async(buf[b], unsigned(b * 7 + 1), kLen, nullptr));
@@ -171,8 +205,21 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], unsigned seed) {
         case kMemset:
           OK(cu.memset_async(y, unsigned(scalar + it), kLen / 2, st));
           break;
+        case kMemset8:
+          OK(cu.memset8_async(y + 4 * (s.a + 1), static_cast<unsigned char>(scalar + it),
+                              4 * (kLen / 4), st));
+          break;
         case kCopyDD:
           if (s.a != s.b) OK(cu.copy_dd_async(y, x, kLen * sizeof(int), st));
+          break;
+        case kCopyUnified:
+          if (s.a != s.b) OK(cu.copy_async(y, x, (kLen / 2 + it) * sizeof(int), st));
+          break;
+        case kCopyPinnedHD:
+          OK(cu.copy_hd_async(y, pinned_in + it % 8, (kLen - 8) * sizeof(int), st));
+          break;
+        case kCopyDHPinned:
+          OK(cu.copy_dh_async(pinned_out, y, kLen * sizeof(int), st));
           break;
         case kCopyHD: {
           // Pageable source, changed right after the call: the copy must take the old values.
@@ -221,6 +268,9 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], unsigned seed) {
     }
   }
   OK(cu.ctx_sync(nullptr));
+  d.add(pinned_out, kLen * sizeof(int));
+  OK(cu.free_host(pinned_in));
+  OK(cu.free_host(pinned_out));
   for (int b = 0; b < kBuffers; ++b) {
     OK(cu.copy_dh(host.data(), buf[b], kLen * sizeof(int)));
     d.add(host.data(), kLen * sizeof(int));

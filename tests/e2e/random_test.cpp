@@ -60,6 +60,12 @@ TEST(Random, GraphModeChangesNoResult) {
   EXPECT_EQ(l["seen_by_engine"], l["intercepted"]);
   EXPECT_EQ(l["seen_by_engine"].get<int>(),
             l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
+  // Memsets and copies ran inside graphs too, pageable sources from snapshots.
+  const auto& m = s["memops"];
+  EXPECT_GT(m["replayed_in_graphs"].get<int>(), 100);
+  EXPECT_GT(m["staged_bytes"].get<int>(), 0);
+  EXPECT_EQ(m["seen_by_engine"].get<int>(),
+            m["replayed_in_graphs"].get<int>() + m["eager"].get<int>());
 }
 TEST(Random, OffModeChangesNoResult) {
   expect_same_digests("off");

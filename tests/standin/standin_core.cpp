@@ -1,4 +1,5 @@
 // Kernels, modules, memory, streams, events and launches of the driver stand-in.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -148,19 +149,19 @@ CUresult set(CUstream hs, CUdeviceptr dst, unsigned value, unsigned elem, size_t
   return CUDA_SUCCESS;
 }
 
-void* allocate(size_t bytes) {
+void* allocate(size_t bytes, CUmemorytype type) {
   // Fresh memory is poisoned so that reading what was never written shows.
   void* p = std::malloc(bytes ? bytes : 1);
   if (p) std::memset(p, 0xcd, bytes);
   std::lock_guard<std::recursive_mutex> g(state().mu);
-  state().allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+  state().allocations[reinterpret_cast<uintptr_t>(p)] = {bytes, type, true};
   return p;
 }
 
 CUresult release(uintptr_t p) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   auto it = state().allocations.find(p);
-  if (it == state().allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it == state().allocations.end() || !it->second.owned) return CUDA_ERROR_INVALID_VALUE;
   state().allocations.erase(it);
   std::free(reinterpret_cast<void*>(p));
   return CUDA_SUCCESS;
@@ -400,6 +401,7 @@ API cuEventDestroy_v2(CUevent e) {
   return CUDA_SUCCESS;
 }
 API cuEventRecord(CUevent e, CUstream) {
+  if (CUresult r = injected("cuEventRecord")) return r;
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   ++*reinterpret_cast<int*>(e);
   return CUDA_SUCCESS;
@@ -417,6 +419,9 @@ API cuEventSynchronize(CUevent e) {
   return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 API cuEventQuery(CUevent e) {
+  // Work runs at submission, so a recorded event is always complete; tests inject
+  // CUDA_ERROR_NOT_READY to stand for work still in flight.
+  if (CUresult r = injected("cuEventQuery")) return r;
   return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 API cuCtxSynchronize(void) {
@@ -465,7 +470,7 @@ API cuStreamWriteValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsign
 
 API cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  *p = reinterpret_cast<CUdeviceptr>(allocate(bytes));
+  *p = reinterpret_cast<CUdeviceptr>(allocate(bytes, CU_MEMORYTYPE_DEVICE));
   return CUDA_SUCCESS;
 }
 API cuMemFree_v2(CUdeviceptr p) {
@@ -485,7 +490,7 @@ API cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream) {
 }
 API cuMemAllocHost_v2(void** p, size_t bytes) {
   if (!p) return CUDA_ERROR_INVALID_VALUE;
-  *p = allocate(bytes);
+  *p = allocate(bytes, CU_MEMORYTYPE_HOST);
   return CUDA_SUCCESS;
 }
 API cuMemHostAlloc(void** p, size_t bytes, unsigned int) {
@@ -494,11 +499,32 @@ API cuMemHostAlloc(void** p, size_t bytes, unsigned int) {
 API cuMemFreeHost(void* p) {
   return release(reinterpret_cast<uintptr_t>(p));
 }
-API cuMemHostRegister_v2(void* p, size_t, unsigned int) {
-  return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+API cuMemHostRegister_v2(void* p, size_t bytes, unsigned int) {
+  if (!p) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().allocations[reinterpret_cast<uintptr_t>(p)] = {bytes, CU_MEMORYTYPE_HOST, false};
+  return CUDA_SUCCESS;
 }
 API cuMemHostUnregister(void* p) {
-  return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  auto it = state().allocations.find(reinterpret_cast<uintptr_t>(p));
+  if (it == state().allocations.end() || it->second.owned) return CUDA_ERROR_INVALID_VALUE;
+  state().allocations.erase(it);
+  return CUDA_SUCCESS;
+}
+// Only the memory type is known: device for cuMemAlloc'd memory, host for pinned or registered
+// memory; any other address is not the driver's (pageable), as the real driver reports.
+API cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  if (!data) return CUDA_ERROR_INVALID_VALUE;
+  if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_NOT_SUPPORTED;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  auto& all = state().allocations;
+  auto it = all.upper_bound(static_cast<uintptr_t>(ptr));
+  if (it == all.begin()) return CUDA_ERROR_INVALID_VALUE;
+  --it;
+  if (ptr >= it->first + std::max<size_t>(it->second.bytes, 1)) return CUDA_ERROR_INVALID_VALUE;
+  *static_cast<unsigned int*>(data) = it->second.type;
+  return CUDA_SUCCESS;
 }
 
 // Virtual memory management: an address range is reserved host memory; mapping is bookkeeping.

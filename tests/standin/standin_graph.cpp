@@ -134,6 +134,7 @@ API cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAttrID id,
 }
 API cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
                          const CUDA_MEMSET_NODE_PARAMS* p, CUcontext) {
+  if (CUresult r = injected("cuGraphAddMemsetNode")) return r;
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   Node* n = new Node;
   n->kind = NodeKind::kMemset;
@@ -178,6 +179,7 @@ API cuGraphExecKernelNodeSetParams_v2(CUgraphExec h, CUgraphNode node,
 }
 API cuGraphExecMemsetNodeSetParams(CUgraphExec h, CUgraphNode node,
                                    const CUDA_MEMSET_NODE_PARAMS* p, CUcontext) {
+  if (CUresult r = injected("cuGraphExecMemsetNodeSetParams")) return r;
   auto* e = reinterpret_cast<GraphExec*>(h);
   int i = e ? position(e, node) : -1;
   if (i < 0 || !p || e->nodes[i].kind != NodeKind::kMemset) return CUDA_ERROR_INVALID_VALUE;
@@ -186,6 +188,7 @@ API cuGraphExecMemsetNodeSetParams(CUgraphExec h, CUgraphNode node,
 }
 API cuGraphExecMemcpyNodeSetParams(CUgraphExec h, CUgraphNode node, const CUDA_MEMCPY3D* c,
                                    CUcontext) {
+  if (CUresult r = injected("cuGraphExecMemcpyNodeSetParams")) return r;
   auto* e = reinterpret_cast<GraphExec*>(h);
   int i = e ? position(e, node) : -1;
   Node n;

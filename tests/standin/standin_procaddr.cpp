@@ -58,6 +58,7 @@ int cuStreamWaitValue32_v2_ptsz();
 int cuStreamWriteValue32_v2();
 int cuStreamWriteValue32_v2_ptsz();
 int cuMemAlloc_v2();
+int cuPointerGetAttribute();
 int cuMemFree_v2();
 int cuMemAllocAsync();
 int cuMemAllocAsync_ptsz();
@@ -179,6 +180,7 @@ const Export kExports[] = {
     {"cuStreamWriteValue32_v2", reinterpret_cast<void*>(&cuStreamWriteValue32_v2)},
     {"cuStreamWriteValue32_v2_ptsz", reinterpret_cast<void*>(&cuStreamWriteValue32_v2_ptsz)},
     {"cuMemAlloc_v2", reinterpret_cast<void*>(&cuMemAlloc_v2)},
+    {"cuPointerGetAttribute", reinterpret_cast<void*>(&cuPointerGetAttribute)},
     {"cuMemFree_v2", reinterpret_cast<void*>(&cuMemFree_v2)},
     {"cuMemAllocAsync", reinterpret_cast<void*>(&cuMemAllocAsync)},
     {"cuMemAllocAsync_ptsz", reinterpret_cast<void*>(&cuMemAllocAsync_ptsz)},

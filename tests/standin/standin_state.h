@@ -65,7 +65,14 @@ struct GraphExec {
 struct State {
   std::recursive_mutex mu;
   std::map<std::string, Kernel> kernels;
-  std::map<uintptr_t, size_t> allocations;  // device and pinned host allocations
+  // Device and pinned host memory by start address: cuPointerGetAttribute knows these, and
+  // any other address is pageable host memory.
+  struct Allocation {
+    size_t bytes;
+    CUmemorytype type;
+    bool owned;  // allocated here (not registered), freed by release()
+  };
+  std::map<uintptr_t, Allocation> allocations;
   std::map<std::string, std::pair<int, CUresult>> failures;
   unsigned long long kernels_executed = 0;
   unsigned long long graph_launches = 0;

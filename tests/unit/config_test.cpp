@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 namespace pygraph {
@@ -44,13 +46,23 @@ TEST(Config, ReadsEveryOption) {
   c = parse({{"PYGRAPH_MODE", "graph"},
              {"PYGRAPH_STATS", "stderr"},
              {"PYGRAPH_MIN_REPEATS", "5"},
-             {"PYGRAPH_MAX_GRAPHS", "64"}},
+             {"PYGRAPH_MAX_GRAPHS", "64"},
+             {"PYGRAPH_FIRST_CHUNK", "2"},
+             {"PYGRAPH_STAGING_MB", "0"},
+             {"PYGRAPH_PATCH_GRID", "0"}},
             &w);
   EXPECT_EQ(c.mode, Mode::kGraph);
   EXPECT_EQ(c.stats_path, "stderr");
   EXPECT_EQ(c.min_repeats, 5u);
   EXPECT_EQ(c.max_graphs, 64u);
+  EXPECT_EQ(c.first_chunk, 2u);
+  EXPECT_EQ(c.staging_mb, 0u);
+  EXPECT_FALSE(c.patch_grid);
   EXPECT_TRUE(w.empty());
+  Config d = parse({}, &w);
+  EXPECT_EQ(d.first_chunk, 8u);
+  EXPECT_EQ(d.staging_mb, 4u);
+  EXPECT_TRUE(d.patch_grid);
 }
 
 TEST(Config, BadNumbersWarnAndKeepDefaults) {
@@ -64,6 +76,11 @@ TEST(Config, BadNumbersWarnAndKeepDefaults) {
   EXPECT_EQ(parse({{"PYGRAPH_MAX_GRAPHS", "0"}}, &w).max_graphs, 1024u);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0], "PYGRAPH_MAX_GRAPHS='0' is not a whole number from 1 to 1000000; using 1024");
+  w.clear();
+  Config c = parse({{"PYGRAPH_PATCH_GRID", "yes"}, {"PYGRAPH_FIRST_CHUNK", "129"}}, &w);
+  EXPECT_TRUE(c.patch_grid);
+  EXPECT_EQ(c.first_chunk, 8u);
+  EXPECT_EQ(w.size(), 2u);
 }
 
 TEST(Config, UnknownModeFallsBackToPassthroughWithOneLine) {
@@ -99,10 +116,20 @@ TEST(Config, PathTemplatesTakeTheProcessId) {
 }
 
 TEST(Config, EveryOptionIsDocumentedInTheTable) {
-  ASSERT_EQ(kOptionCount, 6);
+  // config/README.md has a table row for every option, with the option's default.
+  std::ifstream f(CONFIG_README);
+  ASSERT_TRUE(f) << CONFIG_README;
+  std::stringstream doc;
+  doc << f.rdbuf();
+  ASSERT_EQ(kOptionCount, 9);
   for (int i = 0; i < kOptionCount; ++i) {
     EXPECT_EQ(std::string(kOptions[i].name).rfind("PYGRAPH_", 0), 0u);
     EXPECT_GT(std::string(kOptions[i].help).size(), 10u);
+    const std::string def = *kOptions[i].default_value ? kOptions[i].default_value : "(none)";
+    const std::string cell = *kOptions[i].default_value ? "`" + def + "`" : def;
+    EXPECT_NE(doc.str().find("| `" + std::string(kOptions[i].name) + "` | " + cell + " |"),
+              std::string::npos)
+        << kOptions[i].name << " (default " << def << ") has no row in config/README.md";
   }
 }
 

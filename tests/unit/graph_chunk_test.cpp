@@ -51,9 +51,9 @@ class ChunkGraphTest : public ::testing::Test {
     return b;
   }
 
-  std::vector<RecordedLaunch> record(const std::vector<std::vector<uint8_t>>& args,
-                                     const FunctionInfo* f) {
-    std::vector<RecordedLaunch> out;
+  std::vector<RecordedNode> record(const std::vector<std::vector<uint8_t>>& args,
+                                   const FunctionInfo* f) {
+    std::vector<RecordedNode> out;
     for (const auto& a : args) out.push_back({f, {1, 1, 1}, {32, 1, 1}, 0, a.data()});
     return out;
   }
@@ -83,13 +83,14 @@ TEST_F(ChunkGraphTest, ReplayEqualsEagerAndPatchesOnlyWhatChanged) {
                                             pack(3.0f, y_graph)};
   auto launches = record(args, info_);
   ChunkGraph g;
-  ASSERT_EQ(g.build(api_, launches.data(), launches.size()), CUDA_SUCCESS);
+  ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_SUCCESS);
   EXPECT_TRUE(g.usable());
   EXPECT_EQ(g.size(), 3u);
 
   uint32_t patched = 99;
   const auto before = standin_graph_launches();
-  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched), CUDA_SUCCESS);
+  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_SUCCESS);
   EXPECT_EQ(patched, 0u);
   EXPECT_EQ(standin_graph_launches(), before + 1);
   eager({1.0f, 2.0f, 3.0f}, y_eager);
@@ -98,20 +99,23 @@ TEST_F(ChunkGraphTest, ReplayEqualsEagerAndPatchesOnlyWhatChanged) {
   // The next iteration: the middle launch has another scalar (an RNG offset, a step count).
   args[1] = pack(5.0f, y_graph);
   launches = record(args, info_);
-  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched), CUDA_SUCCESS);
+  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_SUCCESS);
   EXPECT_EQ(patched, 1u);
   eager({1.0f, 5.0f, 3.0f}, y_eager);
   EXPECT_EQ(std::memcmp(y_graph, y_eager, sizeof y_graph), 0);
 
   // Same again: nothing to patch.
-  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched), CUDA_SUCCESS);
+  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_SUCCESS);
   EXPECT_EQ(patched, 0u);
   eager({1.0f, 5.0f, 3.0f}, y_eager);
   EXPECT_EQ(std::memcmp(y_graph, y_eager, sizeof y_graph), 0);
 
   // A new grid is patched like arguments.
   launches[2].grid[0] = 2;
-  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched), CUDA_SUCCESS);
+  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_SUCCESS);
   EXPECT_EQ(patched, 1u);
   g.destroy(api_);
   EXPECT_FALSE(g.usable());
@@ -130,9 +134,10 @@ TEST_F(ChunkGraphTest, KernelHandlesBecomeNodesToo) {
   std::vector<std::vector<uint8_t>> args = {pack(4.0f, y_graph), pack(-1.0f, y_graph)};
   auto launches = record(args, kinfo);
   ChunkGraph g;
-  ASSERT_EQ(g.build(api_, launches.data(), launches.size()), CUDA_SUCCESS);
+  ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_SUCCESS);
   uint32_t patched;
-  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched), CUDA_SUCCESS);
+  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_SUCCESS);
   eager({4.0f, -1.0f}, y_eager);
   EXPECT_EQ(std::memcmp(y_graph, y_eager, sizeof y_graph), 0);
   g.destroy(api_);
@@ -145,26 +150,26 @@ TEST_F(ChunkGraphTest, FailuresLeaveNothingUsable) {
   ChunkGraph g;
 
   standin_inject_failure("cuGraphInstantiateWithFlags", 1, CUDA_ERROR_OUT_OF_MEMORY);
-  EXPECT_EQ(g.build(api_, launches.data(), launches.size()), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_ERROR_OUT_OF_MEMORY);
   EXPECT_FALSE(g.usable());
   EXPECT_EQ(g.size(), 0u);
 
-  ASSERT_EQ(g.build(api_, launches.data(), launches.size()), CUDA_SUCCESS);
+  ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_SUCCESS);
   args[0] = pack(7.0f, y);
   launches = record(args, info_);
   uint32_t patched;
   const auto graph_launches = standin_graph_launches();
   standin_inject_failure("cuGraphExecKernelNodeSetParams", 1, CUDA_ERROR_INVALID_VALUE);
-  EXPECT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched),
+  EXPECT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
             CUDA_ERROR_INVALID_VALUE);
   EXPECT_FALSE(g.usable());
   EXPECT_EQ(standin_graph_launches(), graph_launches);  // nothing ran
-  EXPECT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched),
+  EXPECT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
             CUDA_ERROR_INVALID_VALUE);  // a broken chunk is never launched again
 
-  ASSERT_EQ(g.build(api_, launches.data(), launches.size()), CUDA_SUCCESS);
+  ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_SUCCESS);
   standin_inject_failure("cuGraphLaunch", 1, CUDA_ERROR_LAUNCH_FAILED);
-  EXPECT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, &patched),
+  EXPECT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
             CUDA_ERROR_LAUNCH_FAILED);
   EXPECT_FALSE(g.usable());
   g.destroy(api_);
@@ -176,7 +181,7 @@ TEST_F(ChunkGraphTest, MissingGraphCallsAreNotSupported) {
   std::vector<std::vector<uint8_t>> args = {pack(1.0f, y)};
   auto launches = record(args, info_);
   ChunkGraph g;
-  EXPECT_EQ(g.build(none, launches.data(), launches.size()), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(g.build(none, launches.data(), launches.size(), nullptr), CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_FALSE(g.usable());
 }
 

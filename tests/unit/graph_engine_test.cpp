@@ -369,6 +369,46 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
   EXPECT_EQ(small.stats().graphs_evicted, 2u);
 }
 
+TEST_F(GraphEngineTest, GridIsPatchedOrPartOfTheShapeAsConfigured) {
+  // Steps of 10 launches whose 4th alternates its grid between steps: patched in place by
+  // default, two sequence variants with their own graphs when the grid is part of the shape.
+  for (bool patch_grid : {true, false}) {
+    EngineOptions o;
+    o.patch_grid = patch_grid;
+    GraphEngine e{&api_, o};
+    float a = 0.5f;
+    CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+    for (int n = 1; n <= 12; ++n) {
+      for (int i = 0; i < 10; ++i) {
+        const unsigned grid = i == 3 ? 1 + n % 2 : 1;
+        const FunctionInfo* f = i % 2 ? addk_ : scale_;
+        void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
+        void* pe[] = {scalar, &ye};
+        void* pr[] = {scalar, &yr};
+        ASSERT_EQ(e.launch(engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_), f,
+                                         grid, 32, nullptr, pe)),
+                  CUDA_SUCCESS);
+        ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), grid, 1, 1, 32, 1, 1, 0, nullptr,
+                          pr, nullptr),
+                  CUDA_SUCCESS);
+      }
+      ASSERT_EQ(e.before_op(Op::StreamSynchronize, nullptr, false), CUDA_SUCCESS);
+      ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << n << patch_grid;
+      e.after_op(Op::StreamSynchronize, nullptr, false, CUDA_SUCCESS);
+    }
+    const EngineStats& s = e.stats();
+    EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+    if (patch_grid) {
+      EXPECT_EQ(s.graphs_built, 2u);  // one sequence: chunks of 8 + 2
+      EXPECT_EQ(s.replayed, 10u * 10u);
+    } else {
+      EXPECT_EQ(s.graphs_built, 4u);  // two variants, seen twice each before they replay
+      EXPECT_EQ(s.replayed, 8u * 10u);
+    }
+  }
+}
+
 TEST_F(GraphEngineTest, ModuleUnloadEndsGraphMode) {
   for (int n = 1; n <= 4; ++n) step(n);
   ASSERT_EQ(engine_.before_op(Op::ModuleUnload, nullptr, false), CUDA_SUCCESS);

@@ -31,6 +31,16 @@ inline void fill_standin_driver_api(DriverApi* api) {
   take(&api->ctx_get_current, "cuCtxGetCurrent");
   take(&api->ctx_push_current, "cuCtxPushCurrent_v2");
   take(&api->ctx_pop_current, "cuCtxPopCurrent_v2");
+  take(&api->graph_add_memset_node, "cuGraphAddMemsetNode");
+  take(&api->graph_add_memcpy_node, "cuGraphAddMemcpyNode");
+  take(&api->graph_exec_memset_node_set_params, "cuGraphExecMemsetNodeSetParams");
+  take(&api->graph_exec_memcpy_node_set_params, "cuGraphExecMemcpyNodeSetParams");
+  take(&api->pointer_get_attribute, "cuPointerGetAttribute");
+  take(&api->mem_host_alloc, "cuMemHostAlloc");
+  take(&api->event_create, "cuEventCreate");
+  take(&api->event_record, "cuEventRecord");
+  take(&api->event_query, "cuEventQuery");
+  take(&api->event_destroy, "cuEventDestroy_v2");
 }
 
 }  // namespace pygraph::test
