@@ -8,11 +8,11 @@ cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 bench=$build/tests/standin_launch_bench
 trace=$(mktemp /tmp/pygraph-bench-XXXXXX.trace)
-printf '%-8s %10s %10s %10s\n' config driver_ns shim_ns added_ns
+printf '%-8s %10s %10s %10s %14s\n' config driver_ns shim_ns added_ns median_call_ns
 for cfg in none off trace graph; do
   env=(LD_LIBRARY_PATH="$build/standin")
   [[ $cfg != none ]] && env+=(LD_PRELOAD="$PWD/$build/libpygraph.so" PYGRAPH_MODE="$cfg")
   [[ $cfg == trace ]] && env+=(PYGRAPH_TRACE="$trace")
-  env "${env[@]}" "$bench" | awk -v c="$cfg" '{v[$1]=$2} END {printf "%-8s %10s %10s %10s\n", c, v["driver_ns"], v["handed_out_ns"], v["added_ns"]}'
+  env "${env[@]}" "$bench" | awk -v c="$cfg" '{v[$1]=$2} END {printf "%-8s %10s %10s %10s %14s\n", c, v["driver_ns"], v["handed_out_ns"], v["added_ns"], v["median_call_ns"]}'
 done
 rm -f "$trace"

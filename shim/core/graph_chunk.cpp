@@ -116,6 +116,8 @@ void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
     n.value = r.value;
     return;
   }
+  n.function = r.function;
+  std::memcpy(n.block, r.block, sizeof n.block);
   std::memcpy(n.grid, r.grid, sizeof n.grid);
   n.shared_mem = r.shared_mem;
   n.args.assign(r.args, r.args + r.function->arg_bytes);
@@ -180,7 +182,12 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
   if (!usable() || count != nodes_.size()) return CUDA_ERROR_INVALID_VALUE;
   for (size_t i = 0; i < count; ++i) {
     Node& n = nodes_[i];
-    if (nodes[i].kind != n.kind) {
+    // Equal tokens mean equal shapes, but a node is never patched into another kernel or
+    // block shape, even on a token collision: the chunk goes out eagerly instead.
+    if (nodes[i].kind != n.kind ||
+        (n.kind == NodeKind::kKernel &&
+         (nodes[i].function != n.function ||
+          std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0))) {
       broken_ = true;
       return CUDA_ERROR_INVALID_VALUE;
     }

@@ -68,6 +68,8 @@ class ChunkGraph {
   struct Node {
     CUgraphNode handle = nullptr;
     NodeKind kind = NodeKind::kKernel;
+    const FunctionInfo* function = nullptr;  // kernels: what the node launches, and its block
+    uint32_t block[3] = {};
     uint32_t grid[3] = {}, shared_mem = 0;
     std::vector<uint8_t> args;  // kernels: what the node holds now
     uint64_t dst = 0, src = 0;  // memsets and copies: what the node holds now

@@ -287,9 +287,11 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   }
   at_segment_start_ = false;
   expected_period_ = 0;
-  const Sequence* done = detector_.push(tok);
-  if (done && done->periodic && done->occurrences >= options_.min_repeats &&
-      done->tokens.size() >= options_.min_period) {
+  if (following_id_ && !following_periodic_) {
+    detector_.push_in_segment(tok);  // the launch path while a step replays: no period search
+  } else if (const Sequence* done = detector_.push(tok);
+             done && done->periodic && done->occurrences >= options_.min_repeats &&
+             done->tokens.size() >= options_.min_period) {
     expected_period_ = done->id;  // the next launch may begin the next period
   }
 

@@ -46,6 +46,10 @@ class SequenceDetector {
   // One launch. Returns the periodic sequence an occurrence of which this token completes, or
   // nullptr. Returned pointers stay valid until the next call.
   const Sequence* push(uint64_t token);
+  // One launch the caller already knows continues a segment sequence it follows: the segment
+  // and window take it, period detection does not (no loop without boundaries is looked for
+  // inside a followed segment). Cheaper than push() on the launch path.
+  void push_in_segment(uint64_t token);
   // A boundary, tagged for attribution (the analyzer passes op and call site). Returns the
   // sequence the segment since the previous boundary is an occurrence of, or nullptr.
   const Sequence* boundary(uint64_t tag);

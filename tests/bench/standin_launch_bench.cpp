@@ -6,6 +6,8 @@
 // argument, a stream sync ending each step. In graph mode they are recorded and replayed as
 // graphs, so the figure is the cost of a deferred launch, its share of the graph replays (on the
 // stand-in, whose graph launch runs the nodes' host functions) included.
+// It also prints the median single call through the handed-out pointer (median_call_ns): in
+// graph mode, a deferred launch alone.
 //   scripts/bench-hot-path.sh runs it without the shim and in every mode.
 #include <algorithm>
 #include <chrono>
@@ -34,6 +36,32 @@ static double ns_per_launch(Launch launch, Sync sync, const CUfunction* f, int n
   }
   auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+}
+
+// The median of single launch calls through `launch`, each timed on its own (steady_clock
+// around the call, minus the median cost of an empty timing pair): in graph mode most calls
+// are only recorded, so this is the cost of a deferred launch without its share of replays.
+static double median_call_ns(Launch launch, Sync sync, const CUfunction* f, int n) {
+  long long step = 0;
+  int b = 2;
+  void* params[] = {&step, &b};
+  std::vector<long long> calls, pairs;
+  calls.reserve(n);
+  pairs.reserve(n);
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < n; ++i) {
+    step = i / kStep;
+    const auto t0 = clock::now();
+    launch(f[i % 4], 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+    const auto t1 = clock::now();
+    calls.push_back((t1 - t0).count());
+    const auto t2 = clock::now();
+    pairs.push_back((clock::now() - t2).count());
+    if (i % kStep == kStep - 1) sync(nullptr);
+  }
+  std::sort(calls.begin(), calls.end());
+  std::sort(pairs.begin(), pairs.end());
+  return double(calls[calls.size() / 2] - pairs[pairs.size() / 2]);
 }
 
 static double median(std::vector<double> v) {
@@ -72,5 +100,6 @@ int main() {
   }
   std::printf("driver_ns %.1f\nhanded_out_ns %.1f\nadded_ns %.1f\n", median(base), median(shim),
               median(diff));
+  std::printf("median_call_ns %.1f\n", median_call_ns(handed_out, handed_out_sync, f, n));
   return 0;
 }

@@ -109,17 +109,18 @@ class Check:
         launch) and in graph mode (a deferred launch, at the median)."""
         program = os.path.join(self.build, "launch_cost")
         res = {}
-        for cfg in ("none", "graph"):
-            out = self.run([program], mode=None if cfg == "none" else "graph", name="launch_cost")
-            res[cfg] = {k: float(v) for k, v in (l.split() for l in out.strip().splitlines())}
-        for cfg in ("none", "graph"):
-            r = res[cfg]
-            self.rows.append((f"real driver, launch call {cfg}: median/p90/mean (ns)",
-                              f"{r['median_call_ns']:.0f}/{r['p90_call_ns']:.0f}/"
-                              f"{r['mean_call_ns']:.0f}", f"phase {r['launch_phase_us']:.1f} us",
-                              "info"))
-        deferred = res["graph"]["median_call_ns"] - res["graph"]["clock_ns"]
-        self.row("real driver: deferred launch, median call minus clock (ns)", f"{deferred:.0f}",
+        for api in ("driver", "runtime"):
+            for cfg in ("none", "graph"):
+                out = self.run([program, api], mode=None if cfg == "none" else "graph",
+                               name="launch_cost")
+                r = {k: float(v) for k, v in (l.split() for l in out.strip().splitlines())}
+                res[api, cfg] = r
+                self.rows.append((f"real {api} launch call, {cfg}: median/p90/mean (ns)",
+                                  f"{r['median_call_ns']:.0f}/{r['p90_call_ns']:.0f}/"
+                                  f"{r['mean_call_ns']:.0f}",
+                                  f"phase {r['launch_phase_us']:.1f} us", "info"))
+        deferred = res["driver", "graph"]["median_call_ns"] - res["driver", "graph"]["clock_ns"]
+        self.row("real driver: deferred cuLaunchKernel, median call - clock (ns)", f"{deferred:.0f}",
                  "<= 150", deferred <= 150)
 
     def idle(self, model, steps=40):
