@@ -29,6 +29,8 @@ const char* flush_cause_name(FlushCause c) {
       return "exit";
     case FlushCause::kFork:
       return "fork";
+    case FlushCause::kStall:
+      return "stall";
     case FlushCause::kCount:
       break;
   }

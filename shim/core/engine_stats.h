@@ -44,6 +44,7 @@ enum class FlushCause : uint8_t {
   kContextChange,  // another thread with another current context continued it
   kExit,
   kFork,
+  kStall,  // the program recorded nothing new for a while (it may wait without a CUDA call)
   kCount
 };
 const char* flush_cause_name(FlushCause c);

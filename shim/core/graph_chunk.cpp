@@ -184,10 +184,9 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
     Node& n = nodes_[i];
     // Equal tokens mean equal shapes, but a node is never patched into another kernel or
     // block shape, even on a token collision: the chunk goes out eagerly instead.
-    if (nodes[i].kind != n.kind ||
-        (n.kind == NodeKind::kKernel &&
-         (nodes[i].function != n.function ||
-          std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0))) {
+    if (nodes[i].kind != n.kind || (n.kind == NodeKind::kKernel &&
+                                    (nodes[i].function != n.function ||
+                                     std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0))) {
       broken_ = true;
       return CUDA_ERROR_INVALID_VALUE;
     }

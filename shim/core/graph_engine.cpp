@@ -449,6 +449,17 @@ CUresult GraphEngine::flush_all(FlushCause cause) {
   return flush(cause, Op::kCount);
 }
 
+void GraphEngine::flush_if_stalled(uint64_t* mark) {
+  const uint64_t now = stats_.recorded + stats_.memops_recorded;
+  if (!pending_.empty() && now == *mark) {
+    // An error belongs to launches that already returned success: the program's next op that
+    // reaches before_op reports it, as for any other flush.
+    const CUresult r = flush(FlushCause::kStall, Op::kCount);
+    if (r != CUDA_SUCCESS && stall_error_ == CUDA_SUCCESS) stall_error_ = r;
+  }
+  *mark = now;
+}
+
 void GraphEngine::evict_least_recent() {
   Plan* victim = nullptr;
   for (auto& [id, plan] : plans_) {
@@ -589,6 +600,10 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread) {
       destroy_graphs();
       unloaded_ = true;
       break;
+  }
+  if (stall_error_ != CUDA_SUCCESS) {  // an earlier submission's error comes first
+    r = stall_error_;
+    stall_error_ = CUDA_SUCCESS;
   }
   return r;
 }

@@ -87,6 +87,12 @@ class GraphEngine {
   // Submits everything recorded (exit, fork, tests).
   CUresult flush_all(FlushCause cause);
 
+  // For a periodic check from another thread (under the same lock as every other call): submits
+  // what is recorded if nothing was recorded since the previous check, which left `mark`. A
+  // program may wait for GPU results without any CUDA call (spinning on mapped host memory a
+  // kernel writes); its recorded work must still reach the GPU.
+  void flush_if_stalled(uint64_t* mark);
+
   // Destroys every graph (process exit: the driver may be gone, so only while it is not).
   void destroy_graphs();
 
@@ -156,7 +162,8 @@ class GraphEngine {
   std::unordered_map<uint32_t, Plan> plans_;
   uint64_t clock_ = 0;  // submissions, for least-recently-used eviction
   bool unloaded_ = false;
-  std::vector<uint64_t> capturing_;  // streams the program is capturing
+  CUresult stall_error_ = CUDA_SUCCESS;  // of a stall flush, for the next op to report
+  std::vector<uint64_t> capturing_;      // streams the program is capturing
 
   // The sequence being followed, the next position in it, and the current chunk: its first
   // position, size, stream, context and the thread that last added to it.

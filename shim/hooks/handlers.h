@@ -13,6 +13,7 @@
 #include "../core/recorder.h"
 #include "../core/trace_writer.h"
 #include "shim_state.h"
+#include "stall_watchdog.h"
 
 namespace pygraph::hooks {
 
@@ -110,6 +111,7 @@ inline CUresult graph_launch(EngineLaunch&& l) {
     EngineLock lock;
     r = shim_engine().launch(l);
   }
+  ensure_stall_watchdog();
   shim_recorder().record_launch(l, t0, t0 ? now_ns() : 0, r);
   return r;
 }
@@ -163,6 +165,7 @@ CUresult graph_memop(Fn real, Door door, Dst dst, SrcOrValue v, size_t count, CU
     EngineLock lock;
     r = shim_engine().memop(m);
   }
+  ensure_stall_watchdog();
   shim_recorder().record_op(args.call, t0, now_ns(), r);
   return r;
 }

@@ -14,6 +14,7 @@
 
 #include "../core/log.h"
 #include "entry_points.h"
+#include "stall_watchdog.h"
 
 namespace pygraph::hooks {
 
@@ -84,6 +85,7 @@ void graph_mode_at_exit() {
     t_in_hook = true;
     EngineLock lock;
     g_engine->flush_all(FlushCause::kExit);
+    stop_stall_watchdog();
   }
   write_stats();
 }
@@ -117,6 +119,7 @@ void atfork_child() {
     g_fork_locked = false;
     new (&g_engine_mutex) std::mutex();
   }
+  stall_watchdog_forked();
   if (g_init_state.load() == 2) {
     g_engine = nullptr;
     recorder_instance().reset_in_child();

@@ -16,14 +16,18 @@ struct GraphRun {
   nlohmann::json stats;
 };
 
-GraphRun run_both(const std::vector<std::string>& argv) {
+// Runs `argv` without the shim and under it (graph mode: the default); `inject` (the stand-in's
+// STANDIN_INJECT, "name:count:result,...") makes driver calls fail in both runs.
+GraphRun run_both(const std::vector<std::string>& argv, const std::string& inject = "") {
   GraphRun g;
-  RunResult plain = run_program(argv, {{"LD_LIBRARY_PATH", STANDIN_DIR}});
+  RunResult plain =
+      run_program(argv, {{"LD_LIBRARY_PATH", STANDIN_DIR}, {"STANDIN_INJECT", inject}});
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
   const std::string stats = temp_path("graph-stats.json");
   RunResult shim = run_program(argv, {{"LD_PRELOAD", PYGRAPH_SHIM},
                                       {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                      {"PYGRAPH_STATS", stats}});  // graph mode: the default
+                                      {"STANDIN_INJECT", inject},
+                                      {"PYGRAPH_STATS", stats}});
   EXPECT_EQ(shim.exit_code, 0) << shim.err;
   EXPECT_EQ(shim.err, "");
   g.plain = plain.out;
@@ -56,6 +60,29 @@ TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
   // Steps 3..6 of [a b c a] replay (the period [b c] is shorter than a worthwhile graph).
   EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], 4 * 4);
   EXPECT_EQ(g.stats["graphs"]["instantiated"], 1);
+}
+
+TEST(GraphMode, AProgramWaitingWithoutCudaCallsGetsItsResults) {
+  // The flag kernel is recorded mid-chunk; only the stall watchdog can submit it.
+  GraphRun g = run_both({POLL_PROGRAM});
+  ASSERT_FALSE(g.plain.empty());
+  EXPECT_EQ(g.shim, g.plain);
+  ASSERT_TRUE(g.stats.is_object());
+  EXPECT_GT(g.stats["launches"]["replayed_in_graphs"].get<int>(), 0);
+  EXPECT_GE(g.stats["flushes"]["by_reason"]["stall"].get<int>(), 1);
+}
+
+TEST(GraphMode, InjectedGraphFailuresChangeNoResult) {
+  // Instantiation, node update and graph launch failing in the driver: the recorded launches go
+  // out eagerly in order, the sequence stays eager, and the program sees no error.
+  for (const char* inject : {"cuGraphInstantiateWithFlags:1:2", "cuGraphLaunch:1:719",
+                             "cuGraphExecKernelNodeSetParams:1:1"}) {
+    GraphRun g = run_both({POLL_PROGRAM}, inject);
+    EXPECT_EQ(g.shim, g.plain) << inject;
+    ASSERT_TRUE(g.stats.is_object()) << inject;
+    EXPECT_EQ(g.stats["graphs"]["sequences_disabled"], 1) << inject;
+    EXPECT_GT(g.stats["eager_launches_by_reason"]["graph_failure"].get<int>(), 0) << inject;
+  }
 }
 
 TEST(GraphMode, UnwritableStatsPathIsOneLineAndNothingElseChanges) {

@@ -9,8 +9,36 @@
 
 namespace standin {
 
+namespace {
+
+// STANDIN_INJECT="name:count:result,...": failures injected from the start, for programs run
+// under the shim in end-to-end tests (standin_inject_failure is the in-process way).
+void inject_from_environment(State* s) {
+  const char* spec = std::getenv("STANDIN_INJECT");
+  if (!spec) return;
+  std::string all(spec);
+  size_t at = 0;
+  while (at < all.size()) {
+    size_t end = all.find(',', at);
+    if (end == std::string::npos) end = all.size();
+    const std::string item = all.substr(at, end - at);
+    const size_t c1 = item.find(':'), c2 = item.rfind(':');
+    if (c1 != std::string::npos && c2 > c1) {
+      s->failures[item.substr(0, c1)] = {std::atoi(item.substr(c1 + 1, c2 - c1 - 1).c_str()),
+                                         static_cast<CUresult>(std::atoi(item.c_str() + c2 + 1))};
+    }
+    at = end + 1;
+  }
+}
+
+}  // namespace
+
 State& state() {
-  static State* s = new State;
+  static State* s = [] {
+    State* st = new State;
+    inject_from_environment(st);
+    return st;
+  }();
   return *s;
 }
 
