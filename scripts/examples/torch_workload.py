@@ -179,6 +179,7 @@ def main():
         digests.append(hashlib.sha1(raw).hexdigest()[:16])
     free, total = torch.cuda.mem_get_info()
     print(f"gpu_mem_used_mb {(total - free) / 2**20:.1f}")
+    print(f"torch_reserved_mb {torch.cuda.memory_reserved() / 2**20:.1f}")
     if a.losses:
         with open(a.losses, "w") as f:
             f.write("\n".join(digests) + "\n")

@@ -155,7 +155,7 @@ class Check:
     def graph_mode(self, model, steps=60):
         """Graph mode against no shim: every step's result bitwise equal, coverage of the steady
         state (a long run minus a short one, from PYGRAPH_STATS), GPU memory in use."""
-        digests, mem, stats = {}, {}, {}
+        digests, mem, reserved, stats = {}, {}, {}, {}
         for cfg, n in (("none", steps), ("graph", steps), ("graph-short", 10)):
             path = os.path.join(self.out, f"{model}-{cfg}-digests.txt")
             spath = os.path.join(self.out, f"{model}-{cfg}-stats.json")
@@ -164,6 +164,7 @@ class Check:
                                 env_extra={"PYGRAPH_STATS": spath})
             digests[cfg] = open(path).read()
             mem[cfg] = float(out.split("gpu_mem_used_mb")[1].split()[0])
+            reserved[cfg] = float(out.split("torch_reserved_mb")[1].split()[0])
             if cfg != "none":
                 stats[cfg] = json.load(open(spath))
         same = digests["graph"] == digests["none"] and digests["none"].count("\n") == steps
@@ -181,12 +182,20 @@ class Check:
                           "", "info"))
         top = sorted(stats["graph"]["flushes"]["by_reason"].items(), key=lambda kv: -kv[1])[:3]
         eager = stats["graph"]["eager_launches_by_reason"]
+        mo = stats["graph"]["memops"]
+        self.rows.append((f"{model}: memops in graphs / seen; stall flushes",
+                          f"{mo['replayed_in_graphs']}/{mo['seen_by_engine']}; "
+                          f"{stats['graph']['flushes']['by_reason'].get('stall', 0)}", "",
+                          "info"))
         self.rows.append((f"{model}: top flushes; eager reasons",
                           " ".join(f"{k}={v}" for k, v in top) + "; " +
                           " ".join(f"{k}={v}" for k, v in eager.items()), "", "info"))
         extra_mb = mem["graph"] - mem["none"]
         self.rows.append((f"{model}: GPU memory in use, graph - none (MB)", f"{extra_mb:+.1f}",
                           f"of {mem['none']:.0f}", "info"))
+        self.rows.append((f"{model}: PyTorch reserved, graph - none (MB)",
+                          f"{reserved['graph'] - reserved['none']:+.1f}",
+                          f"of {reserved['none']:.0f}", "info"))
         self.coverage[model] = cov
 
     def counts(self, model, long_steps):
