@@ -13,7 +13,9 @@ namespace {
 // One address per thread: tells whether a launch comes from the thread that started the chunk
 // without a system call.
 const void* this_thread() {
-  static thread_local char marker;
+  // initial-exec: no __tls_get_addr call on the launch path (libpygraph.so is preloaded, so its
+  // TLS is in the static block, as for the hooks' own t_in_hook).
+  static thread_local char marker __attribute__((tls_model("initial-exec")));
   return &marker;
 }
 
@@ -197,7 +199,9 @@ bool GraphEngine::record(const Work& w) {
       stats_.staged_bytes += m.count;
     }
     const NodeKind kind = memset_element_size(m.op) ? NodeKind::kMemset : NodeKind::kCopy;
-    pending_.push_back({kind, {}, m, 0, 0});
+    Pending& p = pending_.add();
+    p.kind = kind;
+    p.memop = m;
     ++position_;
     ++stats_.memops_recorded;
     return true;
@@ -209,12 +213,11 @@ bool GraphEngine::record(const Work& w) {
   f.pack_args(l.params, arena_.data() + offset);
   const size_t attrs_offset = attrs_.size();
   attrs_.insert(attrs_.end(), l.attrs, l.attrs + l.attr_count);
-  pending_.push_back({NodeKind::kKernel,
-                      l,
-                      {},
-                      static_cast<uint32_t>(offset),
-                      static_cast<uint32_t>(attrs_offset)});
-  Pending& p = pending_.back();
+  Pending& p = pending_.add();
+  p.kind = NodeKind::kKernel;
+  p.launch = l;
+  p.args_offset = static_cast<uint32_t>(offset);
+  p.attrs_offset = static_cast<uint32_t>(attrs_offset);
   p.launch.params = nullptr;
   p.launch.extra = nullptr;
   p.launch.attrs = nullptr;

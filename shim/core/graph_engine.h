@@ -119,6 +119,24 @@ class GraphEngine {
     uint32_t args_offset;   // into arena_
     uint32_t attrs_offset;  // into attrs_
   };
+  // The current chunk's work. Slots are reused from chunk to chunk and filled field by field:
+  // no allocation and no zeroing of a whole slot on the launch path.
+  class PendingList {
+   public:
+    Pending& add() {
+      if (n_ == slots_.size()) slots_.emplace_back();
+      return slots_[n_++];
+    }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    void clear() { n_ = 0; }
+    const Pending* begin() const { return slots_.data(); }
+    const Pending* end() const { return slots_.data() + n_; }
+
+   private:
+    std::vector<Pending> slots_;
+    size_t n_ = 0;
+  };
   struct Chunk {
     uint32_t start, end;  // positions in the sequence
     ChunkGraph graph;
@@ -183,7 +201,7 @@ class GraphEngine {
 
   // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.
-  std::vector<Pending> pending_;
+  PendingList pending_;
   std::vector<uint8_t> arena_;
   std::vector<CUlaunchAttribute> attrs_;
   std::vector<RecordedNode> scratch_;

@@ -79,6 +79,10 @@ const FunctionInfo* Recorder::function(CUfunction function) {
 
 void Recorder::record_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUresult result) {
   launches_[static_cast<int>(c.door)].fetch_add(1, std::memory_order_relaxed);
+  write_launch(c, t0, t1, result);
+}
+
+void Recorder::write_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUresult result) {
   TraceWriter& w = trace_writer();
   if (!w.is_open()) return;
 

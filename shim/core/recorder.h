@@ -40,7 +40,16 @@ class Recorder {
   // sight. Lock-free after the first launch of each kernel.
   const FunctionInfo* function(CUfunction f);
 
+  // Counts the launch (per door) and writes it to the trace, if one is open.
   void record_launch(const LaunchCall& call, uint64_t t0, uint64_t t1, CUresult result);
+  // The two halves, for graph mode: counting under the engine lock, which every graph-mode
+  // launch holds (so a plain increment is enough: no atomic operation on the launch path), and
+  // writing the trace record outside it.
+  void count_launch_serialized(trace::Door door) {
+    auto& n = launches_[static_cast<int>(door)];
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  void write_launch(const LaunchCall& call, uint64_t t0, uint64_t t1, CUresult result);
   void record_op(const OpCall& call, uint64_t t0, uint64_t t1, CUresult result);
 
   // Entry points handed to the program without a wrapper (for the trace's end record).

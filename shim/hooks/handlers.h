@@ -104,15 +104,18 @@ inline LaunchCall describe_launch(Op op, Door door, const CUlaunchConfig* cfg, C
 
 // Graph mode: the engine records the launch or launches it, under the engine lock.
 inline CUresult graph_launch(EngineLaunch&& l) {
-  l.info = shim_recorder().function(l.function);
-  const uint64_t t0 = shim_recorder().tracing() ? now_ns() : 0;
+  Recorder& recorder = shim_recorder();
+  l.info = recorder.function(l.function);
+  const bool tracing = recorder.tracing();
+  const uint64_t t0 = tracing ? now_ns() : 0;
   CUresult r;
   {
     EngineLock lock;
     r = shim_engine().launch(l);
+    recorder.count_launch_serialized(l.door);
   }
   ensure_stall_watchdog();
-  shim_recorder().record_launch(l, t0, t0 ? now_ns() : 0, r);
+  if (tracing) recorder.write_launch(l, t0, now_ns(), r);
   return r;
 }
 

@@ -20,7 +20,7 @@ namespace pygraph::hooks {
 
 std::atomic<int> g_init_state{0};
 Mode g_mode = Mode::kOff;
-std::mutex g_engine_mutex;
+EngineMutex g_engine_mutex;
 thread_local bool t_in_hook __attribute__((tls_model("initial-exec"))) = false;
 
 // Hidden: read by the dlsym trampoline (door_dlsym.cpp).
@@ -117,7 +117,7 @@ void atfork_child() {
   // call. The parent's graphs are not the child's to use or destroy.
   if (g_fork_locked) {
     g_fork_locked = false;
-    new (&g_engine_mutex) std::mutex();
+    g_engine_mutex.reset();
   }
   stall_watchdog_forked();
   if (g_init_state.load() == 2) {

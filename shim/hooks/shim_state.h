@@ -8,6 +8,7 @@
 #include "../core/config.h"
 #include "../core/graph_engine.h"
 #include "../core/recorder.h"
+#include "engine_lock.h"
 
 namespace pygraph::hooks {
 
@@ -28,7 +29,7 @@ Recorder& shim_recorder();
 // The lock is held for the engine's bookkeeping and its submissions, never around a program's
 // own blocking call.
 GraphEngine& shim_engine();
-extern std::mutex g_engine_mutex;
+extern EngineMutex g_engine_mutex;
 struct EngineLock {
   EngineLock() { g_engine_mutex.lock(); }
   ~EngineLock() { g_engine_mutex.unlock(); }
