@@ -124,13 +124,16 @@ class Check:
                  "<= 150", deferred <= 150)
 
     def idle(self, model, steps=40):
+        """GPU idle time at the start of a step: without the shim, in graph mode (first chunk of
+        8 launches, the default) and with a first chunk of 2."""
         res = {}
-        for cfg in ("none", "graph"):
+        for cfg, env in (("none", {}), ("graph", {}), ("chunk2", {"PYGRAPH_FIRST_CHUNK": "2"})):
             out = self.workload(model, steps, mode=None if cfg == "none" else "graph",
-                                extra=["--idle"], name=f"{model}-idle")
+                                extra=["--idle"], name=f"{model}-idle", env_extra=env)
             res[cfg] = float(out.split("gpu_idle_at_step_start_us")[1].split()[0])
-        self.rows.append((f"{model}: GPU idle at step start, none / graph (us)",
-                          f"{res['none']:.1f} / {res['graph']:.1f}", "median of steps", "info"))
+        self.rows.append((f"{model}: GPU idle at step start, none/graph/chunk2 (us)",
+                          f"{res['none']:.1f}/{res['graph']:.1f}/{res['chunk2']:.1f}",
+                          "median of steps", "info"))
 
     def grid(self, model="gpt2", steps=60):
         cov = {}
