@@ -19,7 +19,7 @@ const OptionSpec kOptions[] = {
      "graph mode: times a sequence runs eagerly before it is graphed (1 to 1000)"},
     {"PYGRAPH_MAX_GRAPHS", "1024",
      "graph mode: instantiated graphs kept; the least recently used are destroyed (1 to 1000000)"},
-    {"PYGRAPH_FIRST_CHUNK", "8",
+    {"PYGRAPH_FIRST_CHUNK", "2",
      "graph mode: launches recorded before the first graph of an occurrence goes to the GPU; "
      "later chunks double up to 128 (1 to 128)"},
     {"PYGRAPH_STAGING_MB", "4",

@@ -23,7 +23,7 @@ struct Config {
   bool debug = false;
   unsigned min_repeats = 2;    // graph mode: occurrences seen eagerly before a sequence is graphed
   unsigned max_graphs = 1024;  // graph mode: instantiated graphs kept (least recently used go)
-  unsigned first_chunk = 8;    // graph mode: launches recorded before an occurrence's first graph
+  unsigned first_chunk = 2;    // graph mode: launches recorded before an occurrence's first graph
   unsigned staging_mb = 4;     // graph mode: pinned staging for pageable copies; 0: none
   bool patch_grid = true;      // graph mode: grid and dynamic shared memory patched, not in token
 };

@@ -47,7 +47,7 @@ TEST(GraphMode, TwoThreadsOnOneStreamAndTheProgramsOwnCapture) {
   EXPECT_EQ(g.stats["launches"]["intercepted"], 480);
   EXPECT_EQ(g.stats["eager_launches_by_reason"]["program_capture"], 6 * 20);
   // The other 18 steps replay as graphs from the third on, although two threads take turns
-  // launching them (chunks of 8 and 12: the second spans the hand-over between the threads).
+  // launching them (chunks of 2, 4, 8 and 6 launches; some span the hand-over between threads).
   EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], 16 * 20);
   EXPECT_EQ(g.stats["eager_launches_by_reason"]["not_repeating"], 2 * 20);
   EXPECT_EQ(g.stats["graphs"]["mismatches"], 0);
@@ -57,9 +57,11 @@ TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
   GraphRun g = run_both({LOOP_PROGRAM});
   ASSERT_TRUE(g.stats.is_object());
   EXPECT_EQ(g.stats["launches"]["intercepted"], 6 * 4 + 10 * 2 + 4);
-  // Steps 3..6 of [a b c a] replay (the period [b c] is shorter than a worthwhile graph).
+  // Steps 3..6 of [a b c a] replay (the period [b c] is shorter than a worthwhile graph), as
+  // chunks [a b] and [c a]: the first chunk is 2 launches.
   EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], 4 * 4);
-  EXPECT_EQ(g.stats["graphs"]["instantiated"], 1);
+  EXPECT_EQ(g.stats["graphs"]["instantiated"], 2);
+  EXPECT_EQ(g.stats["graphs"]["replays"], 4 * 2);
 }
 
 TEST(GraphMode, AProgramWaitingWithoutCudaCallsGetsItsResults) {

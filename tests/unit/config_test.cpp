@@ -47,7 +47,7 @@ TEST(Config, ReadsEveryOption) {
              {"PYGRAPH_STATS", "stderr"},
              {"PYGRAPH_MIN_REPEATS", "5"},
              {"PYGRAPH_MAX_GRAPHS", "64"},
-             {"PYGRAPH_FIRST_CHUNK", "2"},
+             {"PYGRAPH_FIRST_CHUNK", "8"},
              {"PYGRAPH_STAGING_MB", "0"},
              {"PYGRAPH_PATCH_GRID", "0"}},
             &w);
@@ -55,12 +55,12 @@ TEST(Config, ReadsEveryOption) {
   EXPECT_EQ(c.stats_path, "stderr");
   EXPECT_EQ(c.min_repeats, 5u);
   EXPECT_EQ(c.max_graphs, 64u);
-  EXPECT_EQ(c.first_chunk, 2u);
+  EXPECT_EQ(c.first_chunk, 8u);
   EXPECT_EQ(c.staging_mb, 0u);
   EXPECT_FALSE(c.patch_grid);
   EXPECT_TRUE(w.empty());
   Config d = parse({}, &w);
-  EXPECT_EQ(d.first_chunk, 8u);
+  EXPECT_EQ(d.first_chunk, 2u);
   EXPECT_EQ(d.staging_mb, 4u);
   EXPECT_TRUE(d.patch_grid);
 }
@@ -79,7 +79,7 @@ TEST(Config, BadNumbersWarnAndKeepDefaults) {
   w.clear();
   Config c = parse({{"PYGRAPH_PATCH_GRID", "yes"}, {"PYGRAPH_FIRST_CHUNK", "129"}}, &w);
   EXPECT_TRUE(c.patch_grid);
-  EXPECT_EQ(c.first_chunk, 8u);
+  EXPECT_EQ(c.first_chunk, 2u);
   EXPECT_EQ(w.size(), 2u);
 }
 

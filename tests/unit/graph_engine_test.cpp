@@ -29,6 +29,13 @@ void addk(const unsigned* g, const unsigned*, void** p) {  // y += step * (i % g
 
 using test::take;
 
+// The exact counts below assume chunks of 8, 16, ... launches (the default first chunk is 2).
+EngineOptions chunks_from_8() {
+  EngineOptions o;
+  o.first_chunk = 8;
+  return o;
+}
+
 // A launch of `f` as the hooks would hand it to the engine.
 EngineLaunch engine_launch(Op op, void* eager, const FunctionInfo* f, unsigned grid, unsigned block,
                            CUstream stream, void** params, const CUlaunchAttribute* attrs = nullptr,
@@ -121,7 +128,7 @@ class GraphEngineTest : public ::testing::Test {
 
   DriverApi api_;
   FunctionTable table_{&api_};
-  GraphEngine engine_{&api_};
+  GraphEngine engine_{&api_, chunks_from_8()};
   decltype(&cuLaunchKernel) launch_ = nullptr;
   decltype(&cuLaunchKernelEx) launch_ex_ = nullptr;
   const FunctionInfo* scale_ = nullptr;
@@ -373,7 +380,7 @@ TEST_F(GraphEngineTest, GridIsPatchedOrPartOfTheShapeAsConfigured) {
   // Steps of 10 launches whose 4th alternates its grid between steps: patched in place by
   // default, two sequence variants with their own graphs when the grid is part of the shape.
   for (bool patch_grid : {true, false}) {
-    EngineOptions o;
+    EngineOptions o = chunks_from_8();
     o.patch_grid = patch_grid;
     GraphEngine e{&api_, o};
     float a = 0.5f;

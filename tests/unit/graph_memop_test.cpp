@@ -30,6 +30,13 @@ void addk(const unsigned*, const unsigned*, void** p) {  // y += step * (i + 1)
 
 using test::take;
 
+// The exact counts below assume chunks of 8, 16, ... (the default first chunk is 2).
+EngineOptions chunks_from_8() {
+  EngineOptions o;
+  o.first_chunk = 8;
+  return o;
+}
+
 class GraphMemopTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -177,7 +184,7 @@ class GraphMemopTest : public ::testing::Test {
 
   DriverApi api_;
   FunctionTable table_{&api_};
-  GraphEngine default_engine_{&api_};
+  GraphEngine default_engine_{&api_, chunks_from_8()};
   GraphEngine* engine_ = nullptr;
   decltype(&cuLaunchKernel) launch_ = nullptr;
   decltype(&cuMemsetD8Async) set8_ = nullptr;
@@ -213,7 +220,7 @@ TEST_F(GraphMemopTest, MemsetsAndCopiesAreNodesOfTheReplayedGraphs) {
 
 TEST_F(GraphMemopTest, SnapshotsStillInFlightAreNeverOverwritten) {
   // A ring of 256 bytes holds 4 snapshots of 32 bytes (64 with alignment: a quarter each).
-  EngineOptions o;
+  EngineOptions o = chunks_from_8();
   o.staging_bytes = 256;
   GraphEngine small{&api_, o};
   engine_ = &small;
@@ -237,7 +244,7 @@ TEST_F(GraphMemopTest, MemsetPatchOrBuildFailureFallsBackEagerly) {
   for (int n = 5; n <= 7; ++n) step(n);
   EXPECT_EQ(engine_->stats().graph_failures, 1u);
 
-  GraphEngine other{&api_};
+  GraphEngine other{&api_, chunks_from_8()};
   engine_ = &other;
   for (int n = 1; n <= 2; ++n) step(n);
   standin_inject_failure("cuGraphAddMemsetNode", 1, CUDA_ERROR_NOT_SUPPORTED);
