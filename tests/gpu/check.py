@@ -64,8 +64,13 @@ class Check:
                              text=True, check=True).stdout
         return json.loads(out)
 
+    def add(self, row):
+        # Printed at once as well: a run cut short by a time limit still shows what it measured.
+        self.rows.append(row)
+        print(" | ".join(str(c) for c in row), flush=True)
+
     def row(self, check, value, expected, ok):
-        self.rows.append((check, str(value), str(expected), "PASS" if ok else "FAIL"))
+        self.add((check, str(value), str(expected), "PASS" if ok else "FAIL"))
 
     def doors(self):
         program = os.path.join(self.build, "cuda_doors")
@@ -82,7 +87,7 @@ class Check:
         replayed = json.load(open(spath))["launches"]["replayed_in_graphs"]
         self.row("cuda_doors in graph mode: host-checked results", "correct", "correct",
                  again == expected)
-        self.rows.append(("cuda_doors in graph mode: launches replayed in graphs", replayed,
+        self.add(("cuda_doors in graph mode: launches replayed in graphs", replayed,
                           sum(expected.values()), "info"))
 
     def memops(self, steps=50):
@@ -100,7 +105,7 @@ class Check:
                  f"> 0 of {m['seen_by_engine']}", m["replayed_in_graphs"] > 0)
         self.row("memop_loop: pageable bytes staged", m["staged_bytes"], "> 0",
                  m["staged_bytes"] > 0)
-        self.rows.append(("memop_loop: coverage %; memop eager reasons",
+        self.add(("memop_loop: coverage %; memop eager reasons",
                           f"{st['coverage_percent']:.1f}", str(m["eager_by_reason"])[:40],
                           "info"))
 
@@ -115,7 +120,7 @@ class Check:
                                name="launch_cost")
                 r = {k: float(v) for k, v in (l.split() for l in out.strip().splitlines())}
                 res[api, cfg] = r
-                self.rows.append((f"real {api} launch call, {cfg}: median/p90/mean (ns)",
+                self.add((f"real {api} launch call, {cfg}: median/p90/mean (ns)",
                                   f"{r['median_call_ns']:.0f}/{r['p90_call_ns']:.0f}/"
                                   f"{r['mean_call_ns']:.0f}",
                                   f"phase {r['launch_phase_us']:.1f} us", "info"))
@@ -131,7 +136,7 @@ class Check:
             out = self.workload(model, steps, mode=None if cfg == "none" else "graph",
                                 extra=["--idle"], name=f"{model}-idle", env_extra=env)
             res[cfg] = float(out.split("gpu_idle_at_step_start_us")[1].split()[0])
-        self.rows.append((f"{model}: GPU idle at step start, none/graph/chunk2 (us)",
+        self.add((f"{model}: GPU idle at step start, none/graph/chunk2 (us)",
                           f"{res['none']:.1f}/{res['graph']:.1f}/{res['chunk2']:.1f}",
                           "median of steps", "info"))
 
@@ -146,7 +151,7 @@ class Check:
             st = json.load(open(spath))
             g = st["graphs"]
             cov[cfg] = st["coverage_percent"]
-            self.rows.append((f"{model} grid {cfg}: coverage % / graphs / patched per replay",
+            self.add((f"{model} grid {cfg}: coverage % / graphs / patched per replay",
                               f"{cov[cfg]:.1f}/{g['instantiated']}/"
                               f"{g['patched_nodes_per_replay']:.1f}", "", "info"))
         self.benchmark(400, model, ("none", "graph", "graph-gridtoken"))
@@ -177,26 +182,26 @@ class Check:
         seen = long["seen_by_engine"] - short["seen_by_engine"]
         replayed = long["replayed_in_graphs"] - short["replayed_in_graphs"]
         cov = 100.0 * replayed / seen if seen else 0.0
-        self.rows.append((f"{model}: coverage, steady state (%)", f"{cov:.1f}",
+        self.add((f"{model}: coverage, steady state (%)", f"{cov:.1f}",
                           f"{seen / (steps - 10):.0f} launches/step", "info"))
         g = stats["graph"]["graphs"]
-        self.rows.append((f"{model}: graphs built / replays / patched per replay",
+        self.add((f"{model}: graphs built / replays / patched per replay",
                           f"{g['instantiated']}/{g['replays']}/{g['patched_nodes_per_replay']:.1f}",
                           "", "info"))
         top = sorted(stats["graph"]["flushes"]["by_reason"].items(), key=lambda kv: -kv[1])[:3]
         eager = stats["graph"]["eager_launches_by_reason"]
         mo = stats["graph"]["memops"]
-        self.rows.append((f"{model}: memops in graphs / seen; stall flushes",
+        self.add((f"{model}: memops in graphs / seen; stall flushes",
                           f"{mo['replayed_in_graphs']}/{mo['seen_by_engine']}; "
                           f"{stats['graph']['flushes']['by_reason'].get('stall', 0)}", "",
                           "info"))
-        self.rows.append((f"{model}: top flushes; eager reasons",
+        self.add((f"{model}: top flushes; eager reasons",
                           " ".join(f"{k}={v}" for k, v in top) + "; " +
                           " ".join(f"{k}={v}" for k, v in eager.items()), "", "info"))
         extra_mb = mem["graph"] - mem["none"]
-        self.rows.append((f"{model}: GPU memory in use, graph - none (MB)", f"{extra_mb:+.1f}",
+        self.add((f"{model}: GPU memory in use, graph - none (MB)", f"{extra_mb:+.1f}",
                           f"of {mem['none']:.0f}", "info"))
-        self.rows.append((f"{model}: PyTorch reserved, graph - none (MB)",
+        self.add((f"{model}: PyTorch reserved, graph - none (MB)",
                           f"{reserved['graph'] - reserved['none']:+.1f}",
                           f"of {reserved['none']:.0f}", "info"))
         self.coverage[model] = cov
@@ -253,7 +258,7 @@ class Check:
             out = self.run([program], mode=mode, trace=trace, name="launch", env_extra=env_extra)
             v = dict(line.split() for line in out.strip().splitlines())
             self.cost[cfg] = float(v["added_ns"])
-            self.rows.append((f"shim cost per launch, {cfg} (ns, in-process)",
+            self.add((f"shim cost per launch, {cfg} (ns, in-process)",
                               f"{self.cost[cfg]:+.1f}", f"driver {v['driver_ns']}", "info"))
 
     def benchmark(self, steps, model="mlp", cfgs=("none", "off", "trace")):
@@ -296,13 +301,13 @@ class Check:
             times[cfg] = [float(v) for v in out.split("chunk_ms")[1].split()]
         os.close(fd)
         base = statistics.median(times["none"])
-        self.rows.append((f"{model} step time, no shim (ms, median chunk)", f"{base:.4f}",
+        self.add((f"{model} step time, no shim (ms, median chunk)", f"{base:.4f}",
                           f"{len(times['none'])} chunks", "info"))
         for cfg in cfgs[1:]:
             limit = {"off": 1.0, "trace": 5.0}.get(cfg, 2.0)
             ratios = [t / b for t, b in zip(times[cfg], times["none"])]
             over = (statistics.median(ratios) - 1) * 100
-            self.rows.append((f"{model} step time, {cfg} mode (ms, median chunk)",
+            self.add((f"{model} step time, {cfg} mode (ms, median chunk)",
                               f"{statistics.median(times[cfg]):.4f}", "", "info"))
             self.row(f"{model} time change, {cfg} (%, median of chunk pairs)", f"{over:+.2f}",
                      f"<= {limit}", over <= limit)
@@ -311,7 +316,7 @@ class Check:
             # Cross-check: driver calls per step times the shim's cost per call.
             per_step = self.calls_per_step.get("mlp", 60)
             bound = per_step * max(self.cost.get(cfg, 0.0), 0.0) / (base * 1e6) * 100
-            self.rows.append((f"mlp overhead, {cfg} (%, calls/step x cost per call)",
+            self.add((f"mlp overhead, {cfg} (%, calls/step x cost per call)",
                               f"{bound:.2f}", "", "info"))
         with open(os.path.join(self.out, f"bench-{model}.json"), "w") as f:
             json.dump(times, f)
