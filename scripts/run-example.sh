@@ -35,5 +35,8 @@ s = json.load(open(sys.argv[1]))
 print(f"graph mode: {s['coverage_percent']:.1f} % of {s['launches']['intercepted']} launches "
       f"replayed in {s['graphs']['replays']} graph launches; eager: "
       f"{s['eager_launches_by_reason']}; flushes: {s['flushes']['by_reason']}")
+m = s["memops"]
+print(f"memsets and copies: {m['replayed_in_graphs']} of {m['seen_by_engine']} inside graphs; "
+      f"eager: {m['eager_by_reason']}")
 PY
 build/pygraph-analyze summary --top 8 "$trace"
