@@ -376,6 +376,85 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
   EXPECT_EQ(small.stats().graphs_evicted, 2u);
 }
 
+TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
+  // Work deferred on stream D; each op on D, on another stream S or on the legacy stream L must
+  // submit it (then the host sees the eager arm's values) or leave it deferred, as
+  // flush_rules.h says.
+  CUstream d, other;
+  decltype(&cuStreamCreate) create;
+  take(&create, "cuStreamCreate");
+  ASSERT_EQ(create(&d, 0), CUDA_SUCCESS);
+  ASSERT_EQ(create(&other, 0), CUDA_SUCCESS);
+  enum Where { kD, kS, kL };
+  struct Case {
+    Op op;
+    Where where;
+    bool flushes;
+  };
+  const Case cases[] = {
+      {Op::StreamSynchronize, kD, true},
+      {Op::StreamSynchronize, kS, false},
+      {Op::StreamSynchronize, kL, true},
+      {Op::StreamQuery, kD, true},
+      {Op::StreamQuery, kS, false},
+      {Op::EventRecord, kD, true},
+      {Op::EventRecord, kS, false},
+      {Op::EventRecord, kL, true},
+      {Op::EventSynchronize, kD, false},
+      {Op::EventQuery, kD, false},
+      {Op::StreamWaitEvent, kD, true},
+      {Op::StreamWaitEvent, kS, false},
+      {Op::LaunchHostFunc, kD, true},
+      {Op::LaunchHostFunc, kS, false},
+      {Op::GraphLaunch, kD, true},
+      {Op::GraphLaunch, kS, false},
+      {Op::MemcpyDtoHAsync, kD, true},
+      {Op::MemcpyDtoHAsync, kS, false},
+      {Op::MemsetD2D8Async, kD, true},
+      {Op::MemcpyDtoH, kS, true},
+      {Op::MemFree, kS, true},
+      {Op::MemFreeAsync, kS, true},
+      {Op::MemUnmap, kS, true},
+      {Op::CtxSynchronize, kS, true},
+      {Op::StreamWaitValue32, kS, true},
+      {Op::WaitExternalSemaphoresAsync, kS, true},
+      {Op::StreamDestroy, kD, true},
+      {Op::StreamDestroy, kS, false},
+      {Op::CtxSetCurrent, kS, true},
+      {Op::MemAlloc, kD, false},
+      {Op::MemAllocAsync, kD, false},
+      {Op::StreamIsCapturing, kD, false},
+      {Op::StreamBeginCapture, kS, true},
+  };
+  float a = 0.5f;
+  int step = 0;
+  auto run_step = [&] {
+    ++step;
+    for (int i = 0; i < 20; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? &step : static_cast<void*>(&a), 1, d);
+    host_read("a step", d);
+  };
+  for (const Case& c : cases) {
+    const CUstream where = c.where == kD ? d : c.where == kS ? other : nullptr;
+    for (int n = 0; n < 3; ++n) run_step();  // the step is a found sequence, followed
+    ++step;
+    for (int i = 0; i < 3; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? &step : static_cast<void*>(&a), 1, d);
+    ASSERT_FALSE(engine_.idle()) << op_info(c.op).name;
+    ASSERT_EQ(engine_.before_op(c.op, where, false), CUDA_SUCCESS);
+    EXPECT_EQ(engine_.idle(), c.flushes) << op_info(c.op).name << " on "
+                                         << "DSL"[c.where];
+    if (c.flushes) {
+      EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << op_info(c.op).name;
+    }
+    engine_.after_op(c.op, where, false, CUDA_SUCCESS);
+    if (c.op == Op::StreamBeginCapture)
+      engine_.after_op(Op::StreamEndCapture, where, false, CUDA_SUCCESS);
+    host_read(op_info(c.op).name, d);
+  }
+  expect_all_accounted();
+}
+
 TEST_F(GraphEngineTest, GridIsPatchedOrPartOfTheShapeAsConfigured) {
   // Steps of 10 launches whose 4th alternates its grid between steps: patched in place by
   // default, two sequence variants with their own graphs when the grid is part of the shape.
