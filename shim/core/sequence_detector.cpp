@@ -78,7 +78,7 @@ size_t SequenceDetector::find_or_add(const std::vector<uint64_t>& tokens, bool p
   return sequences_.size() - 1;
 }
 
-void SequenceDetector::push_in_segment(uint64_t token) {
+uint64_t SequenceDetector::append(uint64_t token) {
   const uint64_t pos = launches_++;
   window_[pos & (window_.size() - 1)] = token;
   if (!segment_overflow_) {
@@ -89,22 +89,18 @@ void SequenceDetector::push_in_segment(uint64_t token) {
       segment_.clear();
     }
   }
+  return pos;
+}
+
+void SequenceDetector::push_in_segment(uint64_t token) {
+  append(token);
   period_ = 0;
   matched_ = 0;
   periodic_ = kNone;
 }
 
 const Sequence* SequenceDetector::push(uint64_t token) {
-  const uint64_t pos = launches_++;
-  window_[pos & (window_.size() - 1)] = token;
-  if (!segment_overflow_) {
-    if (segment_.size() < options_.max_length) {
-      segment_.push_back(token);
-    } else {
-      segment_overflow_ = true;
-      segment_.clear();
-    }
-  }
+  const uint64_t pos = append(token);
 
   // Period bookkeeping: does this token continue the candidate period?
   if (period_ && pos >= run_start_ + period_ && at(pos - period_) == token) {

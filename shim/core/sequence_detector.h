@@ -62,6 +62,7 @@ class SequenceDetector {
   static constexpr size_t kNone = ~size_t(0);
 
   uint64_t at(uint64_t position) const;  // token at a launch position still in the window
+  uint64_t append(uint64_t token);        // into the window and the segment; its position
   // Index of the sequence with these tokens, added if new (first=true then).
   size_t find_or_add(const std::vector<uint64_t>& tokens, bool periodic, bool* added);
   void evict_one();
