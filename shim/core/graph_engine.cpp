@@ -226,8 +226,8 @@ bool GraphEngine::record(const Work& w) {
   return true;
 }
 
-void GraphEngine::count_eager(const Work& w, EagerReason reason, uint64_t n) {
-  (w.memop ? stats_.memop_eager : stats_.eager)[static_cast<int>(reason)] += n;
+void GraphEngine::count_eager(bool memop, EagerReason reason) {
+  ++(memop ? stats_.memop_eager : stats_.eager)[static_cast<int>(reason)];
 }
 
 CUresult GraphEngine::issue(const Work& w) {
@@ -237,9 +237,8 @@ CUresult GraphEngine::issue(const Work& w) {
 
 CUresult GraphEngine::refuse(const Work& w, EagerReason reason) {
   // It cannot be a node: what was recorded goes first, and the sequence ends here.
-  const CUresult flushed = flush(FlushCause::kOp, w.op());
-  end_segment(w.op());
-  count_eager(w, reason);
+  const CUresult flushed = end_segment(w.op());
+  count_eager(w.memop != nullptr, reason);
   const CUresult r = issue(w);
   return flushed != CUDA_SUCCESS ? flushed : r;
 }
@@ -250,7 +249,7 @@ CUresult GraphEngine::launch(const EngineLaunch& l) {
   w.launch = &l;
   if (!capturing_.empty()) {
     // The program captures a graph itself: its launches belong to that capture, untouched.
-    count_eager(w, EagerReason::kCapture);
+    count_eager(w.memop != nullptr, EagerReason::kCapture);
     return issue(w);
   }
   const EagerReason reason = unrecordable(l);
@@ -263,7 +262,7 @@ CUresult GraphEngine::memop(const MemopCall& m) {
   Work w;
   w.memop = &m;
   if (!capturing_.empty()) {
-    count_eager(w, EagerReason::kCapture);
+    count_eager(w.memop != nullptr, EagerReason::kCapture);
     return issue(w);
   }
   const EagerReason reason = unrecordable(m, &w.src);
@@ -327,11 +326,12 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   }
   const CUresult r = issue(w);
   if (r != CUDA_SUCCESS) {
-    // Failing work is never recorded later: the segment ends at it.
-    count_eager(w, EagerReason::kLaunchError);
+    // Failing work is never recorded later: the segment ends at it (nothing is recorded when
+    // the work was issued, so ending it submits nothing).
+    count_eager(w.memop != nullptr, EagerReason::kLaunchError);
     end_segment(w.op());
   } else {
-    count_eager(w, EagerReason::kNotRepeating);
+    count_eager(w.memop != nullptr, EagerReason::kNotRepeating);
   }
   return result != CUDA_SUCCESS ? result : r;
 }
@@ -432,7 +432,7 @@ CUresult GraphEngine::drain_eagerly(EagerReason reason) {
   for (const Pending& p : pending_) {
     const CUresult r = issue_pending(p);
     if (r != CUDA_SUCCESS && first_error == CUDA_SUCCESS) first_error = r;
-    (p.kind == NodeKind::kKernel ? stats_.eager : stats_.memop_eager)[static_cast<int>(reason)]++;
+    count_eager(p.kind != NodeKind::kKernel, reason);
   }
   staging_.fence(chunk_raw_stream_);  // the copies just issued read their snapshots later
   pending_.clear();
@@ -454,12 +454,7 @@ CUresult GraphEngine::flush_all(FlushCause cause) {
 
 void GraphEngine::flush_if_stalled(uint64_t* mark) {
   const uint64_t now = stats_.recorded + stats_.memops_recorded;
-  if (!pending_.empty() && now == *mark) {
-    // An error belongs to launches that already returned success: the program's next op that
-    // reaches before_op reports it, as for any other flush.
-    const CUresult r = flush(FlushCause::kStall, Op::kCount);
-    if (r != CUDA_SUCCESS && stall_error_ == CUDA_SUCCESS) stall_error_ = r;
-  }
+  if (!pending_.empty() && now == *mark) defer_error(flush(FlushCause::kStall, Op::kCount));
   *mark = now;
 }
 
@@ -592,8 +587,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread) {
       r = flush(FlushCause::kOp, op);
       break;
     case FlushRule::kCapture:
-      r = flush(FlushCause::kOp, op);
-      end_segment(op);
+      r = end_segment(op);
       break;
     case FlushRule::kUnload:
       // Graphs may hold the module's kernels, and a later module may reuse their handles: graph
@@ -604,11 +598,15 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread) {
       unloaded_ = true;
       break;
   }
-  if (stall_error_ != CUDA_SUCCESS) {  // an earlier submission's error comes first
-    r = stall_error_;
-    stall_error_ = CUDA_SUCCESS;
+  if (deferred_error_ != CUDA_SUCCESS) {  // an earlier submission's error comes first
+    r = deferred_error_;
+    deferred_error_ = CUDA_SUCCESS;
   }
   return r;
+}
+
+void GraphEngine::defer_error(CUresult r) {
+  if (r != CUDA_SUCCESS && deferred_error_ == CUDA_SUCCESS) deferred_error_ = r;
 }
 
 void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult result) {
@@ -620,15 +618,18 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
     auto it = std::find(capturing_.begin(), capturing_.end(), s);
     if (it != capturing_.end()) capturing_.erase(it);
   }
-  if (op_is_boundary(op)) end_segment(op);
+  // A boundary on a stream the recorded work does not share still ends the sequence, and with it
+  // the chunk: its submission's error goes to the next op.
+  if (op_is_boundary(op)) defer_error(end_segment(op));
 }
 
-void GraphEngine::end_segment(Op op) {
-  flush(FlushCause::kOp, op);
+CUresult GraphEngine::end_segment(Op op) {
+  const CUresult r = flush(FlushCause::kOp, op);
   stop_following();
   detector_.boundary(static_cast<uint64_t>(op) + 1);  // tags are nonzero
   at_segment_start_ = true;
   expected_period_ = 0;
+  return r;
 }
 
 }  // namespace pygraph

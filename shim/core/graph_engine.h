@@ -162,7 +162,7 @@ class GraphEngine {
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id);
   bool switch_variant(uint64_t token);  // another found sequence with the same prefix goes on
   bool record(const Work& w);           // false: a snapshot found no staging space
-  void count_eager(const Work& w, EagerReason reason, uint64_t n = 1);
+  void count_eager(bool memop, EagerReason reason);
   CUresult flush(FlushCause cause, Op op);  // counted, then submit()
   CUresult submit();  // the current chunk, as a graph replay (eagerly if it cannot be one)
   ChunkGraph* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
@@ -174,7 +174,10 @@ class GraphEngine {
   CUresult issue_pending(const Pending& p);
   CUresult drain_eagerly(EagerReason reason);  // recorded work, eagerly, in order
   void stop_following();
-  void end_segment(Op op);  // `op` ended it (a boundary, or work no graph can hold)
+  // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
+  CUresult end_segment(Op op);
+  // A submission's error no call can return now: the next op that reaches before_op reports it.
+  void defer_error(CUresult r);
   CUcontext current_context() const;
 
   const DriverApi* api_;
@@ -184,8 +187,8 @@ class GraphEngine {
   std::unordered_map<uint32_t, Plan> plans_;
   uint64_t clock_ = 0;  // submissions, for least-recently-used eviction
   bool unloaded_ = false;
-  CUresult stall_error_ = CUDA_SUCCESS;  // of a stall flush, for the next op to report
-  std::vector<uint64_t> capturing_;      // streams the program is capturing
+  CUresult deferred_error_ = CUDA_SUCCESS;  // see defer_error
+  std::vector<uint64_t> capturing_;         // streams the program is capturing
 
   // The sequence being followed, the next position in it, and the current chunk: its first
   // position, size, stream, context and the thread that last added to it.

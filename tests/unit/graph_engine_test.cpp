@@ -455,6 +455,35 @@ TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
   expect_all_accounted();
 }
 
+TEST_F(GraphEngineTest, ASubmissionErrorNoCallCanReturnGoesToTheNextOp) {
+  // A sync of an unrelated stream does not need the recorded work, but as a boundary it ends
+  // the sequence and submits the chunk; if that submission fails, the next op reports it.
+  CUstream d, other;
+  decltype(&cuStreamCreate) create;
+  take(&create, "cuStreamCreate");
+  ASSERT_EQ(create(&d, 0), CUDA_SUCCESS);
+  ASSERT_EQ(create(&other, 0), CUDA_SUCCESS);
+  float a = 0.5f;
+  for (int n = 1; n <= 3; ++n) {
+    for (int i = 0; i < 20; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? &n : static_cast<void*>(&a), 1, d);
+    host_read("a step", d);
+  }
+  int n = 4;
+  for (int i = 0; i < 3; ++i)
+    both(i % 2 ? addk_ : scale_, i % 2 ? &n : static_cast<void*>(&a), 1, d);
+  standin_inject_failure("cuGraphLaunch", 1, CUDA_ERROR_LAUNCH_FAILED);
+  standin_inject_failure("cuLaunchKernel", 1, CUDA_ERROR_LAUNCH_FAILED);
+  ASSERT_EQ(engine_.before_op(Op::StreamSynchronize, other, false), CUDA_SUCCESS);
+  EXPECT_FALSE(engine_.idle());
+  engine_.after_op(Op::StreamSynchronize, other, false, CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.idle());
+  EXPECT_EQ(engine_.before_op(Op::EventQuery, nullptr, false), CUDA_ERROR_LAUNCH_FAILED);
+  EXPECT_EQ(engine_.before_op(Op::EventQuery, nullptr, false), CUDA_SUCCESS);  // reported once
+  standin_inject_failure("cuLaunchKernel", 0, CUDA_SUCCESS);
+  expect_all_accounted();
+}
+
 TEST_F(GraphEngineTest, GridIsPatchedOrPartOfTheShapeAsConfigured) {
   // Steps of 10 launches whose 4th alternates its grid between steps: patched in place by
   // default, two sequence variants with their own graphs when the grid is part of the shape.
