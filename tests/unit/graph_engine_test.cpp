@@ -103,20 +103,35 @@ class GraphEngineTest : public ::testing::Test {
     engine_.after_op(Op::StreamSynchronize, stream, false, CUDA_SUCCESS);
   }
 
-  // A training step: 20 launches, the step number as an argument of some, then the host reads
-  // the result, as `loss.item()` does.
-  void step(int n, int odd_position = -1) {
+  // A training step: 20 launches on `stream`, the step number as an argument of some, then the
+  // host reads the result, as `loss.item()` does.
+  void step(int n, int odd_position = -1, CUstream stream = nullptr) {
     float a = 0.5f;
     for (int i = 0; i < 20; ++i) {
       if (i == odd_position) {
-        both(scale_, &a);  // another kernel where addk belongs
-      } else if (i % 2) {
-        both(addk_, &n);
+        both(scale_, &a, 1, stream);  // another kernel where addk belongs
       } else {
-        both(scale_, &a);
+        step_launch(n, i, stream);
       }
     }
-    host_read(("after step " + std::to_string(n)).c_str());
+    host_read(("after step " + std::to_string(n)).c_str(), stream);
+  }
+  // Launch i of step n: scale and addk alternate.
+  void step_launch(int n, int i, CUstream stream = nullptr) {
+    float a = 0.5f;
+    if (i % 2) {
+      both(addk_, &n, 1, stream);
+    } else {
+      both(scale_, &a, 1, stream);
+    }
+  }
+
+  CUstream new_stream() {
+    decltype(&cuStreamCreate) create;
+    take(&create, "cuStreamCreate");
+    CUstream s = nullptr;
+    EXPECT_EQ(create(&s, 0), CUDA_SUCCESS);
+    return s;
   }
 
   // Every launch either ran in a graph or eagerly for one counted reason.
@@ -310,11 +325,7 @@ TEST_F(GraphEngineTest, LoopsWithoutSyncsAreFoundAsPeriods) {
 
 TEST_F(GraphEngineTest, SequencesSpanningTwoStreamsSubmitOneChunkPerStreamRun) {
   // Two streams that never meet: a step launches 4 on one, then 4 on the other.
-  CUstream s1, s2;
-  decltype(&cuStreamCreate) create;
-  take(&create, "cuStreamCreate");
-  ASSERT_EQ(create(&s1, 0), CUDA_SUCCESS);
-  ASSERT_EQ(create(&s2, 0), CUDA_SUCCESS);
+  const CUstream s1 = new_stream(), s2 = new_stream();
   float a = 0.5f;
   for (int n = 1; n <= 6; ++n) {
     for (int i = 0; i < 4; ++i) both(scale_, &a, 1, s1);
@@ -380,11 +391,7 @@ TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
   // Work deferred on stream D; each op on D, on another stream S or on the legacy stream L must
   // submit it (then the host sees the eager arm's values) or leave it deferred, as
   // flush_rules.h says.
-  CUstream d, other;
-  decltype(&cuStreamCreate) create;
-  take(&create, "cuStreamCreate");
-  ASSERT_EQ(create(&d, 0), CUDA_SUCCESS);
-  ASSERT_EQ(create(&other, 0), CUDA_SUCCESS);
+  const CUstream d = new_stream(), other = new_stream();
   enum Where { kD, kS, kL };
   struct Case {
     Op op;
@@ -426,20 +433,12 @@ TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
       {Op::StreamIsCapturing, kD, false},
       {Op::StreamBeginCapture, kS, true},
   };
-  float a = 0.5f;
-  int step = 0;
-  auto run_step = [&] {
-    ++step;
-    for (int i = 0; i < 20; ++i)
-      both(i % 2 ? addk_ : scale_, i % 2 ? &step : static_cast<void*>(&a), 1, d);
-    host_read("a step", d);
-  };
+  int n = 0;
   for (const Case& c : cases) {
     const CUstream where = c.where == kD ? d : c.where == kS ? other : nullptr;
-    for (int n = 0; n < 3; ++n) run_step();  // the step is a found sequence, followed
-    ++step;
-    for (int i = 0; i < 3; ++i)
-      both(i % 2 ? addk_ : scale_, i % 2 ? &step : static_cast<void*>(&a), 1, d);
+    for (int k = 0; k < 3; ++k) step(++n, -1, d);  // the step is a found sequence, followed
+    ++n;
+    for (int i = 0; i < 3; ++i) step_launch(n, i, d);
     ASSERT_FALSE(engine_.idle()) << op_info(c.op).name;
     ASSERT_EQ(engine_.before_op(c.op, where, false), CUDA_SUCCESS);
     EXPECT_EQ(engine_.idle(), c.flushes) << op_info(c.op).name << " on "
@@ -458,20 +457,9 @@ TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
 TEST_F(GraphEngineTest, ASubmissionErrorNoCallCanReturnGoesToTheNextOp) {
   // A sync of an unrelated stream does not need the recorded work, but as a boundary it ends
   // the sequence and submits the chunk; if that submission fails, the next op reports it.
-  CUstream d, other;
-  decltype(&cuStreamCreate) create;
-  take(&create, "cuStreamCreate");
-  ASSERT_EQ(create(&d, 0), CUDA_SUCCESS);
-  ASSERT_EQ(create(&other, 0), CUDA_SUCCESS);
-  float a = 0.5f;
-  for (int n = 1; n <= 3; ++n) {
-    for (int i = 0; i < 20; ++i)
-      both(i % 2 ? addk_ : scale_, i % 2 ? &n : static_cast<void*>(&a), 1, d);
-    host_read("a step", d);
-  }
-  int n = 4;
-  for (int i = 0; i < 3; ++i)
-    both(i % 2 ? addk_ : scale_, i % 2 ? &n : static_cast<void*>(&a), 1, d);
+  const CUstream d = new_stream(), other = new_stream();
+  for (int n = 1; n <= 3; ++n) step(n, -1, d);
+  for (int i = 0; i < 3; ++i) step_launch(4, i, d);
   standin_inject_failure("cuGraphLaunch", 1, CUDA_ERROR_LAUNCH_FAILED);
   standin_inject_failure("cuLaunchKernel", 1, CUDA_ERROR_LAUNCH_FAILED);
   ASSERT_EQ(engine_.before_op(Op::StreamSynchronize, other, false), CUDA_SUCCESS);
