@@ -26,6 +26,7 @@ tail -3 "$out/ctest.log"
 nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
 nvcc -O2 -o build-gpu/memop_loop tests/gpu/memop_loop.cu
 nvcc -O2 -o build-gpu/launch_cost tests/gpu/launch_cost.cu
+nvcc -O2 -o build-gpu/gpu_idle tests/gpu/gpu_idle.cu
 
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 cc -I"$pyinc" tests/gpu/python_layout.c -o build-gpu/python_layout && ./build-gpu/python_layout || true

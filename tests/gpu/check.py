@@ -13,7 +13,9 @@ Sections (--sections, all by default):
   cost   the shim's CPU cost per launch in one process (stand-in driver), every mode; and on
          the real driver (launch_cost): the median launch call without the shim and in graph
          mode, where it is a deferred launch (target <= 150 ns).
-  idle   GPU idle time at the start of each step (torch.profiler timeline), no shim vs graph.
+  idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
+         GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
+         CPU time per op); no shim vs graph mode vs a first chunk of 8.
   grid   GPT-2 decode with grid/shared memory patched (default) against in the token
          (PYGRAPH_PATCH_GRID=0): coverage, and step time in lockstep.
   bench  step times side by side in lockstep: the MLP without the shim / off / trace, and each
@@ -130,15 +132,31 @@ class Check:
 
     def idle(self, model, steps=40):
         """GPU idle time at the start of a step: without the shim, in graph mode (first chunk of
-        8 launches, the default) and with a first chunk of 2."""
+        2 launches, the default) and with a first chunk of 8."""
         res = {}
-        for cfg, env in (("none", {}), ("graph", {}), ("chunk2", {"PYGRAPH_FIRST_CHUNK": "2"})):
+        for cfg, env in (("none", {}), ("graph", {}), ("chunk8", {"PYGRAPH_FIRST_CHUNK": "8"})):
             out = self.workload(model, steps, mode=None if cfg == "none" else "graph",
                                 extra=["--idle"], name=f"{model}-idle", env_extra=env)
             res[cfg] = float(out.split("gpu_idle_at_step_start_us")[1].split()[0])
-        self.add((f"{model}: GPU idle at step start, none/graph/chunk2 (us)",
-                          f"{res['none']:.1f}/{res['graph']:.1f}/{res['chunk2']:.1f}",
+        self.add((f"{model}: GPU idle at step start, none/graph/chunk8 (us)",
+                          f"{res['none']:.1f}/{res['graph']:.1f}/{res['chunk8']:.1f}",
                           "median of steps", "info"))
+
+    def gpu_idle(self):
+        """gpu_idle: GPU idle at the start of a step and within it, stamped by the kernels
+        themselves (no profiler): without the shim, graph mode, and a first chunk of 8."""
+        program = os.path.join(self.build, "gpu_idle")
+        res = {}
+        for cfg, env in (("none", {}), ("graph", {}), ("chunk8", {"PYGRAPH_FIRST_CHUNK": "8"})):
+            out = self.run([program], mode=None if cfg == "none" else "graph", name="gpu_idle",
+                           env_extra=env)
+            res[cfg] = {k: float(v) for k, v in (l.split() for l in out.strip().splitlines())}
+        for key, what in (("idle_start_us", "idle at step start (100 us host work incl.)"),
+                          ("idle_within_us", "idle within a step of 64 x 2 us kernels"),
+                          ("step_us", "host time of a step")):
+            self.add((f"gpu_idle: {what}, none/graph/chunk8 (us)",
+                      "/".join(f"{res[c][key]:.1f}" for c in ("none", "graph", "chunk8")),
+                      "median of 270 steps", "info"))
 
     def grid(self, model="gpt2", steps=60):
         cov = {}
@@ -164,6 +182,12 @@ class Check:
         """Graph mode against no shim: every step's result bitwise equal, coverage of the steady
         state (a long run minus a short one, from PYGRAPH_STATS), GPU memory in use."""
         digests, mem, reserved, stats = {}, {}, {}, {}
+        if "compile" in model:
+            # torch.compile's first run in a fresh cache compiles (and keeps what it allocated
+            # for that in PyTorch's pool); a short run first warms the on-disk cache so that
+            # both measured runs start alike.
+            self.workload(model, 2, extra=["--losses", os.path.join(self.out, "scratch.txt")],
+                          name=f"{model}-graph")
         for cfg, n in (("none", steps), ("graph", steps), ("graph-short", 10)):
             path = os.path.join(self.out, f"{model}-{cfg}-digests.txt")
             spath = os.path.join(self.out, f"{model}-{cfg}-stats.json")
@@ -311,6 +335,9 @@ class Check:
                               f"{statistics.median(times[cfg]):.4f}", "", "info"))
             self.row(f"{model} time change, {cfg} (%, median of chunk pairs)", f"{over:+.2f}",
                      f"<= {limit}", over <= limit)
+            q1, _, q3 = statistics.quantiles(ratios, n=4)
+            self.add((f"{model} time change, {cfg}: chunk-pair quartiles (%)",
+                      f"{(q1 - 1) * 100:+.1f}/{(q3 - 1) * 100:+.1f}", "spread", "info"))
             if cfg.startswith("graph"):
                 continue
             # Cross-check: driver calls per step times the shim's cost per call.
@@ -350,6 +377,7 @@ def main():
         steps.append(lambda: c.benchmark(steps=1000))
         steps += [lambda m=m: c.benchmark(400, m, ("none", "graph")) for m in models]
     if "idle" in sections:
+        steps.append(c.gpu_idle)
         steps += [lambda m=m: c.idle(m) for m in models]
     if "grid" in sections:
         steps.append(c.grid)
