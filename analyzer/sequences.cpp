@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "memop_call.h"
 #include "token.h"
 
 namespace pygraph::analyze {
@@ -26,50 +27,82 @@ std::string kernel_name(const Trace& t, uint32_t id) {
   return f && !f->name.empty() ? f->name : "(function " + std::to_string(id) + ")";
 }
 
+// What a token stands for: a kernel (function id) or a memset/copy (its op).
+struct TokenInfo {
+  bool memop;
+  uint32_t id;  // function id, or Op
+};
+
 }  // namespace
 
 json find_sequences(const Trace& t, const DetectorOptions& options, int top) {
   SequenceDetector d(options);
-  std::unordered_map<uint64_t, uint32_t> token_function;
-  // Boundaries are the ops that end what a graph can hold; their tag keeps op and call site.
+  std::unordered_map<uint64_t, TokenInfo> tokens;
+  uint64_t launches = 0, memops = 0;
+  // Launches and the memsets and copies graph mode holds as nodes are tokens, as in graph mode
+  // (the trace does not hold a copy's source memory kind, so copies from pinned and pageable
+  // memory share a token here). Boundaries are the ops that end what a graph can hold; their
+  // tag keeps op and call site.
   for (const TraceEvent& e : t.events) {
     if (e.is_launch) {
       const TraceLaunch& l = t.launches[e.index];
       const uint64_t tok = token_of(l);
-      token_function.emplace(tok, l.function_id);
+      tokens.emplace(tok, TokenInfo{false, l.function_id});
       d.push(tok);
-    } else if (op_is_boundary(t.ops[e.index].op)) {
-      const TraceOp& o = t.ops[e.index];
-      d.boundary((uint64_t(static_cast<uint16_t>(o.op)) << 32) | o.callsite_id);
+      ++launches;
+      continue;
+    }
+    const TraceOp& o = t.ops[e.index];
+    const uint64_t tag = (uint64_t(static_cast<uint16_t>(o.op)) << 32) | o.callsite_id;
+    if (engine_memop(o.op) && o.bytes != 0) {  // graph mode refuses empty ones, ending there
+      const uint64_t tok =
+          memop_token(static_cast<uint16_t>(o.op), memset_element_size(o.op), 0, o.stream);
+      tokens.emplace(tok, TokenInfo{true, static_cast<uint32_t>(o.op)});
+      d.push(tok);
+      ++memops;
+    } else if (op_is_boundary(o.op) || engine_memop(o.op)) {
+      d.boundary(tag);
     }
   }
   d.boundary(0);  // the end of the trace ends the last segment
 
+  auto memops_in = [&](const Sequence& s) {
+    uint64_t n = 0;
+    for (uint64_t tok : s.tokens) n += tokens[tok].memop;
+    return n;
+  };
   std::vector<const Sequence*> found;
-  uint64_t graphable = 0;
+  uint64_t graphable = 0, graphable_memops = 0;
   for (const Sequence& s : d.sequences()) {
     if (s.occurrences < options.min_repeats) continue;
     found.push_back(&s);
     // Graph mode records a sequence from its (min_repeats + 1)-th occurrence on. Periods may
     // overlap segments, so only segments count towards the total.
-    if (!s.periodic) graphable += (s.occurrences - options.min_repeats) * s.tokens.size();
+    if (s.periodic) continue;
+    const uint64_t m = memops_in(s);
+    graphable += (s.occurrences - options.min_repeats) * (s.tokens.size() - m);
+    graphable_memops += (s.occurrences - options.min_repeats) * m;
   }
   std::stable_sort(found.begin(), found.end(), [](const Sequence* a, const Sequence* b) {
     return a->occurrences * a->tokens.size() > b->occurrences * b->tokens.size();
   });
 
   json out;
-  out["launches"] = d.launches();
+  out["launches"] = launches;
+  out["memops"] = memops;
   out["min_repeats"] = options.min_repeats;
   out["graphable_launches"] = graphable;
-  out["graphable_percent"] = d.launches() ? 100.0 * graphable / d.launches() : 0.0;
+  out["graphable_percent"] = launches ? 100.0 * graphable / launches : 0.0;
+  out["graphable_memops"] = graphable_memops;
   out["sequences_found"] = found.size();
   json list = json::array();
   for (const Sequence* s : found) {
     if (top >= 0 && list.size() >= static_cast<size_t>(top)) break;
     json kernels = json::array();
     for (size_t i = 0; i < s->tokens.size() && i < 3; ++i) {
-      kernels.push_back(kernel_name(t, token_function[s->tokens[i]]));
+      const TokenInfo& info = tokens[s->tokens[i]];
+      kernels.push_back(info.memop ? op_info(static_cast<Op>(info.id)).name
+                                   : kernel_name(t, info.id));
     }
     std::vector<std::pair<uint64_t, uint64_t>> ends(s->ended_by.begin(), s->ended_by.end());
     std::sort(ends.begin(), ends.end(), [](auto& a, auto& b) {
@@ -92,6 +125,7 @@ json find_sequences(const Trace& t, const DetectorOptions& options, int top) {
     list.push_back({{"id", s->id},
                     {"kind", s->periodic ? "period" : "segment"},
                     {"length", s->tokens.size()},
+                    {"memops", memops_in(*s)},
                     {"occurrences", s->occurrences},
                     {"first_kernels", kernels},
                     {"ended_by", ended}});
@@ -102,12 +136,18 @@ json find_sequences(const Trace& t, const DetectorOptions& options, int top) {
 
 std::string sequences_text(const json& r) {
   std::ostringstream out;
-  out << "Repeating launch sequences in " << r["launches"] << " launches (found at "
-      << r["min_repeats"] << " occurrences): " << r["sequences_found"] << "\n";
+  const uint64_t memops = r["memops"];
+  out << "Repeating launch sequences in " << r["launches"] << " launches";
+  if (memops) out << " and " << memops << " memsets/copies";
+  out << " (found at " << r["min_repeats"] << " occurrences): " << r["sequences_found"] << "\n";
   for (const auto& s : r["sequences"]) {
-    const uint64_t len = s["length"], occ = s["occurrences"];
+    const uint64_t m = s["memops"], len = s["length"].get<uint64_t>() - m, occ = s["occurrences"];
     out << "\n  #" << s["id"] << "  " << s["kind"].get<std::string>() << " of " << len
-        << " launches x " << occ << " = " << len * occ << " launches\n";
+        << " launches";
+    if (m) out << " + " << m << " memsets/copies";
+    out << " x " << occ << " = " << len * occ << " launches";
+    if (m) out << " + " << m * occ << " memsets/copies";
+    out << "\n";
     for (const auto& k : s["first_kernels"]) out << "      " << k.get<std::string>() << "\n";
     if (s["length"].get<uint64_t>() > 3) out << "      ...\n";
     for (const auto& e : s["ended_by"]) {
@@ -123,7 +163,9 @@ std::string sequences_text(const json& r) {
   std::snprintf(pct, sizeof pct, "%.1f", r["graphable_percent"].get<double>());
   out << "\nWhat-if: replaying each repeated segment as a graph from occurrence "
       << r["min_repeats"].get<uint32_t>() + 1 << " on would carry " << r["graphable_launches"]
-      << " of " << r["launches"] << " launches (" << pct << "%).\n";
+      << " of " << r["launches"] << " launches (" << pct << "%)";
+  if (memops) out << " and " << r["graphable_memops"] << " of " << memops << " memsets/copies";
+  out << ".\n";
   return out.str();
 }
 

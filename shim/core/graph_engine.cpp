@@ -120,15 +120,9 @@ EagerReason GraphEngine::unrecordable(const MemopCall& m, MemKind* src) const {
 }
 
 uint64_t GraphEngine::token(const MemopCall& m, MemKind src) const {
-  // A node keeps its kind and element size; whether a copy reads a staged snapshot, pinned or
-  // device memory is fixed too (a copy node is patched only within its memory types).
-  // Addresses, sizes and values are patched.
-  LaunchShape shape{0,
-                    {memset_element_size(m.op), static_cast<uint32_t>(src), 0},
-                    normalized_stream(m.stream, m.per_thread),
-                    static_cast<uint16_t>(m.op),
-                    0};
-  return launch_token(shape);
+  // Whether a copy reads a staged snapshot, pinned or device memory is fixed in its node.
+  return memop_token(static_cast<uint16_t>(m.op), memset_element_size(m.op),
+                     static_cast<uint32_t>(src), normalized_stream(m.stream, m.per_thread));
 }
 
 size_t GraphEngine::chunk_end() const {

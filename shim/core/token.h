@@ -18,6 +18,11 @@ struct LaunchShape {
 
 uint64_t launch_token(const LaunchShape& shape);
 
+// The token of a stream-ordered memset or 1-D copy (memop_call.h): its op, the element size of a
+// memset, the memory kind a copy reads from (a copy node is patched only within its memory
+// kinds; 0 when not known), and its stream. Addresses, sizes and values are patched.
+uint64_t memop_token(uint16_t op, uint32_t element_size, uint32_t source_kind, uint64_t stream);
+
 // LaunchShape::attrs_hash is built one attribute at a time, starting from 0:
 //   h = attr_hash_add(h, id, value) with value the 64 bytes of a CUlaunchAttributeValue.
 uint64_t attr_hash_add(uint64_t h, uint32_t id, const uint8_t* value);

@@ -91,6 +91,45 @@ TEST(AnalyzerCli, SequencesOfATrainingShapedLoop) {
   EXPECT_EQ(nlohmann::json::parse(fewer.out)["sequences_found"], 1);  // only the period
 }
 
+TEST(AnalyzerCli, SequencesHoldMemopsAndAgreeWithGraphMode) {
+  // The same run in graph mode, traced: the analyzer's what-if for it matches what graph mode
+  // replayed, memsets included (both use one detector and one tokenization).
+  const std::string path = temp_path("loop-memset.trace");
+  const std::string stats = temp_path("loop-memset.json");
+  RunResult run = run_program({LOOP_PROGRAM, "memset"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                         {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                         {"PYGRAPH_TRACE", path},
+                                                         {"PYGRAPH_STATS", stats}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  RunResult r = run_program({ANALYZER, "sequences", "--json", path}, {});
+  RunResult text = run_program({ANALYZER, "sequences", path}, {});
+  const auto st = nlohmann::json::parse(read_file(stats));
+  unlink(path.c_str());
+  unlink(stats.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["launches"], 28);
+  EXPECT_EQ(j["memops"], 6);
+  ASSERT_EQ(j["sequences_found"], 1);
+  const auto& segment = j["sequences"][0];
+  EXPECT_EQ(segment["length"], 5);
+  EXPECT_EQ(segment["memops"], 1);
+  EXPECT_EQ(segment["occurrences"], 6);
+  EXPECT_EQ(segment["first_kernels"], nlohmann::json({"a", "b", "cuMemsetD8Async"}));
+  EXPECT_EQ(j["graphable_launches"], (6 - 2) * 4);
+  EXPECT_EQ(j["graphable_memops"], 6 - 2);
+  // Graph mode also sent the odd last step's first chunk [a b] as a graph before that step
+  // parted from the sequence, which the what-if (whole occurrences only) leaves out.
+  EXPECT_EQ(st["launches"]["replayed_in_graphs"], j["graphable_launches"].get<int>() + 2);
+  EXPECT_EQ(st["memops"]["replayed_in_graphs"], j["graphable_memops"]);
+  EXPECT_NE(text.out.find("segment of 4 launches + 1 memsets/copies x 6 = 24 launches + 6 "
+                          "memsets/copies"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("16 of 28 launches (57.1%) and 4 of 6 memsets/copies"), std::string::npos)
+      << text.out;
+}
+
 TEST(AnalyzerCli, GoldenSequences) {
   RunResult r = run_program({ANALYZER, "sequences", GOLDEN_DIR "/loop_program.trace"}, {});
   EXPECT_EQ(r.exit_code, 0) << r.err;

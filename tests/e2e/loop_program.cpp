@@ -2,22 +2,33 @@
 //   6 steps of [a b c a] each ending in cuStreamSynchronize (a repeated segment),
 //   then 10 rounds of [b c] with no synchronization (a period),
 //   then one odd step [a b b a] + cuStreamSynchronize (a variant, seen once).
+// With the argument `memset`, each of the 6 steps is [a b memset c a] (cuMemsetD8Async on
+// device memory, a node inside graph mode's sequence) and there is no period.
 // Everything goes through cuGetProcAddress, as the CUDA runtime does.
+#include <cstring>
+
 #include "runtime_bootstrap.h"
 #include "standin.h"
 
 static void kernel(const unsigned*, const unsigned*, void**) {}
 
-int main() {
+int main(int argc, char** argv) {
+  const bool with_memset = argc > 1 && std::strcmp(argv[1], "memset") == 0;
   standin::GetProcAddress get = standin::runtime_get_proc_address();
   decltype(&cuLaunchKernel) launch;
   decltype(&cuModuleGetFunction) function;
   decltype(&cuStreamSynchronize) sync;
+  decltype(&cuMemAlloc) alloc;
+  decltype(&cuMemsetD8Async) memset8;
   if (!get || !standin::resolve(get, "cuLaunchKernel", &launch) ||
       !standin::resolve(get, "cuModuleGetFunction", &function) ||
-      !standin::resolve(get, "cuStreamSynchronize", &sync)) {
+      !standin::resolve(get, "cuStreamSynchronize", &sync) ||
+      !standin::resolve(get, "cuMemAlloc", &alloc) ||
+      !standin::resolve(get, "cuMemsetD8Async", &memset8)) {
     return 1;
   }
+  CUdeviceptr buffer;
+  if (alloc(&buffer, 64) != CUDA_SUCCESS) return 6;
 
   const size_t sizes[1] = {4};
   CUfunction f[3];
@@ -30,9 +41,11 @@ int main() {
   void* params[] = {&step};
   auto run = [&](int k) { return launch(f[k], 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr); };
   for (step = 0; step < 6; ++step) {
-    if (run(0) || run(1) || run(2) || run(0) || sync(nullptr)) return 3;
+    if (run(0) || run(1)) return 3;
+    if (with_memset && memset8(buffer, static_cast<unsigned char>(step), 16, nullptr)) return 3;
+    if (run(2) || run(0) || sync(nullptr)) return 3;
   }
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 10 && !with_memset; ++i) {
     if (run(1) || run(2)) return 4;
   }
   if (run(0) || run(1) || run(1) || run(0) || sync(nullptr)) return 5;
