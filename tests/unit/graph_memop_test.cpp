@@ -277,5 +277,28 @@ TEST_F(GraphMemopTest, MemopsNoNodeCanHoldStayEagerAndEndTheSequence) {
   expect_all_accounted();
 }
 
+TEST_F(GraphMemopTest, SequencesMayBeginWithAMemopAfterACopyIntoPageableMemory) {
+  // The shape of a decode step: launches, a copy of a result into pageable memory (no node can
+  // hold it: it ends the segment), then an input copied up and more launches before the sync.
+  // Both segments begin where the previous one ended; the second begins with a memop.
+  std::vector<float> pageable(kN, 1.0f);
+  for (int n = 1; n <= 10; ++n) {
+    float a = 0.5f;
+    for (int i = 0; i < 3; ++i) kernel(scale_, &a);
+    ASSERT_EQ(memop(Op::MemcpyDtoHAsync, reinterpret_cast<void*>(dtoh_),
+                    reinterpret_cast<uint64_t>(pageable.data()), y_[0], kN * 4, 0),
+              CUDA_SUCCESS);
+    copy_pageable(0, 8, float(n), 8);
+    for (int i = 0; i < 3; ++i) kernel(addk_, &n);
+    host_read("after step " + std::to_string(n));
+  }
+  const EngineStats& s = engine_->stats();
+  // From the third step on, both segments replay: 6 launches and the input copy per step.
+  EXPECT_EQ(s.replayed, 8u * 6u);
+  EXPECT_EQ(s.memops_replayed, 8u);
+  EXPECT_EQ(s.memop_eager[static_cast<int>(EagerReason::kMemopOperands)], 10u);
+  expect_all_accounted();
+}
+
 }  // namespace
 }  // namespace pygraph
