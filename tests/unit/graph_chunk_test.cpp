@@ -27,14 +27,10 @@ class ChunkGraphTest : public ::testing::Test {
   void SetUp() override {
     test::fill_standin_driver_api(&api_);
     take(&launch_, "cuLaunchKernel");
-    decltype(&cuModuleGetFunction) get_function;
-    take(&get_function, "cuModuleGetFunction");
     const size_t sizes[4] = {4, 8, 8, 4};
-    standin_register_kernel("axpy", &axpy, 4, sizes);
-    ASSERT_EQ(get_function(&f_, nullptr, "axpy"), CUDA_SUCCESS);
-    bool created;
-    info_ = table_.lookup(reinterpret_cast<uint64_t>(f_), &created);
+    info_ = test::standin_kernel(&table_, "axpy", &axpy, 4, sizes);
     ASSERT_NE(info_, nullptr);
+    f_ = reinterpret_cast<CUfunction>(info_->handle);
     ASSERT_TRUE(info_->params_known);
     for (int i = 0; i < kN; ++i) x_[i] = float(i % 7) - 3.0f;
   }

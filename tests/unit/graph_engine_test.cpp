@@ -63,17 +63,9 @@ class GraphEngineTest : public ::testing::Test {
     test::fill_standin_driver_api(&api_);
     take(&launch_, "cuLaunchKernel");
     take(&launch_ex_, "cuLaunchKernelEx");
-    decltype(&cuModuleGetFunction) get_function;
-    take(&get_function, "cuModuleGetFunction");
-    const size_t scale_sizes[2] = {4, 8}, addk_sizes[2] = {4, 8};
-    standin_register_kernel("scale", &scale, 2, scale_sizes);
-    standin_register_kernel("addk", &addk, 2, addk_sizes);
-    CUfunction f;
-    bool created;
-    ASSERT_EQ(get_function(&f, nullptr, "scale"), CUDA_SUCCESS);
-    scale_ = table_.lookup(reinterpret_cast<uint64_t>(f), &created);
-    ASSERT_EQ(get_function(&f, nullptr, "addk"), CUDA_SUCCESS);
-    addk_ = table_.lookup(reinterpret_cast<uint64_t>(f), &created);
+    const size_t sizes[2] = {4, 8};
+    scale_ = test::standin_kernel(&table_, "scale", &scale, 2, sizes);
+    addk_ = test::standin_kernel(&table_, "addk", &addk, 2, sizes);
     for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.25f;
   }
 

@@ -49,19 +49,11 @@ class GraphMemopTest : public ::testing::Test {
     take(&dtoh_, "cuMemcpyDtoHAsync_v2");
     decltype(&cuMemAlloc_v2) alloc;
     decltype(&cuMemAllocHost_v2) alloc_host;
-    decltype(&cuModuleGetFunction) get_function;
     take(&alloc, "cuMemAlloc_v2");
     take(&alloc_host, "cuMemAllocHost_v2");
-    take(&get_function, "cuModuleGetFunction");
     const size_t sizes[2] = {4, 8};
-    standin_register_kernel("m_scale", &scale, 2, sizes);
-    standin_register_kernel("m_addk", &addk, 2, sizes);
-    CUfunction f;
-    bool created;
-    ASSERT_EQ(get_function(&f, nullptr, "m_scale"), CUDA_SUCCESS);
-    scale_ = table_.lookup(reinterpret_cast<uint64_t>(f), &created);
-    ASSERT_EQ(get_function(&f, nullptr, "m_addk"), CUDA_SUCCESS);
-    addk_ = table_.lookup(reinterpret_cast<uint64_t>(f), &created);
+    scale_ = test::standin_kernel(&table_, "m_scale", &scale, 2, sizes);
+    addk_ = test::standin_kernel(&table_, "m_addk", &addk, 2, sizes);
     for (int arm = 0; arm < 2; ++arm) {
       ASSERT_EQ(alloc(&y_[arm], kN * 4), CUDA_SUCCESS);
       ASSERT_EQ(alloc(&t_[arm], kN * 4), CUDA_SUCCESS);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "driver_api.h"
+#include "function_table.h"
 #include "standin.h"
 
 namespace pygraph::test {
@@ -41,6 +42,19 @@ inline void fill_standin_driver_api(DriverApi* api) {
   take(&api->event_record, "cuEventRecord");
   take(&api->event_query, "cuEventQuery");
   take(&api->event_destroy, "cuEventDestroy_v2");
+}
+
+// Registers `fn` as a stand-in kernel of `nparams` parameters with these sizes, gets its
+// CUfunction as a program would (cuModuleGetFunction) and returns the core's info for it.
+inline const FunctionInfo* standin_kernel(FunctionTable* table, const char* name,
+                                          standin_kernel_fn fn, int nparams, const size_t* sizes) {
+  standin_register_kernel(name, fn, nparams, sizes);
+  decltype(&cuModuleGetFunction) get_function;
+  take(&get_function, "cuModuleGetFunction");
+  CUfunction f = nullptr;
+  EXPECT_EQ(get_function(&f, nullptr, name), CUDA_SUCCESS) << name;
+  bool created;
+  return table->lookup(reinterpret_cast<uint64_t>(f), &created);
 }
 
 }  // namespace pygraph::test
