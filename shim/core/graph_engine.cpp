@@ -241,27 +241,25 @@ CUresult GraphEngine::launch(const EngineLaunch& l) {
   ++stats_.launches;
   Work w;
   w.launch = &l;
-  if (!capturing_.empty()) {
-    // The program captures a graph itself: its launches belong to that capture, untouched.
-    count_eager(w.memop != nullptr, EagerReason::kCapture);
-    return issue(w);
-  }
-  const EagerReason reason = unrecordable(l);
-  if (reason != EagerReason::kCount) return refuse(w, reason);
-  return take(w, token(l));
+  return admit(w);
 }
 
 CUresult GraphEngine::memop(const MemopCall& m) {
   ++stats_.memops;
   Work w;
   w.memop = &m;
+  return admit(w);
+}
+
+CUresult GraphEngine::admit(Work& w) {
   if (!capturing_.empty()) {
+    // The program captures a graph itself: its work belongs to that capture, untouched.
     count_eager(w.memop != nullptr, EagerReason::kCapture);
     return issue(w);
   }
-  const EagerReason reason = unrecordable(m, &w.src);
+  const EagerReason reason = w.memop ? unrecordable(*w.memop, &w.src) : unrecordable(*w.launch);
   if (reason != EagerReason::kCount) return refuse(w, reason);
-  return take(w, token(m, w.src));
+  return take(w, w.memop ? token(*w.memop, w.src) : token(*w.launch));
 }
 
 CUresult GraphEngine::take(const Work& w, uint64_t tok) {

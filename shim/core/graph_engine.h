@@ -156,6 +156,7 @@ class GraphEngine {
   MemKind memory_kind(uint64_t address) const;
   uint64_t token(const EngineLaunch& l) const;
   uint64_t token(const MemopCall& m, MemKind src) const;
+  CUresult admit(Work& w);  // a launch or memop: capture passthrough, refusal, or take()
   CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
   CUresult take(const Work& w, uint64_t token);        // follow, record or issue
   size_t chunk_end() const;                            // exclusive end of the current chunk
