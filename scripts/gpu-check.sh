@@ -11,15 +11,7 @@ cd "$(dirname "$0")/.."
 out=/tmp/pygraph-gpu  # traces and logs; the table and summaries are copied to $OUT if set
 rm -rf "$out" && mkdir -p "$out"
 
-prefix=()
-if ! ldconfig -p | grep -q 'libunwind.so.8 '; then
-  mkdir -p .debs/root
-  for f in .debs/*.deb; do dpkg -x "$f" .debs/root; done
-  prefix=(-DCMAKE_PREFIX_PATH="$PWD/.debs/root/usr")
-fi
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" >"$out/cmake.log" 2>&1 ||
-  { tail -20 "$out/cmake.log"; exit 1; }
-cmake --build build-gpu -j"$(nproc)" >>"$out/cmake.log" 2>&1 || { tail -40 "$out/cmake.log"; exit 1; }
+./scripts/gpu-build.sh build-gpu "$out/cmake.log"
 ctest_status=0
 (cd build-gpu && ctest -j"$(nproc)" >"$out/ctest.log" 2>&1) || ctest_status=$?
 tail -3 "$out/ctest.log"

@@ -15,17 +15,15 @@ median step time in ms (no digests then); --idle prints the median time from the
 step (CPU) to the first kernel of that step on the GPU, from torch.profiler's timeline: how
 long the GPU waits at the start of each iteration.
 
---lockstep IN OUT (with --time): after warm-up, print "ready", then for each chunk of steps
-wait for a byte on the FIFO IN, run the chunk, pass the byte on to the FIFO OUT, and finally
-print every chunk's step time. Several processes in a ring of FIFOs take turns on the machine
-this way, so that a benchmark compares configurations under the same conditions, chunk by chunk.
+--lockstep GO DONE (with --time): after warm-up, run each chunk of steps when a driver says
+so, the protocol of tests/gpu/harness.py (the GPU check's benchmark compares configurations
+this way, chunk by chunk under the same conditions), and finally print every chunk's step time.
 """
 import argparse
 import hashlib
 import os
 import statistics
 import sys
-import time
 
 import torch
 
@@ -98,7 +96,7 @@ def main():
     p.add_argument("--profile", action="store_true")
     p.add_argument("--time", action="store_true")
     p.add_argument("--idle", action="store_true")
-    p.add_argument("--lockstep", nargs=2, metavar=("IN", "OUT"))
+    p.add_argument("--lockstep", nargs=2, metavar=("GO", "DONE"))
     a = p.parse_args()
 
     step = build(a.model)
@@ -153,25 +151,18 @@ def main():
 
     if a.time:
         # Launch-bound timing: chunks of steps back to back, one synchronize per chunk, so the
-        # CPU's launch path (what the shim touches) is what is measured.
-        chunk, times = 25, []
-        if a.lockstep:
-            # O_RDWR: opening a FIFO this way never blocks, whatever order the ring starts in.
-            fin, fout = (os.open(f, os.O_RDWR) for f in a.lockstep)
-            print("ready", flush=True)
-        for _ in range(max(1, a.steps // chunk)):
-            if a.lockstep:
-                os.read(fin, 1)
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(chunk):
-                step()
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) / chunk)
-            if a.lockstep:
-                os.write(fout, b"x")
-        print(f"median_step_ms {statistics.median(times) * 1e3:.4f}")
-        print("chunk_ms " + " ".join(f"{t * 1e3:.4f}" for t in times))
+        # CPU's launch path (what the shim touches) is what is measured; with --lockstep, chunk
+        # by chunk on a driver's turn (the protocol of tests/gpu/harness.py).
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                        "tests", "gpu"))
+        import harness
+
+        go, done = a.lockstep or (None, None)
+        chunks = argparse.Namespace(chunks=max(1, a.steps // 25), steps=25, go=go, done=done,
+                                    core=-1, stats_prefix="")
+        times = harness.run_chunks(chunks, step, torch.cuda.synchronize)
+        print(f"median_step_ms {statistics.median(times):.4f}")
+        print("chunk_ms " + " ".join(f"{t:.4f}" for t in times))
         return 0
 
     digests = []

@@ -56,23 +56,45 @@ void load(T* out, const char* name) {
   *out = reinterpret_cast<T>(real_dlsym(g_driver, name));
 }
 
+const char* env(const char* name) {
+  return std::getenv(name);
+}
+
+// The config in effect, or, before the shim is ready, the one it will read (its warnings are
+// left for shim_init to report).
+Config current_config() {
+  if (shim_ready()) return g_config;
+  std::vector<std::string> warnings;
+  return parse_config(&env, &warnings);
+}
+
+// The counters as they stand now. Under the engine lock, so that a snapshot taken while other
+// threads launch is consistent (graph mode counts door launches under it too); not when this
+// thread is inside a wrapper, which may hold the lock already (the lock is not recursive): a
+// kernel or profiler callback run by the driver inside a launch, or an exit handler that runs
+// after graph_mode_at_exit.
+std::string stats_document() {
+  if (!shim_ready()) {
+    return stats_json(EngineStats{}, DoorCounts{}, mode_name(current_config().mode));
+  }
+  EngineStats stats;
+  DoorCounts doors;
+  auto read = [&] {
+    if (g_engine) stats = g_engine->stats();
+    const Recorder& r = recorder_instance();
+    doors = {r.launches(Door::kExport), r.launches(Door::kDlsym), r.launches(Door::kProcAddr)};
+  };
+  if (t_in_hook) {
+    read();
+  } else {
+    EngineLock lock;
+    read();
+  }
+  return stats_json(stats, doors, mode_name(g_mode));
+}
+
 void write_stats() {
-  if (g_config.stats_path.empty()) return;
-  const Recorder& r = recorder_instance();
-  DoorCounts doors{r.launches(Door::kExport), r.launches(Door::kDlsym),
-                   r.launches(Door::kProcAddr)};
-  const std::string json =
-      stats_json(g_engine ? g_engine->stats() : EngineStats{}, doors, mode_name(g_mode));
-  if (g_config.stats_path == "stderr") {
-    std::fputs(json.c_str(), stderr);
-    return;
-  }
-  const std::string path = with_pid(g_config.stats_path);
-  FILE* f = std::fopen(path.c_str(), "w");
-  const bool written = f && std::fputs(json.c_str(), f) >= 0;
-  if ((f && std::fclose(f) != 0) || !written) {
-    log_error("cannot write PYGRAPH_STATS='%s': %s", path.c_str(), std::strerror(errno));
-  }
+  if (!g_config.stats_path.empty()) write_stats_now(g_config.stats_path, "PYGRAPH_STATS=");
 }
 
 // At exit, before any library's destructors: deferred work goes to the GPU (a program may end
@@ -145,10 +167,6 @@ __attribute__((destructor)) void at_exit() {
   }
 }
 
-const char* env(const char* name) {
-  return std::getenv(name);
-}
-
 }  // namespace
 
 Recorder& shim_recorder() {
@@ -167,6 +185,23 @@ void* real_dlsym(void* handle, const char* name) {
   resolve_real_dlsym();
   auto fn = reinterpret_cast<void* (*)(void*, const char*)>(pygraph_real_dlsym);
   return fn ? fn(handle, name) : nullptr;
+}
+
+bool write_stats_now(const std::string& destination, const char* what) {
+  const std::string json = stats_document();
+  if (destination == "stderr") return std::fputs(json.c_str(), stderr) >= 0;
+  const std::string path = with_pid(destination);
+  FILE* f = std::fopen(path.c_str(), "w");
+  const bool written = f && std::fputs(json.c_str(), f) >= 0;
+  if ((f && std::fclose(f) != 0) || !written) {
+    log_error("cannot write %s'%s': %s", what, path.c_str(), std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+std::string stats_destination() {
+  return current_config().stats_path;
 }
 
 bool shim_init() {

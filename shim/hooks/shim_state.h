@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 
 #include "../core/config.h"
 #include "../core/graph_engine.h"
@@ -34,6 +35,15 @@ struct EngineLock {
   EngineLock() { g_engine_mutex.lock(); }
   ~EngineLock() { g_engine_mutex.unlock(); }
 };
+
+// Writes the stats document (docs/stats-format.md) as the counters stand now to `destination`:
+// "stderr", or a path in which %p becomes the process id. Returns false with the cause logged,
+// the destination named after `what` ("PYGRAPH_STATS="). Before the shim is ready (no CUDA call
+// yet): zero counts in the mode the environment asks for. Flushes nothing.
+bool write_stats_now(const std::string& destination, const char* what);
+
+// PYGRAPH_STATS (read from the environment if the shim is not ready yet); empty: none.
+std::string stats_destination();
 
 // libcuda's handle and its real dlsym, bypassing our own dlsym hook.
 void* driver_handle();

@@ -29,6 +29,8 @@ import statistics
 import subprocess
 import sys
 
+import harness
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "..", "..", "scripts", "examples", "torch_workload.py")
 WORKLOAD = os.path.normpath(WORKLOAD)
@@ -291,13 +293,8 @@ class Check:
         chunk of one configuration is compared with the neighbouring chunk of the others, under
         the same machine conditions."""
         cfgs = list(cfgs)
-        fifos = [os.path.join(self.out, f"ring{i}") for i in range(len(cfgs))]
-        for f in fifos:
-            if os.path.exists(f):
-                os.unlink(f)
-            os.mkfifo(f)
-        procs = []
-        for i, cfg in enumerate(cfgs):
+        groups = {}
+        for cfg in cfgs:
             env = dict(os.environ)
             env.pop("LD_PRELOAD", None)
             if cfg != "none":
@@ -306,38 +303,33 @@ class Check:
                 env["PYGRAPH_PATCH_GRID"] = "0"
             if cfg == "trace":
                 env["PYGRAPH_TRACE"] = os.path.join(self.out, "bench.trace")
+            w = harness.Worker(f"bench-{model}-{cfg}", self.out, label=f"{model} {cfg}")
             core = str(min(3, os.cpu_count() - 1))
-            argv = ["taskset", "-c", core, sys.executable, WORKLOAD, model, "--steps", str(steps),
-                    "--warmup", "30", "--time", "--lockstep", fifos[i],
-                    fifos[(i + 1) % len(cfgs)]]
-            procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True))
-        for p in procs:
-            if p.stdout.readline().strip() != "ready":
-                raise RuntimeError("a benchmark process did not start: " + p.stderr.read()[-500:])
-        fd = os.open(fifos[0], os.O_RDWR)
-        os.write(fd, b"x")  # start the ring
+            w.start(["taskset", "-c", core, sys.executable, WORKLOAD, model, "--steps", str(steps),
+                     "--warmup", "30", "--time", "--lockstep", w.go, w.done], env)
+            groups[cfg] = [w]
+        ls = harness.Lockstep(groups)
+        ls.run(max(1, steps // 25))
         times = {}
-        for cfg, p in zip(cfgs, procs):
-            out, err = p.communicate(timeout=400)
-            if p.returncode != 0:
-                raise RuntimeError(f"benchmark {cfg} failed: {err[-500:]}")
-            times[cfg] = [float(v) for v in out.split("chunk_ms")[1].split()]
-        os.close(fd)
+        for cfg, (w,) in groups.items():
+            w.close()
+            if cfg in ls.failed:
+                raise RuntimeError(f"benchmark {cfg} failed: {ls.failed[cfg]}")
+            with open(w.log) as f:
+                times[cfg] = [float(v) for v in f.read().split("chunk_ms")[1].split()]
         base = statistics.median(times["none"])
         self.add((f"{model} step time, no shim (ms, median chunk)", f"{base:.4f}",
                           f"{len(times['none'])} chunks", "info"))
         for cfg in cfgs[1:]:
             limit = {"off": 1.0, "trace": 5.0}.get(cfg, 2.0)
-            ratios = [t / b for t, b in zip(times[cfg], times["none"])]
-            over = (statistics.median(ratios) - 1) * 100
+            change = harness.pair_change(times[cfg], times["none"])
+            over = change["median"]
             self.add((f"{model} step time, {cfg} mode (ms, median chunk)",
                               f"{statistics.median(times[cfg]):.4f}", "", "info"))
             self.row(f"{model} time change, {cfg} (%, median of chunk pairs)", f"{over:+.2f}",
                      f"<= {limit}", over <= limit)
-            q1, _, q3 = statistics.quantiles(ratios, n=4)
             self.add((f"{model} time change, {cfg}: chunk-pair quartiles (%)",
-                      f"{(q1 - 1) * 100:+.1f}/{(q3 - 1) * 100:+.1f}", "spread", "info"))
+                      f"{change['q1']:+.1f}/{change['q3']:+.1f}", "spread", "info"))
             if cfg.startswith("graph"):
                 continue
             # Cross-check: driver calls per step times the shim's cost per call.

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The benchmark suite, for the GPU machine: builds libpygraph.so and the suite's CUDA C++
+# workload there, then runs tests/bench/suite/run.py (every workload in every variant that
+# applies, with and without the shim, side by side) and prints a short table last.
+#   ./scripts/bench.sh [--parts small,infer,train,ddp] [--workloads a,b] [--chunks N] [--quick]
+#                      [--merge FILE.json ...]
+# Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
+# Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
+# earlier calls (results.json files carried into the tree), so that parts run in separate calls
+# end in one file. results.json, the chart speedup.png, table.md/txt and the logs (logs.tgz)
+# are copied to $OUT when it is set. libunwind is not on that machine: carry Debian's
+# libunwind8 and libunwind-dev packages in .debs/, as for scripts/gpu-check.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=/tmp/pygraph-bench
+mkdir -p "$out"
+
+args=() merge=()
+while (($#)); do
+  case $1 in
+    --merge) merge+=("$2"); shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+
+./scripts/gpu-build.sh build-bench "$out/build.log" -DPYGRAPH_BUILD_TESTS=OFF
+nvcc -O2 -o build-bench/cuda_loop tests/bench/suite/cuda_loop.cu
+
+if ((${#merge[@]})); then
+  python3 tests/bench/suite/report.py "${merge[@]}" --out "$out" >/dev/null
+fi
+status=0
+python3 tests/bench/suite/run.py --build build-bench --out "$out" "${args[@]}" || status=$?
+if [[ -n ${OUT:-} ]]; then
+  cp "$out"/results.json "$out"/table.md "$out"/table.txt "$OUT"/ 2>/dev/null || true
+  cp "$out"/speedup.png "$OUT"/ 2>/dev/null || true
+  tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace' --exclude='*.go' --exclude='*.done' \
+    cells build.log 2>/dev/null || true
+fi
+exit $status

@@ -1,0 +1,178 @@
+"""CPU tests of the lockstep harness (tests/gpu/harness.py) and the suite's report, with worker
+processes that sleep instead of using a GPU: turns are taken one at a time, a worker that dies
+or hangs is dropped with its reason while the others finish, steady-state stats are end minus
+warm, and the tables and summary come out of a results document. Run by ctest.
+
+    python3 harness_test.py            # the tests
+    python3 harness_test.py --worker MODE ...   # (a fake worker, started by the tests)
+"""
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "gpu"))
+sys.path.insert(0, HERE)
+
+import harness  # noqa: E402
+import report  # noqa: E402
+
+
+def fake_worker(argv):
+    """MODE: ok (each step sleeps 1 ms, the log of turns goes to --result + '.turns'), die (exits
+    with an error at its 2nd chunk), hang (never finishes its 2nd chunk), nostart (fails in its
+    warm-up)."""
+    import argparse
+
+    p = argparse.ArgumentParser()
+    p.add_argument("mode")
+    harness.add_worker_args(p)
+    a = p.parse_args(argv)
+    if a.mode == "nostart":
+        print("RuntimeError: cannot build the model", file=sys.stderr)
+        return 1
+    state = {"chunk": 0}
+    turns = open(a.result + ".turns", "w")
+
+    def step():
+        time.sleep(0.001)
+
+    def sync():
+        # Called twice per chunk, before and after: count chunks on the first call.
+        state["chunk"] += 0.5
+        turns.write(f"{time.monotonic():.6f}\n")
+        turns.flush()
+        if state["chunk"] == 1.5:
+            if a.mode == "die":
+                print("ValueError: broken at chunk 2", file=sys.stderr)
+                sys.exit(3)
+            if a.mode == "hang":
+                time.sleep(3600)
+
+    chunk_ms = harness.run_chunks(a, step, sync)
+    harness.write_result(a, chunk_ms, harness.digest([b"same"]))
+    return 0
+
+
+class LockstepTest(unittest.TestCase):
+    def start(self, tmp, modes, chunks=4, chunk_timeout=5):
+        groups = {}
+        for k, mode in enumerate(modes):
+            name = f"cell{k}"
+            w = harness.Worker(name, tmp, label=f"{name}:{mode}")
+            w.start([sys.executable, os.path.abspath(__file__), "--worker", mode, "--chunks",
+                     str(chunks), "--steps", "3", "--warmup", "0", "--go", w.go, "--done",
+                     w.done, "--result", os.path.join(tmp, name + ".json")], dict(os.environ))
+            groups[name] = [w]
+        ls = harness.Lockstep(groups, ready_timeout=30, chunk_timeout=chunk_timeout)
+        ls.run(chunks)
+        for g in groups.values():
+            for w in g:
+                w.close()
+        return ls
+
+    def test_turns_are_taken_one_at_a_time(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ls = self.start(tmp, ["ok", "ok", "ok"])
+            self.assertEqual(ls.failed, {})
+            spans = []
+            for k in range(3):
+                r = harness.read_json(os.path.join(tmp, f"cell{k}.json"))
+                self.assertEqual(len(r["chunk_ms"]), 4)
+                self.assertTrue(all(t >= 1.0 for t in r["chunk_ms"]))  # 1 ms sleeps
+                with open(os.path.join(tmp, f"cell{k}.json.turns")) as f:
+                    t = [float(x) for x in f]
+                spans += [(t[i], t[i + 1], k) for i in range(0, len(t), 2)]
+            spans.sort()
+            # No two chunks overlap in time, and the cells take turns in order.
+            for (s0, e0, _), (s1, _, _) in zip(spans, spans[1:]):
+                self.assertLessEqual(e0, s1)
+            self.assertEqual([k for _, _, k in spans], [0, 1, 2] * 4)
+
+    def test_a_dead_or_hung_worker_is_dropped_and_the_rest_finish(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ls = self.start(tmp, ["ok", "die", "hang", "nostart", "ok"], chunk_timeout=2)
+            self.assertEqual(set(ls.failed), {"cell1", "cell2", "cell3"})
+            self.assertIn("exited 3", ls.failed["cell1"])
+            self.assertIn("ValueError: broken at chunk 2", ls.failed["cell1"])
+            self.assertIn("hung", ls.failed["cell2"])
+            self.assertIn("chunk 2", ls.failed["cell2"])
+            self.assertIn("cannot build the model", ls.failed["cell3"])
+            for k in (0, 4):
+                r = harness.read_json(os.path.join(tmp, f"cell{k}.json"))
+                self.assertEqual(len(r["chunk_ms"]), 4)
+
+
+class FiguresTest(unittest.TestCase):
+    def test_pair_change(self):
+        ch = harness.pair_change([0.9, 0.8, 0.9, 1.0], [1.0, 1.0, 1.0, 1.0])
+        self.assertAlmostEqual(ch["median"], -10.0)
+        self.assertLessEqual(ch["q1"], ch["median"])
+        self.assertLessEqual(ch["median"], ch["q3"])
+        self.assertIsNone(harness.pair_change([], []))
+
+    def test_stats_delta_is_end_minus_warm(self):
+        warm = {"launches": {"seen_by_engine": 100, "replayed_in_graphs": 40, "eager": 60},
+                "graphs": {"replays": 4, "patched_nodes": 8},
+                "flushes": {"by_reason": {"cuStreamSynchronize": 5}},
+                "eager_launches_by_reason": {"not_repeating": 60}}
+        end = {"launches": {"seen_by_engine": 1100, "replayed_in_graphs": 1000, "eager": 100},
+               "graphs": {"replays": 24, "patched_nodes": 48},
+               "flushes": {"by_reason": {"cuStreamSynchronize": 15, "stall": 2}},
+               "eager_launches_by_reason": {"not_repeating": 60, "packed_args": 40}}
+        d = harness.stats_delta(end, warm)
+        self.assertAlmostEqual(d["coverage_percent"], 96.0)
+        self.assertAlmostEqual(d["launches_per_replay"], 48.0)
+        self.assertAlmostEqual(d["patched_per_replay"], 2.0)
+        self.assertEqual(d["eager_launches_by_reason"], {"packed_args": 40})
+        self.assertEqual(d["flushes/by_reason"], {"cuStreamSynchronize": 10, "stall": 2})
+        self.assertEqual(d["flushes_total"], 12)
+
+
+class ReportTest(unittest.TestCase):
+    def doc(self):
+        ch = lambda m: {"median": m, "q1": m - 1, "q3": m + 1, "pairs": 12}
+        ok = lambda ms, **kw: dict(status="ok", ms_per_iter=ms, chunk_ms=[ms], digest="d", **kw)
+        shim = {"coverage_percent": 99.0, "launches_per_replay": 50.0, "patched_per_replay": 2.0,
+                "launches_per_iter": 55.0, "eager_launches_by_reason": {},
+                "flushes/by_reason": {"cuStreamSynchronize": 10}}
+        return {"runs": [{"gpu": "H100", "driver": "580", "torch": "2.11", "cuda": "13.0",
+                          "commit": "abc", "date": "2026-11-23T00:00:00"}],
+                "workloads": {
+                    "a": {"cells": {
+                        "eager": ok(2.0),
+                        "eager+shim": ok(1.6, vs_eager=ch(-20), vs_without_shim=ch(-20),
+                                         bitwise=True, shim=shim),
+                        "compile": ok(1.0, vs_eager=ch(-50)),
+                        "compile+shim": ok(0.8, vs_eager=ch(-60), vs_without_shim=ch(-20),
+                                           bitwise=False, shim=shim),
+                        "compile-ro": {"status": "failed", "reason": "hung"},
+                        "cuda-graph": {"status": "n/a", "reason": "host reads"}}},
+                    "b": {"cells": {"eager": ok(1.0),
+                                    "eager+shim": ok(1.0, vs_eager=ch(0), vs_without_shim=ch(0),
+                                                     bitwise=True, shim=shim)}}}}
+
+    def test_summary_is_the_geomean_of_pairs(self):
+        s = report.summary(self.doc())
+        v, n = s["eager+shim over eager"]
+        self.assertEqual(n, 2)
+        self.assertAlmostEqual(v, (1.25 * 1.0) ** 0.5)
+        self.assertEqual(s["compile-ro over compile"], (None, 0))
+
+    def test_tables_name_failures_and_differences(self):
+        doc = self.doc()
+        text = report.table(doc)
+        self.assertIn("FAILED", text)
+        self.assertIn("DIFFERS", text)
+        self.assertIn("n/a", text)
+        self.assertIn("-20.0 % (-21.0 / -19.0)", text)
+        head, rows = report.variant_rows(doc)
+        self.assertEqual(rows[0][head.index("compile")], "2.00×")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        sys.exit(fake_worker(sys.argv[2:]))
+    unittest.main()

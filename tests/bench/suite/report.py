@@ -1,0 +1,273 @@
+"""Tables, the summary line and the chart of the benchmark suite's results.json.
+
+    python report.py RESULTS.json [MORE.json ...] --out DIR
+
+merges results files (a later file's workload replaces an earlier one's) and writes
+DIR/results.json, DIR/table.md (the README's tables), DIR/table.txt and DIR/speedup.png (needs
+matplotlib; without it the chart is skipped with a message). run.py calls the same functions.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+VARIANTS = ("eager+shim", "cuda-graph", "graphed-callables", "compile", "compile+shim",
+            "compile-ro", "compile-ro+shim")
+COLORS = {"eager+shim": "#d62728", "cuda-graph": "#7f7f7f", "graphed-callables": "#bcbd22",
+          "compile": "#1f77b4", "compile+shim": "#ff7f0e", "compile-ro": "#2ca02c",
+          "compile-ro+shim": "#9467bd"}
+# The summary line: (cell, against) pairs whose geomean speedup is tracked over time.
+SUMMARY = (("eager+shim", "eager"), ("compile+shim", "compile"), ("compile-ro", "compile"),
+           ("compile-ro+shim", "compile-ro"))
+
+
+def pct(ch):
+    if not ch:
+        return "-"
+    return f"{ch['median']:+.1f} % ({ch['q1']:+.1f} / {ch['q3']:+.1f})"
+
+
+def speedup(cells, cell, base):
+    """base time / cell time, from the median ratio of their chunk pairs."""
+    c, b = cells.get(cell, {}), cells.get(base, {})
+    if c.get("status") != "ok" or b.get("status") != "ok":
+        return None
+    ch = c.get("vs_eager") if base == "eager" else \
+        c.get("vs_without_shim") if cell == base + "+shim" else None
+    if ch is None:  # no pair figure for this combination: from the two medians
+        return b["ms_per_iter"] / c["ms_per_iter"] if c["ms_per_iter"] else None
+    return 1.0 / (1.0 + ch["median"] / 100.0)
+
+
+def status(c):
+    if c is None:
+        return "-"
+    if c.get("status") == "n/a":
+        return "n/a"
+    if c.get("status") != "ok":
+        return "FAILED"
+    return None
+
+
+def cell_lines(name, res):
+    """One progress line per cell, printed as each workload ends."""
+    if res.get("error"):
+        return [f"  {name}: ERROR {res['error']}"]
+    lines = []
+    for cell, c in res["cells"].items():
+        s = status(c)
+        if s:
+            lines.append(f"  {name:<17} {cell:<18} {s}: {c.get('reason', '')}")
+            continue
+        parts = [f"{c['ms_per_iter']:.4f} ms"]
+        if "vs_without_shim" in c:
+            parts.append(f"vs no shim {pct(c['vs_without_shim'])}")
+        elif "vs_eager" in c:
+            parts.append(f"vs eager {pct(c['vs_eager'])}")
+        if "shim" in c and c["shim"]:
+            d = c["shim"]
+            parts.append(f"cov {d['coverage_percent']:.1f} %, {d['launches_per_replay']:.1f} "
+                         f"launches/replay, {d['patched_per_replay']:.1f} patched/replay")
+        if "bitwise" in c:
+            parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
+        lines.append(f"  {name:<17} {cell:<18} " + "; ".join(parts))
+    if "baseline_deterministic" in res:
+        lines.append(f"  {name:<17} eager run twice without the shim: "
+                     f"{'same result' if res['baseline_deterministic'] else 'DIFFERENT results'}")
+    return lines
+
+
+def top(d, n=2):
+    return ", ".join(f"{k} {v}" for k, v in list(d.items())[:n]) or "-"
+
+
+def shim_rows(doc):
+    """Every "+shim" cell: its figures against the same variant without the shim."""
+    rows = []
+    for name, res in doc["workloads"].items():
+        cells = res.get("cells", {})
+        if res.get("error"):
+            rows.append([name, "-", "ERROR: " + res["error"][:80]] + [""] * 8)
+        for cell, c in cells.items():
+            if not cell.endswith("+shim"):
+                continue
+            s = status(c)
+            if s:
+                rows.append([name, cell, f"{s}: {c.get('reason', '')[:90]}"] + [""] * 8)
+                continue
+            d = c.get("shim") or {}
+            base = cells.get(cell[:-5], {})
+            mem = "-"
+            if c.get("peak_gpu_mb") and base.get("peak_gpu_mb"):
+                mem = f"{c['peak_gpu_mb'] - base['peak_gpu_mb']:+.0f} MB"
+            elif c.get("torch_peak_reserved_mb") is not None and base.get("torch_peak_reserved_mb"):
+                mem = f"{c['torch_peak_reserved_mb'] - base['torch_peak_reserved_mb']:+.0f} MB (torch)"
+            bit = {True: "equal", False: "DIFFERS"}.get(c.get("bitwise"), "-")
+            if c.get("bitwise") is False and res.get("baseline_deterministic") is False:
+                bit += " (baseline too)"
+            rows.append([
+                name, cell,
+                f"{base.get('ms_per_iter', 0):.3f} → {c['ms_per_iter']:.3f}",
+                pct(c.get("vs_without_shim")),
+                f"{d.get('launches_per_iter', 0):.1f}" if d else "-",
+                f"{d['coverage_percent']:.1f} %" if d else "-",
+                f"{d['launches_per_replay']:.1f}" if d else "-",
+                f"{d['patched_per_replay']:.1f}" if d else "-",
+                top(d.get("eager_launches_by_reason", {})) if d else "-",
+                top(d.get("flushes/by_reason", {})) if d else "-",
+                bit + "; " + mem,
+            ])
+    head = ["workload", "cell", "ms/iter without → with", "change (quartiles)", "launches/iter",
+            "coverage", "launches/replay", "patched/replay", "eager launches (top)",
+            "flushes (top)", "bitwise; peak mem"]
+    return head, rows
+
+
+def variant_rows(doc):
+    """Speedup over eager of every variant, per workload."""
+    rows = []
+    for name, res in doc["workloads"].items():
+        cells = res.get("cells", {})
+        e = cells.get("eager", {})
+        row = [name, f"{e['ms_per_iter']:.3f}" if e.get("status") == "ok" else status(e) or "-"]
+        for v in VARIANTS:
+            s = status(cells.get(v))
+            if s:
+                row.append(s)
+                continue
+            x = speedup(cells, v, "eager")
+            row.append(f"{x:.2f}×" if x else "-")
+        rows.append(row)
+    return ["workload", "eager ms"] + list(VARIANTS), rows
+
+
+def summary(doc):
+    """Geomean speedups of the tracked pairs over the workloads where both cells ran."""
+    out = {}
+    for cell, base in SUMMARY:
+        xs = [speedup(r.get("cells", {}), cell, base) for r in doc["workloads"].values()]
+        xs = [x for x in xs if x]
+        out[f"{cell} over {base}"] = (math.exp(sum(map(math.log, xs)) / len(xs)), len(xs)) \
+            if xs else (None, 0)
+    return out
+
+
+def summary_line(doc):
+    return "; ".join(f"{k}: {v:.3f}× ({n} workloads)" if v else f"{k}: -"
+                     for k, (v, n) in summary(doc).items())
+
+
+def markdown(head, rows):
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def text(head, rows):
+    width = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, width)).rstrip()
+    return "\n".join([fmt(head)] + [fmt(r) for r in rows])
+
+
+def header(doc):
+    runs = doc.get("runs", [])
+    seen = []
+    for r in runs:
+        s = (f"{r.get('gpu', '?')}, driver {r.get('driver', '?')}, torch {r.get('torch', '?')} "
+             f"(CUDA {r.get('cuda', '?')}), commit {r.get('commit', '?') or '?'}")
+        if s not in seen:
+            seen.append(s)
+    dates = sorted(r.get("date", "")[:10] for r in runs)
+    return f"{', '.join(seen)}; {dates[0] if dates else '?'}"
+
+
+def table(doc):
+    """The short table printed last by run.py."""
+    h1, r1 = shim_rows(doc)
+    keep = [0, 1, 2, 3, 5, 6, 10]
+    h1 = [h1[i] for i in keep]
+    r1 = [[r[i] for i in keep] for r in r1]
+    return "\n".join([header(doc), "", text(h1, r1), "", text(*variant_rows(doc)), "",
+                      "geomean speedup: " + summary_line(doc)])
+
+
+def chart(doc, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: no matplotlib, no chart", file=sys.stderr)
+        return False
+    names = list(doc["workloads"])
+    fig, ax = plt.subplots(figsize=(max(10, 1.0 * len(names) + 3), 5.5))
+    width = 0.8 / len(VARIANTS)
+    for k, v in enumerate(VARIANTS):
+        xs, ys, fails = [], [], []
+        for i, n in enumerate(names):
+            cells = doc["workloads"][n].get("cells", {})
+            x = i + (k - len(VARIANTS) / 2 + 0.5) * width
+            s = speedup(cells, v, "eager") if v in cells else None
+            if s:
+                xs.append(x)
+                ys.append(s)
+            elif cells.get(v, {}).get("status") == "failed":
+                fails.append(x)
+        ax.bar(xs, ys, width, label=v, color=COLORS[v])
+        if fails:
+            ax.plot(fails, [1.0] * len(fails), "x", color=COLORS[v], markersize=7)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log", base=2)
+    ax.set_ylabel("speedup over eager (log scale)")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=35, ha="right")
+    ax.set_title(f"pygraph benchmark suite: {header(doc)}\nx: failed; no bar: does not apply",
+                 fontsize=9)
+    ax.legend(fontsize=8, ncol=4, loc="upper left")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def write_all(doc, out):
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    md = "\n\n".join([f"Measured on {header(doc)}.", markdown(*shim_rows(doc)),
+                      markdown(*variant_rows(doc)), "Geomean speedup: " + summary_line(doc)])
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(md + "\n")
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write(table(doc) + "\n")
+    chart(doc, os.path.join(out, "speedup.png"))
+
+
+def merge(paths):
+    doc = {"schema": "pygraph-bench/1", "workloads": {}, "runs": []}
+    for p in paths:
+        with open(p) as f:
+            d = json.load(f)
+        offset = len(doc["runs"])
+        doc["runs"] += d.get("runs", [])
+        for name, res in d["workloads"].items():
+            res = dict(res, run=res.get("run", 0) + offset)
+            doc["workloads"][name] = res
+    return doc
+
+
+def main():
+    p = argparse.ArgumentParser(description="merge benchmark results; tables and chart")
+    p.add_argument("results", nargs="+")
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    doc = merge(a.results)
+    write_all(doc, a.out)
+    print(table(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,332 @@
+"""The benchmark suite: every workload of workloads.py in every variant that applies, with and
+without the shim, side by side (run by scripts/bench.sh on the GPU machine).
+
+    python run.py --build BUILD --out DIR [--parts small,infer,train,ddp] [--workloads a,b]
+                  [--chunks N] [--quick] [--ddp-nproc N]
+
+Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
+and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
+tests/gpu/harness.py). Per cell: time per iteration (median chunk) and its change against eager
+and against the same variant without the shim (median of chunk pairs, with quartiles), peak GPU
+memory of the process, for "+shim" cells the shim's steady-state figures (stats after warm-up to
+the end) and whether the result is bit for bit equal to the same variant without the shim. A cell
+that fails says why in one line; the rest runs on. Writes DIR/results.json (merged into it when it
+exists, so parts run in separate calls end in one file), then the chart and the table
+(report.py).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+sys.path.insert(0, HERE)
+
+import harness  # noqa: E402
+import report  # noqa: E402
+import workloads  # noqa: E402
+
+# Parts sized to end within about 9 minutes each on an H100 (torch.compile's warm-ups take most
+# of a workload's time); each can run in a call of its own.
+PARTS = {
+    "small": ("mlp-train", "mlp-dropout-item", "mlp-item10", "compiled-b1", "host-read",
+              "two-streams", "host-tensors", "cupy-loop", "cuda-loop"),
+    "infer": ("resnet18-b1", "resnet50-b1", "resnet50-b64", "bert-b1", "timm-b8", "gpt2-decode"),
+    "train": ("bert-train", "gpt2-train"),
+    "ddp": ("ddp",),
+}
+SHIM_PAIRED = ("eager", "compile", "compile-ro")
+TIMING_CORE = 3
+DDP_WHAT = "DDP training of a small transformer under torchrun, one GPU per rank"
+
+
+def cells_of(w):
+    """Cell names of a workload: each variant, its "+shim" twin, and for training workloads a
+    second run of eager without the shim, which says whether the baseline itself is
+    deterministic (a bitwise difference that it shows too is no fault of the shim)."""
+    cells = []
+    for v in w.variants:
+        cells.append(v)
+        if v in SHIM_PAIRED:
+            cells.append(v + "+shim")
+    if w.train:
+        cells.append("eager-rerun")
+    return cells
+
+
+class MemoryWatch:
+    """Peak device memory per process, sampled from NVML (includes the CUDA context and any
+    graphs the shim built, which PyTorch's allocator does not see)."""
+
+    def __init__(self):
+        self.peak, self.stop = {}, threading.Event()
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self.nvml = pynvml
+            self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i)
+                            for i in range(pynvml.nvmlDeviceGetCount())]
+        except Exception:  # no NVML: the figure is left out
+            self.nvml = None
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        while self.nvml and not self.stop.wait(0.25):
+            for h in self.handles:
+                try:
+                    procs = self.nvml.nvmlDeviceGetComputeRunningProcesses(h)
+                except Exception:
+                    continue
+                for p in procs:
+                    if p.usedGpuMemory:
+                        mb = p.usedGpuMemory / 2**20
+                        self.peak[p.pid] = max(self.peak.get(p.pid, 0), mb)
+
+    def close(self):
+        self.stop.set()
+
+
+class Suite:
+    def __init__(self, a):
+        self.a = a
+        self.build = os.path.abspath(a.build)
+        self.shim = os.path.join(self.build, "libpygraph.so")
+        self.out = os.path.abspath(a.out)
+        self.work = os.path.join(self.out, "cells")
+        os.makedirs(self.work, exist_ok=True)
+        self.memory = MemoryWatch()
+
+    def env(self, shim, stats_exit=None):
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        env["PYTHONUNBUFFERED"] = "1"
+        if shim:
+            env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE="graph", PYGRAPH_STATS=stats_exit)
+        return env
+
+    def worker_argv(self, w, variant, base, chunks, steps):
+        tail = ["--chunks", str(chunks), "--steps", str(steps), "--warmup", str(w.warmup),
+                "--core", str(TIMING_CORE), "--stats-prefix", base + ".",
+                "--result", base + ".json"]
+        if w.program:
+            return [os.path.join(self.build, w.program)] + tail
+        return [sys.executable, os.path.join(HERE, "worker.py"), w.name, variant] + tail
+
+    def run_workload(self, name):
+        a = self.a
+        if name == "ddp":
+            return self.run_ddp()
+        w = workloads.WORKLOADS[name]
+        steps = max(1, w.steps // 4) if a.quick else w.steps
+        chunks = a.chunks
+        groups, meta = {}, {}
+        for cell in cells_of(w):
+            variant, shim = cell.split("+")[0].replace("-rerun", ""), cell.endswith("+shim")
+            base = os.path.join(self.work, f"{name}.{cell.replace('+', '_')}")
+            for suffix in (".json", ".warm.json", ".end.json", ".exit.json"):
+                if os.path.exists(base + suffix):
+                    os.unlink(base + suffix)
+            wk = harness.Worker(f"{name}.{cell.replace('+', '_')}", self.work, label=cell)
+            argv = self.worker_argv(w, variant, base, chunks, steps)
+            wk.start(argv, self.env(shim, base + ".exit.json"))
+            groups[cell], meta[cell] = [wk], (variant, shim, base)
+        t0 = time.monotonic()
+        ls = harness.Lockstep(groups, ready_timeout=a.ready_timeout, chunk_timeout=120)
+        print(f"[{name}] {len(groups)} cells warming up", flush=True)
+        ls.run(chunks, progress=None)
+        print(f"[{name}] done in {time.monotonic() - t0:.0f} s", flush=True)
+        cells = {}
+        for cell, (variant, shim, base) in meta.items():
+            cells[cell] = self.cell_result(cell, base, groups[cell], ls.failed.get(cell),
+                                           chunks * steps)
+        for v, why in w.na.items():
+            cells[v] = {"status": "n/a", "reason": why}
+        for g in groups.values():
+            for wk in g:
+                wk.close()
+        return self.compare({"what": w.what, "steps_per_chunk": steps, "chunks": chunks,
+                             "cells": cells})
+
+    def cell_result(self, cell, base, workers, failed, iters):
+        if failed:
+            return {"status": "failed", "reason": failed}
+        r = harness.read_json(base + ".json")
+        if not r:
+            return {"status": "failed", "reason": "no result file: " + workers[0].tail()}
+        c = {"status": "ok", "chunk_ms": r["chunk_ms"], "digest": r["digest"],
+             "ms_per_iter": sorted(r["chunk_ms"])[len(r["chunk_ms"]) // 2]}
+        if "torch_peak_reserved_mb" in r:
+            c["torch_peak_reserved_mb"] = round(r["torch_peak_reserved_mb"], 1)
+        mem = [self.memory.peak.get(wk.proc.pid) for wk in workers]
+        if all(mem):
+            c["peak_gpu_mb"] = round(sum(mem), 1)
+        if cell.endswith("+shim"):
+            end, warm = harness.read_json(base + ".end.json"), harness.read_json(base + ".warm.json")
+            if end:
+                d = harness.stats_delta(end, warm)
+                d["launches_per_iter"] = d["launches"]["seen_by_engine"] / iters
+                d["memops_per_iter"] = d["memops"]["seen_by_engine"] / iters
+                c["shim"] = d
+            else:
+                c["shim_error"] = "no stats snapshot (pygraph_write_stats missing?)"
+            whole = harness.read_json(base + ".exit.json")
+            if whole:
+                c["shim_whole_run_coverage"] = whole.get("coverage_percent")
+        return c
+
+    def compare(self, res):
+        cells = res["cells"]
+        ok = lambda c: c in cells and cells[c].get("status") == "ok"
+        for name, c in cells.items():
+            if c.get("status") != "ok":
+                continue
+            if ok("eager") and name != "eager":
+                c["vs_eager"] = harness.pair_change(c["chunk_ms"], cells["eager"]["chunk_ms"])
+            if name.endswith("+shim"):
+                base = name[:-5]
+                if ok(base):
+                    c["vs_without_shim"] = harness.pair_change(c["chunk_ms"],
+                                                               cells[base]["chunk_ms"])
+                    c["bitwise"] = c["digest"] == cells[base]["digest"]
+        if ok("eager-rerun") and ok("eager"):
+            res["baseline_deterministic"] = cells["eager-rerun"]["digest"] == \
+                cells["eager"]["digest"]
+        return res
+
+    def run_ddp(self):
+        a = self.a
+        n = a.ddp_nproc
+        groups, meta = {}, {}
+        for k, cell in enumerate(("eager", "eager+shim")):
+            tag = cell.replace("+", "_")
+            base = os.path.join(self.work, f"ddp.{tag}")
+            ranks = [harness.Worker(f"ddp.{tag}.{r}", self.work, label=f"{cell} rank {r}")
+                     for r in range(n)]
+            argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(n),
+                    "--master-port", str(29400 + k), os.path.join(HERE, "ddp_train.py"),
+                    "--chunks", str(a.chunks), "--steps", "10", "--warmup", "10",
+                    "--go", os.path.join(self.work, f"ddp.{tag}.{{rank}}.go"),
+                    "--done", os.path.join(self.work, f"ddp.{tag}.{{rank}}.done"),
+                    "--core", str(TIMING_CORE), "--stats-prefix", f"{base}.{{rank}}.",
+                    "--result", f"{base}.{{rank}}.json"]
+            env = self.env(cell.endswith("+shim"), f"{base}.exit.%p.json")
+            env.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1",
+                       NVSHMEM_DISABLE_NVLS="1")
+            ranks[0].start(argv, env)
+            for r in ranks[1:]:
+                r.attach(ranks[0])
+            groups[cell], meta[cell] = ranks, base
+        ls = harness.Lockstep(groups, ready_timeout=a.ready_timeout, chunk_timeout=120)
+        print(f"[ddp] {n} ranks per cell, warming up", flush=True)
+        ls.run(a.chunks)
+        cells = {}
+        for cell, base in meta.items():
+            if cell in ls.failed:
+                cells[cell] = {"status": "failed", "reason": ls.failed[cell]}
+                continue
+            ranks = []
+            for r in range(n):
+                wk = groups[cell][r]
+                rb = f"{base}.{r}"
+                rank_cell = self.cell_result(cell, rb, [wk], None, a.chunks * 10)
+                ranks.append(rank_cell)
+            bad = [r for r in ranks if r["status"] != "ok"]
+            if bad:
+                cells[cell] = {"status": "failed", "reason": bad[0]["reason"]}
+                continue
+            # The cell's time is the slowest rank's chunk (a step ends when every rank is done).
+            chunk_ms = [max(r["chunk_ms"][k] for r in ranks) for k in range(a.chunks)]
+            cells[cell] = {"status": "ok", "chunk_ms": chunk_ms,
+                           "ms_per_iter": sorted(chunk_ms)[len(chunk_ms) // 2],
+                           "digest": ",".join(r["digest"] for r in ranks), "ranks": ranks}
+            if cell.endswith("+shim"):
+                cells[cell]["shim"] = ranks[0].get("shim")
+        for g in groups.values():
+            for wk in g:
+                wk.close()
+        res = self.compare({"what": DDP_WHAT, "nproc": n, "chunks": a.chunks,
+                            "steps_per_chunk": 10, "cells": cells})
+        if res["cells"].get("eager+shim", {}).get("status") == "ok" and \
+                res["cells"].get("eager", {}).get("status") == "ok":
+            ranks_eq = [x["digest"] == y["digest"] for x, y in
+                        zip(res["cells"]["eager"]["ranks"], res["cells"]["eager+shim"]["ranks"])]
+            res["cells"]["eager+shim"]["bitwise_per_rank"] = ranks_eq
+        return res
+
+
+def machine_info():
+    info = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "host": platform.node(), "commit": os.environ.get("PYGRAPH_COMMIT", "")}
+    if not info["commit"] and shutil.which("git"):
+        info["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                        capture_output=True, text=True).stdout.strip()
+    try:
+        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
+        info["gpu"], info["driver"] = [s.strip() for s in q[0].split(",")]
+        info["gpus"] = len(q)
+    except Exception as e:
+        info["gpu"] = f"unknown ({e})"
+    try:
+        import torch
+
+        info["torch"], info["cuda"] = torch.__version__, torch.version.cuda
+    except ImportError:
+        pass
+    return info
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--build", required=True, help="build folder with libpygraph.so")
+    p.add_argument("--out", required=True)
+    p.add_argument("--parts", default="small,infer,train", help=",".join(PARTS))
+    p.add_argument("--workloads", help="comma-separated, instead of --parts")
+    p.add_argument("--chunks", type=int, default=12)
+    p.add_argument("--quick", action="store_true", help="a quarter of the iterations per chunk")
+    p.add_argument("--ready-timeout", type=float, default=300,
+                   help="seconds a workload's cells may take to build and warm up")
+    p.add_argument("--ddp-nproc", type=int, default=2)
+    a = p.parse_args()
+    names = a.workloads.split(",") if a.workloads else \
+        [n for part in a.parts.split(",") for n in PARTS[part]]
+    unknown = [n for n in names if n != "ddp" and n not in workloads.WORKLOADS]
+    if unknown:
+        p.error(f"unknown workloads: {', '.join(unknown)}")
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "results.json")
+    doc = harness.read_json(path) or {"schema": "pygraph-bench/1", "workloads": {}}
+    doc.setdefault("runs", []).append(dict(machine_info(), workloads=names))
+    suite = Suite(a)
+    t0 = time.monotonic()
+    for k, name in enumerate(names):
+        print(f"== {k + 1}/{len(names)} {name} ({time.monotonic() - t0:.0f} s so far)", flush=True)
+        try:
+            res = suite.run_workload(name)
+        except Exception as e:  # one broken workload must not stop the others
+            res = {"what": name, "error": f"{type(e).__name__}: {e}"[:300], "cells": {}}
+        res["run"] = len(doc["runs"]) - 1
+        doc["workloads"][name] = res
+        for line in report.cell_lines(name, res):
+            print(line, flush=True)
+        with open(path, "w") as f:  # after every workload: a run cut short keeps what it measured
+            json.dump(doc, f, indent=1)
+    suite.memory.close()
+    report.write_all(doc, a.out)
+    print()
+    print(report.table(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,490 @@
+"""The benchmark suite's workloads: what each stands for, and how each variant of it is built.
+
+Every model is built from a configuration with seeded random weights (nothing is downloaded).
+A builder returns a Task: `step()` runs one iteration the way a user's loop would, `result()`
+returns the bytes compared bit for bit between a run with the shim and one without (losses and
+parameters after training, the last outputs after inference). torch, torchvision, transformers,
+timm and cupy are imported inside the builders, so that the registry can be read without them.
+
+Variants (where they apply): eager; cuda-graph (torch.cuda.graph capturing the whole step with
+static inputs, as in PyTorch's documentation); graphed-callables (torch.cuda.make_graphed_callables
+on the model, training only); compile (torch.compile, default mode); compile-ro
+(mode="reduce-overhead"). The shim is a matter of the environment only, so "+shim" cells run the
+same code.
+"""
+import contextlib
+
+TORCH_VARIANTS = ("eager", "cuda-graph", "compile", "compile-ro")
+TRAIN_VARIANTS = ("eager", "cuda-graph", "graphed-callables", "compile", "compile-ro")
+
+
+class Workload:
+    def __init__(self, name, what, builder, steps, warmup=10, variants=TORCH_VARIANTS, na=None,
+                 train=False, program=None):
+        self.name, self.what, self.builder = name, what, builder
+        self.steps, self.warmup, self.variants = steps, warmup, variants
+        self.na = na or {}  # variant -> why it does not apply
+        self.train = train
+        self.program = program  # a native program instead of a Python builder
+
+
+class Task:
+    def __init__(self, step, result, sync):
+        self.step, self.result, self.sync = step, result, sync
+
+
+def _torch_sync():
+    import torch
+
+    torch.cuda.synchronize()
+
+
+def _bytes(t):
+    import torch
+
+    return t.detach().contiguous().view(-1).view(torch.uint8).cpu().numpy().tobytes()
+
+
+def _deterministic():
+    """Training workloads: deterministic kernels (no atomics in backward where PyTorch has an
+    alternative), so that a run is comparable bit for bit with another; no fill kernels."""
+    import torch
+    import torch.utils.deterministic
+
+    torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = False
+
+
+def _compiled(module, variant):
+    import torch
+
+    if variant == "compile":
+        return torch.compile(module)
+    if variant == "compile-ro":
+        return torch.compile(module, mode="reduce-overhead")
+    return module
+
+
+def _capture(body, warm=3):
+    """torch.cuda.graph of body(), after warm-up iterations on a side stream (PyTorch's
+    documented recipe). Returns (graph, static output)."""
+    import torch
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warm):
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = body()
+    return g, out
+
+
+def train_task(model, batch, loss_of, make_opt, variant, read_every=0, amp=False):
+    """A training loop: zero_grad, forward (model(*batch)), loss_of(output), backward, optimizer
+    step; every `read_every`-th step reads the loss on the host (loss.item())."""
+    import torch
+
+    _deterministic()
+    graphed = variant in ("cuda-graph", "graphed-callables")
+    if variant == "graphed-callables":
+        fwd = torch.cuda.make_graphed_callables(model, batch)
+    else:
+        fwd = _compiled(model, variant)
+    opt = make_opt(model.parameters(), variant == "cuda-graph")
+    # Graph capture under autocast needs its weight cache off (PyTorch's documentation).
+    amp_ctx = (lambda: torch.autocast("cuda", torch.bfloat16, cache_enabled=not graphed)) if amp \
+        else contextlib.nullcontext
+    reads, state = [], {"n": 0, "loss": None}
+
+    def body():
+        with amp_ctx():
+            loss = loss_of(fwd(*batch))
+        loss.backward()
+        opt.step()
+        return loss
+
+    def after(loss):
+        state["n"] += 1
+        state["loss"] = loss
+        if read_every and state["n"] % read_every == 0:
+            reads.append(loss.item())
+
+    if variant == "cuda-graph":
+        def warm_body():
+            opt.zero_grad(set_to_none=True)
+            return body()
+
+        # Gradients set to None before capture: backward allocates them from the graph's pool.
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                warm_body()
+        torch.cuda.current_stream().wait_stream(s)
+        opt.zero_grad(set_to_none=True)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            static_loss = body()
+
+        def step():
+            g.replay()
+            after(static_loss)
+    else:
+        def step():
+            opt.zero_grad(set_to_none=True)
+            after(body())
+
+    def result():
+        parts = [_bytes(p) for p in model.parameters()]
+        parts.append(repr(reads).encode())
+        parts.append(_bytes(state["loss"]))
+        return parts
+
+    return Task(step, result, _torch_sync)
+
+
+def infer_task(model, inputs, variant, out_of=lambda o: o):
+    """An inference loop whose outputs stay on the GPU: model(*inputs) under no_grad."""
+    import torch
+
+    model.eval()
+    fwd = _compiled(model, variant)
+    state = {"out": None}
+
+    @torch.no_grad()
+    def run():
+        return out_of(fwd(*inputs))
+
+    if variant == "cuda-graph":
+        g, static = _capture(run)
+
+        def step():
+            g.replay()
+            state["out"] = static
+    else:
+        def step():
+            state["out"] = run()
+
+    return Task(step, lambda: [_bytes(state["out"])], _torch_sync)
+
+
+# ---------------------------------------------------------------- models
+
+def _seed():
+    import torch
+
+    torch.manual_seed(0)
+
+
+def _mlp(width=512, depth=7, dropout=0.0):
+    import torch
+
+    layers = []
+    for _ in range(depth):
+        layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
+        if dropout:
+            layers.append(torch.nn.Dropout(dropout))
+    return torch.nn.Sequential(*layers).cuda()
+
+
+def _sgd(params, capturable):
+    import torch
+
+    return torch.optim.SGD(params, lr=0.01, momentum=0.9)
+
+
+def _adamw(lr):
+    def make(params, capturable):
+        import torch
+
+        return torch.optim.AdamW(params, lr=lr, capturable=capturable)
+
+    return make
+
+
+def mlp_train(variant, dropout=0.0, read_every=0):
+    import torch
+
+    _seed()
+    model = _mlp(dropout=dropout)
+    x = torch.randn(256, 512, device="cuda")
+    y = torch.randn(256, 512, device="cuda")
+    loss_of = lambda out: torch.nn.functional.mse_loss(out, y)
+    return train_task(model, (x,), loss_of, _sgd, variant, read_every=read_every)
+
+
+def vision_infer(variant, name, batch):
+    import torch
+    import torchvision
+
+    _seed()
+    model = getattr(torchvision.models, name)(weights=None).cuda()
+    x = torch.randn(batch, 3, 224, 224, device="cuda")
+    return infer_task(model, (x,), variant)
+
+
+def timm_infer(variant):
+    import timm
+    import torch
+
+    _seed()
+    model = timm.create_model("efficientnet_b0", pretrained=False).cuda()
+    x = torch.randn(8, 3, 224, 224, device="cuda")
+    return infer_task(model, (x,), variant)
+
+
+class _Logits:
+    """A Hugging Face model as a module that returns a tensor (make_graphed_callables and the
+    losses below take tensors, not ModelOutput objects)."""
+
+    @staticmethod
+    def wrap(hf_model):
+        import torch
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = hf_model
+
+            def forward(self, ids):
+                out = self.m(input_ids=ids)
+                return out.logits if hasattr(out, "logits") else out.last_hidden_state
+
+        return Wrapped().cuda()
+
+
+def bert_infer(variant):
+    import torch
+    from transformers import BertConfig, BertModel
+
+    _seed()
+    model = _Logits.wrap(BertModel(BertConfig()))
+    ids = torch.randint(0, 30000, (1, 128), device="cuda")
+    return infer_task(model, (ids,), variant)
+
+
+def bert_train(variant):
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    _seed()
+    model = _Logits.wrap(BertForSequenceClassification(BertConfig(num_labels=2)))
+    model.train()
+    ids = torch.randint(0, 30000, (8, 128), device="cuda")
+    labels = torch.randint(0, 2, (8,), device="cuda")
+    loss_of = lambda logits: torch.nn.functional.cross_entropy(logits, labels)
+    return train_task(model, (ids,), loss_of, _adamw(2e-5), variant)
+
+
+def gpt2_train(variant):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    _seed()
+    hf = GPT2LMHeadModel(GPT2Config(attn_implementation="sdpa"))
+    model = _Logits.wrap(hf)
+    model.train()
+    ids = torch.randint(0, 50000, (8, 128), device="cuda")
+
+    def loss_of(logits):
+        return torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
+                                                 ids[:, 1:].reshape(-1))
+
+    return train_task(model, (ids,), loss_of, _adamw(1e-4), variant, amp=True)
+
+
+def gpt2_decode(variant):
+    """Greedy decode with a KV cache; the next token is read back on the host every step (as a
+    chat server streams it); the cache restarts every 64 tokens."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    _seed()
+    model = GPT2LMHeadModel(GPT2Config()).cuda().eval()
+    fwd = _compiled(model, variant)
+    prompt = torch.randint(0, 50000, (1, 8), device="cuda")
+    state = {"past": None, "tok": prompt, "n": 0, "logits": None}
+    tokens = []
+
+    @torch.no_grad()
+    def step():
+        if state["n"] % 64 == 0:
+            state["past"], state["tok"] = None, prompt
+        out = fwd(input_ids=state["tok"], past_key_values=state["past"], use_cache=True)
+        state["past"] = out.past_key_values
+        nxt = out.logits[:, -1:].argmax(-1)
+        tokens.append(nxt.item())  # the token goes to the host
+        state["tok"] = nxt
+        state["logits"] = out.logits[:, -1]
+        state["n"] += 1
+
+    return Task(step, lambda: [repr(tokens).encode(), _bytes(state["logits"])], _torch_sync)
+
+
+def branchy_infer(variant):
+    """A forward that reads a value on the host to choose its branch (data-dependent control
+    flow: `if h.mean().item() > 0`), four times per call."""
+    import torch
+
+    _seed()
+
+    class Branchy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.nn.ModuleList(torch.nn.Linear(256, 256) for _ in range(4))
+            self.a = torch.nn.ModuleList(torch.nn.Linear(256, 256) for _ in range(4))
+            self.b = torch.nn.ModuleList(torch.nn.Linear(256, 256) for _ in range(4))
+
+        def forward(self, x):
+            h = x
+            for inner, a, b in zip(self.inner, self.a, self.b):
+                h = torch.relu(inner(h))
+                h = a(h) if h.mean().item() > 0.05 else torch.tanh(b(h))
+            return h
+
+    model = Branchy().cuda()
+    x = torch.randn(4, 256, device="cuda")
+    return infer_task(model, (x,), variant)
+
+
+def two_streams(variant):
+    """One step on two streams: the side stream waits for the main stream's first layer, both
+    compute a branch, the main stream waits for the side stream and joins (wait_stream both
+    ways)."""
+    import torch
+
+    _seed()
+    first, main_branch, side_branch = (_mlp(256, 3) for _ in range(3))
+    if variant in ("compile", "compile-ro"):
+        first, main_branch, side_branch = (_compiled(m, variant)
+                                           for m in (first, main_branch, side_branch))
+    side = torch.cuda.Stream()
+    x = torch.randn(32, 256, device="cuda")
+    state = {"out": None}
+
+    @torch.no_grad()
+    def run():
+        main = torch.cuda.current_stream()
+        h = first(x)
+        side.wait_stream(main)
+        with torch.cuda.stream(side):
+            b = side_branch(h)
+        a = main_branch(h)
+        main.wait_stream(side)
+        if not torch.cuda.is_current_stream_capturing():
+            # b was allocated on the side stream and is used on the main one (a captured graph
+            # keeps its memory in its own pool).
+            b.record_stream(main)
+        return a + b
+
+    if variant == "cuda-graph":
+        g, static = _capture(run)
+
+        def step():
+            g.replay()
+            state["out"] = static
+    else:
+        def step():
+            state["out"] = run()
+
+    return Task(step, lambda: [_bytes(state["out"])], _torch_sync)
+
+
+def host_tensors(variant):
+    """A step that builds small tensors on the host every iteration (indices and weights with
+    torch.tensor([...], device="cuda")), then gathers rows and runs a small MLP on them."""
+    import torch
+
+    _seed()
+    table = torch.randn(64, 256, device="cuda")
+    mlp = _compiled(_mlp(256, 3), variant)
+    state = {"n": 0, "out": None}
+
+    @torch.no_grad()
+    def step():
+        i = state["n"] % 16
+        idx = torch.tensor([i, (i + 3) % 64, (i + 7) % 64, (i + 11) % 64], device="cuda")
+        w = torch.tensor([1.0, 0.5, 0.25, 0.125 + i / 64], device="cuda")
+        state["out"] = mlp(table[idx] * w[:, None])
+        state["n"] += 1
+
+    return Task(step, lambda: [_bytes(state["out"])], _torch_sync)
+
+
+def compiled_b1(variant):
+    """MLP inference at batch 1 (8 Linear 512 + GELU), outputs stay on the GPU, no sync."""
+    import torch
+
+    _seed()
+    layers = []
+    for _ in range(8):
+        layers += [torch.nn.Linear(512, 512), torch.nn.GELU()]
+    model = torch.nn.Sequential(*layers).cuda()
+    x = torch.randn(1, 512, device="cuda")
+    return infer_task(model, (x,), variant)
+
+
+def cupy_loop(variant):
+    """CuPy: 5 small elementwise kernels per iteration (4096 floats), no sync."""
+    import cupy as cp
+
+    x = cp.sin(cp.arange(4096, dtype=cp.float32))
+    y = cp.cos(cp.arange(4096, dtype=cp.float32))
+    state = {"x": x, "y": y}
+
+    def step():
+        x, y = state["x"], state["y"]
+        z = x * y  # one kernel per operation: 5 per iteration
+        y = cp.sin(z)
+        x = cp.tanh(x + 0.01)
+        state["x"], state["y"] = x, cp.maximum(x, y)
+
+    return Task(step, lambda: [cp.asnumpy(state["x"]).tobytes(), cp.asnumpy(state["y"]).tobytes()],
+                lambda: cp.cuda.runtime.deviceSynchronize())
+
+
+NO_GRAPH_HOST = "reads the host inside the step: no capture can hold it"
+WORKLOADS = {w.name: w for w in (
+    Workload("mlp-train", "MLP training (7 Linear 512 + ReLU, batch 256, SGD): a loop that never "
+             "syncs", mlp_train, steps=40, variants=TRAIN_VARIANTS, train=True),
+    Workload("mlp-dropout-item", "the same with dropout and loss.item() every step",
+             lambda v: mlp_train(v, dropout=0.1, read_every=1), steps=40,
+             variants=TRAIN_VARIANTS, train=True),
+    Workload("mlp-item10", "MLP training, loss.item() every 10th step (a loop that syncs rarely)",
+             lambda v: mlp_train(v, read_every=10), steps=40, variants=TRAIN_VARIANTS,
+             train=True),
+    Workload("resnet18-b1", "ResNet-18 inference, batch 1 (launch-bound)",
+             lambda v: vision_infer(v, "resnet18", 1), steps=40),
+    Workload("resnet50-b1", "ResNet-50 inference, batch 1 (launch-bound)",
+             lambda v: vision_infer(v, "resnet50", 1), steps=20),
+    Workload("resnet50-b64", "ResNet-50 inference, batch 64 (GPU-bound: the shim must cost "
+             "nothing)", lambda v: vision_infer(v, "resnet50", 64), steps=4, warmup=5),
+    Workload("bert-b1", "BERT-base inference, batch 1, sequence 128", bert_infer, steps=10),
+    Workload("bert-train", "BERT-base training, batch 8, sequence 128, AdamW", bert_train,
+             steps=4, warmup=6, variants=TRAIN_VARIANTS, train=True),
+    Workload("gpt2-decode", "GPT-2 small greedy decode, batch 1, KV cache, next token read back "
+             "each step", gpt2_decode, steps=16,
+             variants=("eager", "compile", "compile-ro"),
+             na={"cuda-graph": "the KV cache grows: shapes change every token"}),
+    Workload("gpt2-train", "GPT-2 small training, batch 8, sequence 128, bf16 autocast, SDPA",
+             gpt2_train, steps=3, warmup=6, variants=TRAIN_VARIANTS, train=True),
+    Workload("timm-b8", "timm efficientnet_b0 inference, batch 8", timm_infer, steps=12),
+    Workload("compiled-b1", "MLP inference at batch 1 (8 Linear 512 + GELU), loop never syncs",
+             compiled_b1, steps=200),
+    Workload("host-read", "a forward that reads .item() in a branch, 4 times per call",
+             branchy_infer, steps=50, variants=("eager", "compile", "compile-ro"),
+             na={"cuda-graph": NO_GRAPH_HOST}),
+    Workload("two-streams", "a step on two streams ordered by events (wait_stream both ways)",
+             two_streams, steps=100),
+    Workload("host-tensors", "a step that builds small tensors on the host "
+             "(torch.tensor([...], device='cuda'))", host_tensors, steps=100,
+             variants=("eager", "compile", "compile-ro"),
+             na={"cuda-graph": "copies from pageable host memory each step: not capturable"}),
+    Workload("cupy-loop", "a CuPy loop of 5 small elementwise kernels per iteration, without syncs", cupy_loop,
+             steps=2000, variants=("eager",)),
+    Workload("cuda-loop", "a CUDA C++ program (runtime API): 12 launches of 4 small kernels per "
+             "iteration, no syncs", None, steps=1000, variants=("eager",), program="cuda_loop"),
+)}

@@ -1,0 +1,299 @@
+"""The side-by-side measurement shared by the GPU check (tests/gpu/check.py) and the benchmark
+suite (tests/bench/suite/): processes that take turns chunk by chunk, and what they report.
+
+Why lockstep: step times move by up to 10 % between runs and machines, so configurations are
+compared chunk by chunk under the same conditions. A driver (this module's Lockstep) tells one
+worker process at a time to run a chunk of iterations and waits until it is done; each worker
+times its own chunks. A chunk of one configuration is compared with the neighbouring chunk of
+another (the ratio of the pair), and the median of those ratios, with its quartiles, is the
+change.
+
+The worker protocol (Python workers use the functions below; tests/bench/suite/cuda_loop.cu
+does the same in C++):
+  1. build the workload, run the warm-up iterations, synchronize the device;
+  2. write the shim's stats snapshot PREFIX + "warm.json" (pygraph_write_stats, present only
+     when libpygraph.so is preloaded);
+  3. pin every thread to CPU K (all configurations time on the same core);
+  4. write one byte to the done FIFO (ready);
+  5. per chunk: read one byte from the go FIFO, synchronize, run S iterations, synchronize,
+     write one byte to the done FIFO; keep ms per iteration;
+  6. write the snapshot PREFIX + "end.json"; 7. write the result JSON.
+Steady-state figures are the end snapshot minus the warm one.
+"""
+import ctypes
+import hashlib
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import time
+
+WORKER_ARGS = ("chunks", "steps", "warmup", "go", "done", "core", "stats_prefix", "result")
+
+
+# ---------------------------------------------------------------- worker side
+
+def add_worker_args(parser, steps=None, warmup=10):
+    parser.add_argument("--chunks", type=int, default=12)
+    parser.add_argument("--steps", type=int, default=steps, required=steps is None,
+                        help="iterations per chunk")
+    parser.add_argument("--warmup", type=int, default=warmup)
+    parser.add_argument("--go", help="FIFO: one byte starts a chunk")
+    parser.add_argument("--done", help="FIFO: one byte when ready, one after each chunk")
+    parser.add_argument("--core", type=int, default=-1, help="CPU to time on (-1: no pinning)")
+    parser.add_argument("--stats-prefix", default="", help="stats snapshots PREFIX{warm,end}.json")
+    parser.add_argument("--result", help="result JSON")
+
+
+def write_stats(path):
+    """The shim's stats document, now (a snapshot: call it right after a synchronize). False when
+    the shim is not preloaded."""
+    try:
+        fn = ctypes.CDLL(None).pygraph_write_stats
+    except AttributeError:
+        return False
+    fn.argtypes = [ctypes.c_char_p]
+    return fn(path.encode()) == 0
+
+
+def pin_all_threads(core):
+    """sched_setaffinity on every thread of the process: Python's own call pins only the calling
+    thread, and the driver's and the shim's threads must share the core too."""
+    if core < 0:
+        return
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {core})
+        except OSError:
+            pass  # a thread that just ended
+
+
+def run_chunks(args, step, sync):
+    """Steps 2-6 of the protocol around `step()` (one iteration) and `sync()` (a device
+    synchronize). Returns ms per iteration of each chunk. Without --go/--done the chunks run back
+    to back (a plain run)."""
+    if args.stats_prefix:
+        write_stats(args.stats_prefix + "warm.json")
+    pin_all_threads(args.core)
+    go = done = None
+    if args.go:
+        # O_RDWR: opening a FIFO this way never blocks, whoever opens first.
+        go, done = os.open(args.go, os.O_RDWR), os.open(args.done, os.O_RDWR)
+        os.write(done, b"r")
+    chunk_ms = []
+    for _ in range(args.chunks):
+        if go is not None:
+            os.read(go, 1)
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(args.steps):
+            step()
+        sync()
+        chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
+        if done is not None:
+            os.write(done, b"c")
+    if args.stats_prefix:
+        write_stats(args.stats_prefix + "end.json")
+    return chunk_ms
+
+
+def digest(chunks):
+    """A short hex digest of byte strings (results compared bit for bit)."""
+    h = hashlib.sha1()
+    for c in chunks:
+        h.update(c)
+    return h.hexdigest()[:16]
+
+
+def write_result(args, chunk_ms, result_digest, **extra):
+    if args.result:
+        with open(args.result, "w") as f:
+            json.dump(dict(chunk_ms=chunk_ms, digest=result_digest,
+                           iters=args.warmup + args.chunks * args.steps, **extra), f)
+
+
+# ---------------------------------------------------------------- driver side
+
+class Worker:
+    """One process of a lockstep group (a cell may be several processes: torchrun ranks, which
+    share the one torchrun process they were started by)."""
+
+    def __init__(self, name, workdir, label=None):
+        self.name, self.label = name, label or name
+        base = os.path.join(workdir, name.replace("/", "_"))
+        self.go, self.done = base + ".go", base + ".done"
+        for f in (self.go, self.done):
+            if os.path.exists(f):
+                os.unlink(f)
+            os.mkfifo(f)
+        self.log = base + ".log"
+        self.go_fd = os.open(self.go, os.O_RDWR)
+        self.done_fd = os.open(self.done, os.O_RDWR)
+        self.proc = self.logf = None
+
+    def start(self, argv, env):
+        self.logf = open(self.log, "w")
+        # Its own process group: a hung worker is killed with everything it started.
+        self.proc = subprocess.Popen(argv, env=env, stdout=self.logf, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        return self.proc
+
+    def attach(self, other):
+        """Share another worker's process and log (the ranks of one torchrun)."""
+        self.proc, self.log, self.logf = other.proc, other.log, other.logf
+
+    def tail(self, n=400):
+        if self.logf and not self.logf.closed:
+            self.logf.flush()
+        try:
+            with open(self.log, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            return ""
+        lines = [l for l in text.strip().splitlines() if l.strip()]
+        # The last line that says what went wrong, not a traceback's frame.
+        for l in reversed(lines):
+            if any(k in l for k in ("Error", "error", "failed", "FAIL", "what()")):
+                return l.strip()[-n:]
+        return (lines[-1].strip() if lines else "no output")[-n:]
+
+    def wait_byte(self, deadline):
+        """Until the worker writes to done, exits, or the deadline passes: True when it wrote."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            r, _, _ = select.select([self.done_fd], [], [], min(left, 0.5))
+            if r:
+                os.read(self.done_fd, 1)
+                return True
+            if self.proc.poll() is not None:
+                return False
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def close(self):
+        self.kill()
+        for fd in (self.go_fd, self.done_fd):
+            os.close(fd)
+        if self.logf and not self.logf.closed:
+            self.logf.close()
+        for f in (self.go, self.done):
+            os.unlink(f)
+
+
+class Lockstep:
+    """Drives groups of workers chunk by chunk: every worker of a group gets its go at once
+    (torchrun ranks run a chunk together), then the next group. A group that fails (exits, or
+    misses its deadline) is dropped with the reason; the others run on."""
+
+    def __init__(self, groups, ready_timeout=300, chunk_timeout=120):
+        self.groups = groups  # {cell name: [Worker, ...]}
+        self.ready_timeout, self.chunk_timeout = ready_timeout, chunk_timeout
+        self.failed = {}  # cell -> one-line reason
+
+    def _fail(self, cell, why):
+        self.failed[cell] = why
+        for w in self.groups[cell]:
+            w.kill()
+
+    def _wait_group(self, cell, timeout, what):
+        deadline = time.monotonic() + timeout
+        for w in self.groups[cell]:
+            if not w.wait_byte(deadline):
+                rc = w.proc.poll()
+                if rc is None:
+                    why = f"{w.label}: no {what} within {timeout:.0f} s (hung)"
+                else:
+                    why = f"{w.label}: exited {rc} before {what}: {w.tail()}"
+                self._fail(cell, why)
+                return False
+        return True
+
+    def live(self):
+        return [c for c in self.groups if c not in self.failed]
+
+    def run(self, chunks, progress=None):
+        # Warm-ups run in parallel (compiles take most of a cell's time); timing is one at a time.
+        start = time.monotonic()
+        for cell in list(self.groups):
+            left = self.ready_timeout - (time.monotonic() - start)
+            self._wait_group(cell, max(left, 1), "ready after warm-up")
+        for k in range(chunks):
+            for cell in self.live():
+                for w in self.groups[cell]:
+                    os.write(w.go_fd, b"g")
+                self._wait_group(cell, self.chunk_timeout, f"end of chunk {k + 1}")
+            if progress:
+                progress(k + 1, chunks)
+        for cell in self.live():
+            for w in self.groups[cell]:
+                try:
+                    rc = w.proc.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    rc = None
+                if rc != 0:
+                    self._fail(cell, f"{w.label}: exit {rc} after the chunks: {w.tail()}")
+                    break
+
+
+def pair_change(times, base):
+    """The change of `times` against `base` chunk by chunk: median ratio - 1 and its quartiles,
+    in percent (negative: faster)."""
+    ratios = [t / b for t, b in zip(times, base) if b > 0]
+    if not ratios:
+        return None
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    return {"median": (statistics.median(ratios) - 1) * 100, "q1": (q[0] - 1) * 100,
+            "q3": (q[2] - 1) * 100, "pairs": len(ratios)}
+
+
+COUNTERS = (("launches", ("seen_by_engine", "recorded", "replayed_in_graphs", "eager")),
+            ("graphs", ("instantiated", "replays", "patched_nodes", "mismatches",
+                        "variant_switches", "sequences_disabled")),
+            ("memops", ("seen_by_engine", "replayed_in_graphs", "eager", "staged_bytes")))
+BY_REASON = (("flushes", "by_reason"), ("eager_launches_by_reason",), ("memops", "eager_by_reason"))
+
+
+def _get(doc, path):
+    for p in path:
+        doc = doc.get(p, {}) if isinstance(doc, dict) else {}
+    return doc
+
+
+def stats_delta(end, warm):
+    """Steady-state figures from two stats snapshots (end minus warm; warm may be None: the
+    whole run). Coverage, launches and patched nodes per graph replay, reasons."""
+    warm = warm or {}
+    d = {}
+    for section, keys in COUNTERS:
+        d[section] = {k: _get(end, (section, k)) or 0 for k in keys}
+        for k in keys:
+            d[section][k] -= _get(warm, (section, k)) or 0
+    for path in BY_REASON:
+        e, w = _get(end, path), _get(warm, path)
+        diff = {k: v - (w.get(k, 0) if isinstance(w, dict) else 0) for k, v in e.items()}
+        d["/".join(path)] = {k: v for k, v in sorted(diff.items(), key=lambda kv: -kv[1]) if v}
+    seen = d["launches"]["seen_by_engine"]
+    replays = d["graphs"]["replays"]
+    d["coverage_percent"] = 100.0 * d["launches"]["replayed_in_graphs"] / seen if seen else 0.0
+    d["launches_per_replay"] = d["launches"]["replayed_in_graphs"] / replays if replays else 0.0
+    d["patched_per_replay"] = d["graphs"]["patched_nodes"] / replays if replays else 0.0
+    d["flushes_total"] = sum(d["flushes/by_reason"].values())
+    return d
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
