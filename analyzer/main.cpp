@@ -8,7 +8,7 @@
 
 #include "sequences.h"
 #include "summary.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace {
 

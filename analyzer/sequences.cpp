@@ -4,8 +4,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "memop_call.h"
-#include "token.h"
+#include "driver/memop_call.h"
+#include "graph/token.h"
 
 namespace pygraph::analyze {
 namespace {

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sequence_detector.h"
-#include "trace_reader.h"
+#include "graph/sequence_detector.h"
+#include "trace/trace_reader.h"
 
 namespace pygraph::analyze {
 

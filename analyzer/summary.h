@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace pygraph::analyze {
 

@@ -11,8 +11,8 @@
 
 #include <atomic>
 
-#include "../core/ops.h"
-#include "../core/trace_format.h"
+#include "../core/driver/ops.h"
+#include "../core/trace/trace_format.h"
 
 namespace pygraph::hooks {
 

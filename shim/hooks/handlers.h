@@ -8,10 +8,10 @@
 
 #include <tuple>
 
-#include "../core/flush_rules.h"
-#include "../core/graph_engine.h"
-#include "../core/recorder.h"
-#include "../core/trace_writer.h"
+#include "../core/graph/flush_rules.h"
+#include "../core/graph/graph_engine.h"
+#include "../core/recording/recorder.h"
+#include "../core/trace/trace_writer.h"
 #include "shim_state.h"
 #include "stall_watchdog.h"
 

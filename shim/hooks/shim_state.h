@@ -6,9 +6,9 @@
 #include <mutex>
 #include <string>
 
-#include "../core/config.h"
-#include "../core/graph_engine.h"
-#include "../core/recorder.h"
+#include "../core/options/config.h"
+#include "../core/graph/graph_engine.h"
+#include "../core/recording/recorder.h"
 #include "engine_lock.h"
 
 namespace pygraph::hooks {

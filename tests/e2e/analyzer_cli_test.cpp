@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_program.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace pygraph::test {
 namespace {

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "run_program.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace pygraph::test {
 namespace {

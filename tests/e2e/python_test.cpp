@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "run_program.h"
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 namespace pygraph::test {
 namespace {

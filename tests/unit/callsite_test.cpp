@@ -1,4 +1,4 @@
-#include "callsite.h"
+#include "recording/callsite.h"
 
 #include <gtest/gtest.h>
 

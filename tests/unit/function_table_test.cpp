@@ -1,6 +1,6 @@
 // The kernel table against a fake driver: names, parameter layouts, CUkernel handles in the
 // CUfunction slot, and drivers that cannot say.
-#include "function_table.h"
+#include "driver/function_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // ChunkGraph on the driver stand-in: a replayed chunk computes exactly what the same launches
 // compute eagerly, patches only what changed, and fails cleanly.
-#include "graph_chunk.h"
+#include "graph/graph_chunk.h"
 
 #include <gtest/gtest.h>
 

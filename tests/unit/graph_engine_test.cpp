@@ -2,7 +2,7 @@
 // computes bit for bit what the same launches compute eagerly, after every step, while the
 // steady-state steps run as patched graph replays; mismatches, flushes and graph failures fall
 // back to eager launches in order.
-#include "graph_engine.h"
+#include "graph/graph_engine.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "graph_engine.h"
+#include "graph/graph_engine.h"
 #include "standin.h"
 #include "standin_driver_api.h"
 

@@ -1,8 +1,8 @@
-#include "sequence_detector.h"
+#include "graph/sequence_detector.h"
 
 #include <gtest/gtest.h>
 
-#include "token.h"
+#include "graph/token.h"
 
 namespace pygraph {
 namespace {

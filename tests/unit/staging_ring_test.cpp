@@ -1,7 +1,7 @@
 // The pinned staging ring on the driver stand-in: snapshots hold the bytes of the moment, spans
 // never run past the end of the ring, and space comes back only once the event fencing it says
 // the work that read it is done.
-#include "staging_ring.h"
+#include "graph/staging_ring.h"
 
 #include <gtest/gtest.h>
 

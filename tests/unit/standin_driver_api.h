@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "driver_api.h"
-#include "function_table.h"
+#include "driver/driver_api.h"
+#include "driver/function_table.h"
 #include "standin.h"
 
 namespace pygraph::test {

@@ -10,9 +10,9 @@
 #include <set>
 #include <thread>
 
-#include "ops.h"
-#include "trace_reader.h"
-#include "trace_writer.h"
+#include "driver/ops.h"
+#include "trace/trace_reader.h"
+#include "trace/trace_writer.h"
 
 namespace pygraph {
 namespace {

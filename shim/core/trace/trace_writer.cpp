@@ -1,4 +1,4 @@
-#include "trace_writer.h"
+#include "trace/trace_writer.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,7 +16,7 @@
 #include <new>
 #include <thread>
 
-#include "config.h"
+#include "options/config.h"
 
 namespace pygraph {
 namespace {

@@ -1,4 +1,4 @@
-#include "trace_reader.h"
+#include "trace/trace_reader.h"
 
 #include <sys/stat.h>
 

@@ -1,4 +1,4 @@
-#include "engine_stats.h"
+#include "graph/engine_stats.h"
 
 #include <nlohmann/json.hpp>
 

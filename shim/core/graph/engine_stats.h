@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ops.h"
+#include "driver/ops.h"
 
 namespace pygraph {
 

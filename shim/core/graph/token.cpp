@@ -1,4 +1,4 @@
-#include "token.h"
+#include "graph/token.h"
 
 #include <cstring>
 

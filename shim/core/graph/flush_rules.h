@@ -31,7 +31,7 @@
 
 #include <cstdint>
 
-#include "ops.h"
+#include "driver/ops.h"
 
 namespace pygraph {
 

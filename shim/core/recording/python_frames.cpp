@@ -1,4 +1,4 @@
-#include "python_frames.h"
+#include "recording/python_frames.h"
 
 #include <dlfcn.h>
 #include <sys/uio.h>

@@ -1,11 +1,11 @@
-#include "recorder.h"
+#include "recording/recorder.h"
 
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "trace_writer.h"
+#include "trace/trace_writer.h"
 
 namespace pygraph {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "trace_format.h"
+#include "trace/trace_format.h"
 
 namespace pygraph {
 

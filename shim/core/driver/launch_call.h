@@ -5,9 +5,9 @@
 
 #include <cuda.h>
 
-#include "function_table.h"
-#include "ops.h"
-#include "trace_format.h"
+#include "driver/function_table.h"
+#include "driver/ops.h"
+#include "trace/trace_format.h"
 
 namespace pygraph {
 

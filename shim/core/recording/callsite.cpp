@@ -1,4 +1,4 @@
-#include "callsite.h"
+#include "recording/callsite.h"
 
 #include <cxxabi.h>
 #include <dlfcn.h>
@@ -12,7 +12,7 @@
 #include <new>
 #include <unordered_map>
 
-#include "python_frames.h"
+#include "recording/python_frames.h"
 
 namespace pygraph {
 namespace {

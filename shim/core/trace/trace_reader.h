@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "ops.h"
-#include "trace_format.h"
+#include "driver/ops.h"
+#include "trace/trace_format.h"
 
 namespace pygraph {
 

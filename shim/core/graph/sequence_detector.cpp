@@ -1,4 +1,4 @@
-#include "sequence_detector.h"
+#include "graph/sequence_detector.h"
 
 #include <algorithm>
 

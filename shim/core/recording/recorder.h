@@ -7,13 +7,13 @@
 #include <atomic>
 #include <cstdint>
 
-#include "callsite.h"
-#include "config.h"
-#include "driver_api.h"
-#include "function_table.h"
-#include "launch_call.h"
-#include "ops.h"
-#include "trace_format.h"
+#include "recording/callsite.h"
+#include "options/config.h"
+#include "driver/driver_api.h"
+#include "driver/function_table.h"
+#include "driver/launch_call.h"
+#include "driver/ops.h"
+#include "trace/trace_format.h"
 
 namespace pygraph {
 

@@ -1,4 +1,4 @@
-#include "config.h"
+#include "options/config.h"
 
 #include <unistd.h>
 

@@ -1,11 +1,11 @@
-#include "graph_engine.h"
+#include "graph/graph_engine.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "flush_rules.h"
-#include "launch_attributes.h"
-#include "token.h"
+#include "graph/flush_rules.h"
+#include "driver/launch_attributes.h"
+#include "graph/token.h"
 
 namespace pygraph {
 namespace {

@@ -26,15 +26,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "driver_api.h"
-#include "engine_stats.h"
-#include "function_table.h"
-#include "graph_chunk.h"
-#include "launch_call.h"
-#include "memop_call.h"
-#include "ops.h"
-#include "sequence_detector.h"
-#include "staging_ring.h"
+#include "driver/driver_api.h"
+#include "graph/engine_stats.h"
+#include "driver/function_table.h"
+#include "graph/graph_chunk.h"
+#include "driver/launch_call.h"
+#include "driver/memop_call.h"
+#include "driver/ops.h"
+#include "graph/sequence_detector.h"
+#include "graph/staging_ring.h"
 
 namespace pygraph {
 

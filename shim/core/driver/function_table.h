@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "driver_api.h"
-#include "trace_format.h"
+#include "driver/driver_api.h"
+#include "trace/trace_format.h"
 
 namespace pygraph {
 

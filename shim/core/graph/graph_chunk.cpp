@@ -1,8 +1,8 @@
-#include "graph_chunk.h"
+#include "graph/graph_chunk.h"
 
 #include <cstring>
 
-#include "launch_attributes.h"
+#include "driver/launch_attributes.h"
 
 namespace pygraph {
 namespace {

@@ -1,4 +1,4 @@
-#include "staging_ring.h"
+#include "graph/staging_ring.h"
 
 #include <cstring>
 

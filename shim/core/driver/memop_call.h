@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ops.h"
+#include "driver/ops.h"
 
 namespace pygraph {
 

@@ -1,4 +1,4 @@
-#include "ops.h"
+#include "driver/ops.h"
 
 #include <cstring>
 

@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "driver_api.h"
+#include "driver/driver_api.h"
 
 namespace pygraph {
 

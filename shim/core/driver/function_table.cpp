@@ -1,4 +1,4 @@
-#include "function_table.h"
+#include "driver/function_table.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "trace_format.h"
+#include "trace/trace_format.h"
 
 namespace pygraph::trace {
 

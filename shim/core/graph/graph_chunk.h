@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "driver_api.h"
-#include "function_table.h"
+#include "driver/driver_api.h"
+#include "driver/function_table.h"
 
 namespace pygraph {
 
