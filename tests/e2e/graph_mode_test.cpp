@@ -57,11 +57,16 @@ TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
   GraphRun g = run_both({LOOP_PROGRAM});
   ASSERT_TRUE(g.stats.is_object());
   EXPECT_EQ(g.stats["launches"]["intercepted"], 6 * 4 + 10 * 2 + 4);
-  // Steps 3..6 of [a b c a] replay (the period [b c] is shorter than a worthwhile graph), as
-  // chunks [a b] and [c a]: the first chunk is 2 launches.
-  EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], 4 * 4);
-  EXPECT_EQ(g.stats["graphs"]["instantiated"], 2);
-  EXPECT_EQ(g.stats["graphs"]["replays"], 4 * 2);
+  // Steps 3..6 of [a b c a] replay as chunks [a b] and [c a] (the first chunk is 2 launches).
+  // The loop [b c] without syncs is found after its third round (a 4-launch pattern seen again
+  // and a whole period more); it is followed unrolled to 64 rounds, so its last 14 launches
+  // replay as chunks of 2, 4 and 8 before the odd step ends it.
+  EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], 4 * 4 + 14);
+  EXPECT_EQ(g.stats["graphs"]["instantiated"], 2 + 3);
+  EXPECT_EQ(g.stats["graphs"]["replays"], 4 * 2 + 3);
+  // The odd step's first launch is not the loop's next: one mismatch, with nothing to drain.
+  EXPECT_EQ(g.stats["graphs"]["mismatches"], 1);
+  EXPECT_EQ(g.stats["eager_launches_by_reason"].value("mismatch", 0), 0);
 }
 
 TEST(GraphMode, AProgramWaitingWithoutCudaCallsGetsItsResults) {
@@ -79,7 +84,8 @@ TEST(GraphMode, InjectedGraphFailuresChangeNoResult) {
   // out eagerly in order, the sequence stays eager, and the program sees no error.
   for (const char* inject : {"cuGraphInstantiateWithFlags:1:2", "cuGraphLaunch:1:719",
                              "cuGraphExecKernelNodeSetParams:1:1"}) {
-    GraphRun g = run_both({POLL_PROGRAM}, inject);
+    // 16 steps: the loop's chunk graphs are replayed (and patched) more than once.
+    GraphRun g = run_both({POLL_PROGRAM, "16"}, inject);
     EXPECT_EQ(g.shim, g.plain) << inject;
     ASSERT_TRUE(g.stats.is_object()) << inject;
     EXPECT_EQ(g.stats["graphs"]["sequences_disabled"], 1) << inject;

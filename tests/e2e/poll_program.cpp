@@ -3,9 +3,10 @@
 // flag (giving up after 10 s), then launches 10 more. No synchronization anywhere until the end,
 // so graph mode finds the 20-launch period and records it; the flag kernel sits in the middle of
 // a chunk, and only the stall watchdog submits it. Prints the flag and a value per step.
-//   poll_program   ->  "<step> <flag> <y[0]>" lines, exit 0; exit 3 on a timeout
+//   poll_program [STEPS=8]   ->  "<step> <flag> <y[0]>" lines, exit 0; exit 3 on a timeout
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime_bootstrap.h"
 #include "standin.h"
@@ -19,7 +20,8 @@ static void set_flag(const unsigned*, const unsigned*, void** p) {  // *flag = s
   *flag = *static_cast<int*>(p[1]) + 1;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 8;
   standin::GetProcAddress get = standin::runtime_get_proc_address();
   decltype(&cuLaunchKernel) launch;
   decltype(&cuModuleGetFunction) function;
@@ -43,7 +45,7 @@ int main() {
   *y = 0;
   *flag = 0;
   CUdeviceptr yp = reinterpret_cast<CUdeviceptr>(y), fp = reinterpret_cast<CUdeviceptr>(flag);
-  for (int step = 0; step < 8; ++step) {
+  for (int step = 0; step < steps; ++step) {
     void* add_args[] = {&yp, &step};
     void* flag_args[] = {&fp, &step};
     for (int i = 0; i < 9; ++i) {

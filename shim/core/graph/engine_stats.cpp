@@ -79,6 +79,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"launches_per_replay", s.replays ? double(s.replayed) / double(s.replays) : 0.0},
       {"mismatches", s.mismatches},
       {"variant_switches", s.variant_switches},
+      {"sequences_followed", s.sequences_followed},
       {"sequences_disabled", s.graph_failures}};
   ordered_json flushes = ordered_json::object();
   for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {

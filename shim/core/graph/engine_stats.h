@@ -58,9 +58,10 @@ struct EngineStats {
   uint64_t graphs_live = 0;
   uint64_t replays = 0;
   uint64_t patched_nodes = 0;
-  uint64_t mismatches = 0;        // recorded prefixes sent out eagerly
-  uint64_t variant_switches = 0;  // a sequence with the same prefix took over instead
-  uint64_t graph_failures = 0;    // sequences disabled
+  uint64_t mismatches = 0;          // recorded prefixes sent out eagerly
+  uint64_t variant_switches = 0;    // a sequence with the same prefix took over instead
+  uint64_t sequences_followed = 0;  // distinct sequences recorded from (each has one plan)
+  uint64_t graph_failures = 0;      // sequences disabled
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};
   uint64_t eager[static_cast<int>(EagerReason::kCount)] = {};

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "graph/flush_rules.h"
 #include "driver/launch_attributes.h"
+#include "graph/flush_rules.h"
+#include "graph/period.h"
 #include "graph/token.h"
 
 namespace pygraph {
@@ -129,13 +130,15 @@ size_t GraphEngine::chunk_end() const {
   return std::min(chunk_start_ + chunk_size_, following_tokens_.size());
 }
 
-bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id) {
+bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
+                                  uint32_t phase) {
   // Of the found sequences that begin with this launch, the one seen last is the likeliest; a
   // true variant (the short last batch of an epoch) is a sequence of its own.
   const Sequence* best = nullptr;
   for (const Sequence& s : detector_.sequences()) {
     if (s.periodic != periodic_only || (periodic_only && s.id != periodic_id) ||
-        s.occurrences < options_.min_repeats || s.tokens.size() < 2 || s.tokens[0] != tok) {
+        s.occurrences < options_.min_repeats || s.tokens.size() < 2 ||
+        s.tokens[periodic_only ? phase % s.tokens.size() : 0] != tok) {
       continue;
     }
     auto plan = plans_.find(s.id);
@@ -145,17 +148,42 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
   if (!best) return false;
   following_id_ = best->id;
   following_periodic_ = best->periodic;
+  const size_t plans = plans_.size();
   plan_ = &plans_[best->id];
+  stats_.sequences_followed += plans_.size() - plans;
   following_tokens_.assign(best->tokens.begin(), best->tokens.end());
   position_ = 0;
-  chunk_start_ = 0;
+  if (best->periodic) {
+    // A loop: followed as a power-of-two multiple of its period (period.h), from wherever in
+    // its canonical rotation it is now, and on around (end_of_occurrence).
+    const size_t p = best->tokens.size();
+    const uint32_t k = period_unroll(p, options_.min_period, options_.max_chunk);
+    for (uint32_t i = 1; i < k; ++i) {
+      following_tokens_.insert(following_tokens_.end(), best->tokens.begin(), best->tokens.end());
+    }
+    position_ = phase % p;
+  }
+  chunk_start_ = position_;
   chunk_size_ = options_.first_chunk;
   return true;
 }
 
+void GraphEngine::end_of_occurrence() {
+  if (!following_id_ || position_ != following_tokens_.size()) return;
+  if (following_periodic_ && plan_ && !plan_->disabled) {
+    // A loop goes on at the start of its unrolled period; chunks keep their size.
+    position_ = 0;
+    chunk_start_ = 0;
+    return;
+  }
+  stop_following();  // a segment's occurrence is complete
+}
+
 bool GraphEngine::switch_variant(uint64_t tok) {
   // Variants of one step (another grid, a branch taken every other step) share a prefix: the
-  // one whose next token is this one takes over, recorded work and all.
+  // one whose next token is this one takes over, recorded work and all. A loop that goes
+  // elsewhere ends (its positions are in an unrolled, rotated period, no other's).
+  if (following_periodic_) return false;
   for (const Sequence& s : detector_.sequences()) {
     if (s.id == following_id_ || s.periodic != following_periodic_ ||
         s.occurrences < options_.min_repeats || s.tokens.size() <= position_ ||
@@ -166,7 +194,9 @@ bool GraphEngine::switch_variant(uint64_t tok) {
     auto plan = plans_.find(s.id);
     if (plan != plans_.end() && plan->second.disabled) continue;
     following_id_ = s.id;
+    const size_t plans = plans_.size();
     plan_ = &plans_[s.id];
+    stats_.sequences_followed += plans_.size() - plans;
     following_tokens_.assign(s.tokens.begin(), s.tokens.end());
     ++stats_.variant_switches;
     return true;
@@ -274,9 +304,9 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   }
   if (!following_id_) {
     if (at_segment_start_) {
-      start_following(tok, false, 0);
+      start_following(tok, false, 0, 0);
     } else if (expected_period_) {
-      start_following(tok, true, expected_period_);
+      start_following(tok, true, expected_period_, expected_phase_);
     }
   }
   at_segment_start_ = false;
@@ -284,9 +314,10 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   if (following_id_ && !following_periodic_) {
     detector_.push_in_segment(tok);  // the launch path while a step replays: no period search
   } else if (const Sequence* done = detector_.push(tok);
-             done && done->periodic && done->occurrences >= options_.min_repeats &&
-             done->tokens.size() >= options_.min_period) {
-    expected_period_ = done->id;  // the next launch may begin the next period
+             done && done->periodic && done->occurrences >= options_.min_repeats) {
+    // The next launch may go on with the loop, at this place in its canonical rotation.
+    expected_period_ = done->id;
+    expected_phase_ = detector_.periodic_phase();
   }
 
   if (following_id_) {
@@ -490,7 +521,7 @@ CUresult GraphEngine::submit() {
   if (pending_.size() < 2 || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
-    if (following_id_ && position_ == following_tokens_.size()) stop_following();
+    end_of_occurrence();
     return r;
   }
 
@@ -561,7 +592,7 @@ CUresult GraphEngine::submit() {
   pending_.clear();
   arena_.clear();
   attrs_.clear();
-  if (position_ == following_tokens_.size()) stop_following();  // the occurrence is complete
+  end_of_occurrence();
   return CUDA_SUCCESS;
 }
 

@@ -27,12 +27,12 @@
 #include <vector>
 
 #include "driver/driver_api.h"
-#include "graph/engine_stats.h"
 #include "driver/function_table.h"
-#include "graph/graph_chunk.h"
 #include "driver/launch_call.h"
 #include "driver/memop_call.h"
 #include "driver/ops.h"
+#include "graph/engine_stats.h"
+#include "graph/graph_chunk.h"
 #include "graph/sequence_detector.h"
 #include "graph/staging_ring.h"
 
@@ -47,9 +47,8 @@ struct EngineOptions {
   uint32_t first_chunk = 2;
   uint32_t max_chunk = 128;
   uint32_t max_graphs = 1024;  // instantiated chunk graphs kept; least recently used go first
-  // Periods (loops without syncs) shorter than this are not followed: a graph launch would
-  // replace only a few launches, and short periods inside a step (alternating kernels) would
-  // cut it into pieces before the whole step is found as a segment.
+  // Loops without syncs are followed as a power-of-two multiple of their period of at least
+  // this many launches (period.h): a graph of a 2-launch period would replace only 2 launches.
   uint32_t min_period = 8;
   // Pinned memory for snapshots of deferred copies from pageable memory (StagingRing); a copy
   // larger than a quarter of it goes out eagerly.
@@ -160,7 +159,11 @@ class GraphEngine {
   CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
   CUresult take(const Work& w, uint64_t token);        // follow, record or issue
   size_t chunk_end() const;                            // exclusive end of the current chunk
-  bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id);
+  // A found sequence this launch begins: a segment at its start, or the periodic sequence
+  // `periodic_id` at `phase` (the launch's index in its canonical rotation).
+  bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id, uint32_t phase);
+  // At the end of the followed sequence: a segment's occurrence is complete, a loop goes on.
+  void end_of_occurrence();
   bool switch_variant(uint64_t token);  // another found sequence with the same prefix goes on
   bool record(const Work& w);           // false: a snapshot found no staging space
   void count_eager(bool memop, EagerReason reason);
@@ -206,6 +209,7 @@ class GraphEngine {
   const void* chunk_thread_ = nullptr;
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
+  uint32_t expected_phase_ = 0;   // at this index of its canonical rotation
 
   // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.

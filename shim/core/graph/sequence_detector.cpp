@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "graph/period.h"
+
 namespace pygraph {
 namespace {
 
@@ -137,8 +139,13 @@ const Sequence* SequenceDetector::push(uint64_t token) {
 
   // A full period more: the last `period_` tokens are one occurrence.
   if (periodic_ == kNone) {
-    std::vector<uint64_t> tokens(period_);
-    for (uint64_t k = 0; k < period_; ++k) tokens[k] = at(pos + 1 - period_ + k);
+    // The last period, in its canonical rotation (period.h): the same loop found at another
+    // launch is the same sequence. The next launch is at canonical index `periodic_phase_`.
+    std::vector<uint64_t> last(period_), tokens(period_);
+    for (uint64_t k = 0; k < period_; ++k) last[k] = at(pos + 1 - period_ + k);
+    const size_t r = least_rotation(last.data(), last.size());
+    for (uint64_t k = 0; k < period_; ++k) tokens[k] = last[(r + k) % period_];
+    periodic_phase_ = static_cast<uint32_t>((period_ - r) % period_);
     bool added;
     periodic_ = find_or_add(tokens, true, &added);
     if (periodic_ == kNone) return nullptr;

@@ -6,6 +6,7 @@
 //    `loss.item()`); a segment is an occurrence when its tokens equal a known sequence's.
 //  - as a period: within a run without boundaries, the last p tokens equal the p before them
 //    (a loop that never synchronizes); every further p matching tokens are one more occurrence.
+//    A period is kept in its canonical rotation, whatever launch it was first seen at.
 // A sequence is found (worth a graph) once it has occurred `min_repeats` times. Memory is
 // bounded: at most `max_sequences` sequences (the least recently seen are dropped), segments
 // longer than `max_length` are not tracked, and period detection looks back a fixed window.
@@ -54,6 +55,10 @@ class SequenceDetector {
   // sequence the segment since the previous boundary is an occurrence of, or nullptr.
   const Sequence* boundary(uint64_t tag);
 
+  // Periodic sequences are stored in their canonical rotation (period.h). When push() returns
+  // one, the next launch, if the loop goes on, is its token at this index.
+  uint32_t periodic_phase() const { return periodic_phase_; }
+
   const std::vector<Sequence>& sequences() const { return sequences_; }
   uint64_t launches() const { return launches_; }
   const DetectorOptions& options() const { return options_; }
@@ -62,7 +67,7 @@ class SequenceDetector {
   static constexpr size_t kNone = ~size_t(0);
 
   uint64_t at(uint64_t position) const;  // token at a launch position still in the window
-  uint64_t append(uint64_t token);        // into the window and the segment; its position
+  uint64_t append(uint64_t token);       // into the window and the segment; its position
   // Index of the sequence with these tokens, added if new (first=true then).
   size_t find_or_add(const std::vector<uint64_t>& tokens, bool periodic, bool* added);
   void evict_one();
@@ -80,10 +85,11 @@ class SequenceDetector {
   // Period detection: a window of recent tokens, and the last position of each n-gram.
   std::vector<uint64_t> window_;  // ring, size a power of two >= 2 * max_length
   std::vector<uint64_t> ngram_key_, ngram_pos_;
-  uint64_t run_start_ = 0;   // position of the first launch after the last boundary
-  uint64_t period_ = 0;      // candidate period, 0: none
-  uint64_t matched_ = 0;     // consecutive tokens equal to the one `period_` before
-  size_t periodic_ = kNone;  // index of the periodic sequence being repeated, if confirmed
+  uint64_t run_start_ = 0;       // position of the first launch after the last boundary
+  uint64_t period_ = 0;          // candidate period, 0: none
+  uint64_t matched_ = 0;         // consecutive tokens equal to the one `period_` before
+  size_t periodic_ = kNone;      // index of the periodic sequence being repeated, if confirmed
+  uint32_t periodic_phase_ = 0;  // see periodic_phase()
 };
 
 }  // namespace pygraph

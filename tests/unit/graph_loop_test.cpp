@@ -1,0 +1,169 @@
+// Graph mode on loops without syncs (the engine on the driver stand-in): short periods are
+// followed as multiples, a loop found again at another launch reuses its graphs, and a loop
+// with a shorter loop inside it is followed as the outer one. Results are compared bit for bit
+// with the same launches made eagerly.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "graph/graph_engine.h"
+#include "standin.h"
+#include "standin_driver_api.h"
+
+namespace pygraph {
+namespace {
+
+constexpr int kN = 16;
+
+// Four kernels over one buffer; each result depends on the order of all launches before it.
+void k0(const unsigned*, const unsigned*, void** p) {
+  const float a = *static_cast<float*>(p[0]);
+  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kN; ++i) y[i] = y[i] * 0.5f + a;
+}
+void k1(const unsigned*, const unsigned*, void** p) {
+  const float a = *static_cast<float*>(p[0]);
+  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kN; ++i) y[i] = y[i] - a * float(i);
+}
+void k2(const unsigned*, const unsigned*, void** p) {
+  const float a = *static_cast<float*>(p[0]);
+  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kN; ++i) y[i] = y[(i + 1) % kN] * 0.25f + y[i] * a;
+}
+void k3(const unsigned*, const unsigned*, void** p) {
+  const float a = *static_cast<float*>(p[0]);
+  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kN; ++i) y[i] = y[i] > a ? y[i] - a : y[i] + 1.0f;
+}
+
+class GraphLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::fill_standin_driver_api(&api_);
+    test::take(&launch_, "cuLaunchKernel");
+    const size_t sizes[2] = {4, 8};
+    standin_kernel_fn fns[4] = {&k0, &k1, &k2, &k3};
+    const char* names[4] = {"loop_k0", "loop_k1", "loop_k2", "loop_k3"};
+    for (int k = 0; k < 4; ++k)
+      kernels_[k] = test::standin_kernel(&table_, names[k], fns[k], 2, sizes);
+    for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.125f;
+  }
+
+  // Kernel k with scalar a, through the engine and directly.
+  void both(int k, float a) {
+    CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+    void* pe[] = {&a, &ye};
+    void* pr[] = {&a, &yr};
+    const FunctionInfo* f = kernels_[k];
+    EngineLaunch l{};
+    l.op = Op::LaunchKernel;
+    l.function = reinterpret_cast<CUfunction>(f->handle);
+    l.info = f;
+    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.block[0] = 32;
+    l.block[1] = l.block[2] = 1;
+    l.params = pe;
+    l.eager = reinterpret_cast<void*>(launch_);
+    ASSERT_EQ(engine_.launch(l), CUDA_SUCCESS);
+    ASSERT_EQ(launch_(l.function, 1, 1, 1, 32, 1, 1, 0, nullptr, pr, nullptr), CUDA_SUCCESS);
+  }
+
+  // `rounds` iterations of `body` (kernel indices), starting at its launch `first`; the scalar
+  // changes every iteration for kernel 1 (its nodes are patched) and stays for the others.
+  void loop(const std::vector<int>& body, int rounds, size_t first = 0) {
+    for (int r = 0; r < rounds; ++r) {
+      for (size_t i = 0; i < body.size(); ++i) {
+        const int k = body[(first + i) % body.size()];
+        both(k, k == 1 ? 0.001f * float(iteration_ % 7) : 0.75f);
+      }
+      ++iteration_;
+    }
+  }
+
+  // The host reads (a sync): everything deferred goes out; the results must be equal.
+  void sync() {
+    ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+    engine_.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    const EngineStats& s = engine_.stats();
+    ASSERT_EQ(s.launches, s.replayed + s.eager_total());
+  }
+
+  DriverApi api_;
+  FunctionTable table_{&api_};
+  GraphEngine engine_{&api_};
+  decltype(&cuLaunchKernel) launch_ = nullptr;
+  const FunctionInfo* kernels_[4] = {};
+  float y_engine_[kN], y_eager_[kN];
+  int iteration_ = 0;
+};
+
+TEST_F(GraphLoopTest, AFiveLaunchLoopReplaysInLargeGraphs) {
+  // A CuPy loop's shape: 5 small kernels per iteration, never a sync until the end.
+  loop({0, 1, 2, 3, 2}, 2000);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_GE(s.replayed, s.launches * 95 / 100);
+  EXPECT_GE(s.replayed / s.replays, 64u);  // unrolled to 16 periods: 80 launches a replay
+  EXPECT_LE(s.graphs_built, 9u);           // the first chunks of 2, 4, ... then one graph
+  EXPECT_EQ(s.mismatches, 0u);
+}
+
+TEST_F(GraphLoopTest, ATwoLaunchLoopReplaysInLargeGraphs) {
+  // A compiled model's fused layer: a GEMV and a Triton kernel, over and over.
+  loop({0, 1}, 3000);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_GE(s.replayed, s.launches * 95 / 100);
+  EXPECT_GE(s.replayed / s.replays, 100u);
+  // The first chunks of 2, 4, ... 64 from where following began, the rest of that unrolled
+  // period, the steady graph, and the part the final sync cut off.
+  EXPECT_LE(s.graphs_built, 9u);
+  // Kernel 1's scalar has a period of 7 iterations: unrolled 64 times, every replay patches.
+  EXPECT_GT(s.patched_nodes, 0u);
+}
+
+TEST_F(GraphLoopTest, ALoopFoundAgainAtAnotherLaunchReusesItsGraphs) {
+  const std::vector<int> body = {0, 1, 2, 3, 0, 2, 1};
+  loop(body, 400);
+  sync();
+  const EngineStats first = engine_.stats();
+  ASSERT_GT(first.replayed, first.launches * 9 / 10);
+  // The loop goes on from its fourth launch: the same sequence, plan and steady graph; only the
+  // chunks that lead up to the first unrolled period from that launch are new.
+  loop(body, 400, 3);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_GT(s.replayed - first.replayed, (s.launches - first.launches) * 9 / 10);
+  EXPECT_EQ(s.sequences_followed, 1u);
+  EXPECT_LE(s.graphs_built - first.graphs_built, 7u);
+}
+
+TEST_F(GraphLoopTest, ALoopInsideALoopIsFollowedAsTheOuterOne) {
+  // A forward of 8 layers of two launches between a first and a last kernel, in a loop without
+  // syncs: the outer iteration (18 launches) is what replays, in large graphs.
+  std::vector<int> forward = {3};
+  for (int l = 0; l < 8; ++l) forward.insert(forward.end(), {0, 1});
+  forward.push_back(2);
+  loop(forward, 300);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_GE(s.replayed, s.launches * 95 / 100);
+  EXPECT_GE(s.replayed / s.replays, 32u);
+  EXPECT_LE(s.mismatches, 4u);  // only while the outer loop is not known yet
+  EXPECT_LE(s.sequences_followed, 3u);
+}
+
+TEST_F(GraphLoopTest, ALoopThatEndsSendsItsRecordedLaunchesOutInOrder) {
+  loop({0, 1, 2}, 50);
+  both(3, 0.5f);  // something else: the recorded part of the loop goes first, as it came
+  both(2, 0.5f);
+  sync();
+  EXPECT_GE(engine_.stats().mismatches, 1u);
+}
+
+}  // namespace
+}  // namespace pygraph
