@@ -1,0 +1,181 @@
+// Randomized differential testing of loops without syncs: generated CUDA driver programs on the
+// stand-in whose launches repeat as a loop (a layer repeated inside an iteration, iterations
+// repeated without any synchronization), broken by host reads at random launches (the loop goes
+// on from there: another rotation of the same period) and by odd launches, with arguments that
+// change every iteration, alternate every other iteration (double buffers) or stay. Prints a
+// digest of everything the host observed; run without and under the shim, the digests must be
+// equal for every seed (tests/e2e/random_loop_test.cpp).
+//
+//   random_loop_program FIRST_SEED COUNT   ->  one line per seed: "<seed> <digest>"
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "runtime_bootstrap.h"
+#include "standin.h"
+
+namespace {
+
+constexpr int kBuffers = 3;
+constexpr int kLen = 64;  // ints per buffer
+
+// Kernels whose results depend on the order of every launch before them.
+void k_axpy(const unsigned*, const unsigned*, void** p) {  // y = 3y + x + a
+  const int a = *static_cast<int*>(p[0]);
+  auto* x = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[2]));
+  for (int i = 0; i < kLen; ++i) y[i] = y[i] * 3 + x[i] + a;
+}
+void k_rotate(const unsigned*, const unsigned*, void** p) {  // y rotated by a, plus its index
+  const int a = *static_cast<int*>(p[0]) & 15;
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  int tmp[kLen];
+  for (int i = 0; i < kLen; ++i) tmp[i] = y[(i + a) % kLen] + i;
+  std::memcpy(y, tmp, sizeof tmp);
+}
+void k_xor(const unsigned*, const unsigned*, void** p) {  // y ^= a * golden ratio, once
+  const int a = *static_cast<int*>(p[0]);
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  y[unsigned(a) % kLen] ^= int(unsigned(a) * 2654435761u);
+}
+
+struct Api {
+  decltype(&cuLaunchKernel) launch;
+  decltype(&cuModuleGetFunction) get_function;
+  decltype(&cuCtxSynchronize_v2) ctx_sync;
+  decltype(&cuStreamSynchronize) stream_sync;
+  decltype(&cuMemAlloc_v2) alloc;
+  decltype(&cuMemFree_v2) free;
+  decltype(&cuMemsetD32Async) memset_async;
+  decltype(&cuMemcpyDtoH_v2) copy_dh;
+};
+
+bool load(Api* a) {
+  standin::GetProcAddress get = standin::runtime_get_proc_address();
+  return get && standin::resolve(get, "cuLaunchKernel", &a->launch) &&
+         standin::resolve(get, "cuModuleGetFunction", &a->get_function) &&
+         standin::resolve(get, "cuCtxSynchronize", &a->ctx_sync) &&
+         standin::resolve(get, "cuStreamSynchronize", &a->stream_sync) &&
+         standin::resolve(get, "cuMemAlloc", &a->alloc) &&
+         standin::resolve(get, "cuMemFree", &a->free) &&
+         standin::resolve(get, "cuMemsetD32Async", &a->memset_async) &&
+         standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
+}
+
+struct Digest {  // FNV-1a over what the host saw
+  uint64_t h = 1469598103934665603ull;
+  void add(const void* p, size_t n) {
+    auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+};
+
+#define OK(x)                                                                      \
+  do {                                                                             \
+    if ((x) != CUDA_SUCCESS) {                                                     \
+      std::fprintf(stderr, "random_loop_program: seed %u: %s failed\n", seed, #x); \
+      std::exit(1);                                                                \
+    }                                                                              \
+  } while (0)
+
+// One launch (or memset) of an iteration. Its scalar: constant, the iteration number, or one of
+// two values taken every other iteration; its buffers: fixed, or swapped every other iteration.
+struct Op {
+  int kind;  // 0..2 kernels, 3 memset
+  int x, y, scalar;
+  int varies;  // 0 constant, 1 iteration, 2 alternating
+  bool swap;   // buffers swap every other iteration
+};
+
+uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  auto op = [&] {
+    return Op{pick(4) == 0 ? 3 : pick(3), pick(kBuffers), pick(kBuffers),
+              pick(1000) - 500,           pick(3),        pick(4) == 0};
+  };
+  // An iteration: a prefix, a layer of 1..6 ops repeated 1..8 times, a suffix.
+  std::vector<Op> iteration;
+  for (int i = pick(4); i > 0; --i) iteration.push_back(op());
+  std::vector<Op> layer(1 + pick(6));
+  for (Op& o : layer) o = op();
+  for (int r = 1 + pick(8); r > 0; --r)
+    iteration.insert(iteration.end(), layer.begin(), layer.end());
+  for (int i = pick(4); i > 0; --i) iteration.push_back(op());
+
+  CUdeviceptr buf[kBuffers];
+  for (int b = 0; b < kBuffers; ++b) {
+    OK(cu.alloc(&buf[b], kLen * sizeof(int)));
+    OK(cu.memset_async(buf[b], unsigned(seed + b * 977), kLen, nullptr));
+  }
+  std::vector<int> host(kLen);
+  Digest d;
+  const int iterations = 10 + pick(110);
+  const int breaks = pick(4);  // host reads per 100 iterations, at random launches
+  const int odd = pick(3);     // odd launches (the loop goes elsewhere once) per 100
+  for (int it = 0; it < iterations; ++it) {
+    for (const Op& o : iteration) {
+      int scalar = o.varies == 0 ? o.scalar : o.varies == 1 ? o.scalar + it : o.scalar * (it & 1);
+      const bool swapped = o.swap && (it & 1);
+      CUdeviceptr x = buf[swapped ? o.y : o.x], y = buf[swapped ? o.x : o.y];
+      if (o.kind == 3) {
+        OK(cu.memset_async(y + 4 * (o.x + 1), unsigned(scalar), kLen / 2, nullptr));
+      } else if (o.kind == 0) {
+        void* p[] = {&scalar, &x, &y};
+        OK(cu.launch(fn[0], 1, 1, 1, 32, 1, 1, 0, nullptr, p, nullptr));
+      } else {
+        void* p[] = {&scalar, &y};
+        OK(cu.launch(fn[o.kind], 1, 1, 1, 32, 1, 1, 0, nullptr, p, nullptr));
+      }
+      if (pick(100 * static_cast<int>(iteration.size())) < breaks) {
+        // The host reads in the middle of an iteration; the loop goes on from the next launch.
+        OK(pick(2) ? cu.stream_sync(nullptr) : cu.ctx_sync(nullptr));
+        OK(cu.copy_dh(host.data(), y, kLen * sizeof(int)));
+        d.add(host.data(), kLen * sizeof(int));
+      }
+      if (pick(100 * static_cast<int>(iteration.size())) < odd) {
+        void* p[] = {&scalar, &x};
+        OK(cu.launch(fn[2], 1, 1, 1, 64, 1, 1, 0, nullptr, p, nullptr));  // another block
+      }
+    }
+  }
+  OK(cu.ctx_sync(nullptr));
+  for (int b = 0; b < kBuffers; ++b) {
+    OK(cu.copy_dh(host.data(), buf[b], kLen * sizeof(int)));
+    d.add(host.data(), kLen * sizeof(int));
+    OK(cu.free(buf[b]));
+  }
+  return d.h;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: random_loop_program FIRST_SEED COUNT\n");
+    return 2;
+  }
+  Api cu;
+  if (!load(&cu)) {
+    std::fprintf(stderr, "random_loop_program: driver entry points missing\n");
+    return 1;
+  }
+  const size_t s3[3] = {4, 8, 8}, s2[2] = {4, 8};
+  standin_register_kernel("axpy", &k_axpy, 3, s3);
+  standin_register_kernel("rotate", &k_rotate, 2, s2);
+  standin_register_kernel("xor", &k_xor, 2, s2);
+  CUfunction fn[3];
+  const char* names[3] = {"axpy", "rotate", "xor"};
+  for (int i = 0; i < 3; ++i) {
+    if (cu.get_function(&fn[i], nullptr, names[i]) != CUDA_SUCCESS) return 1;
+  }
+  const unsigned first = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
+  const unsigned count = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
+  for (unsigned seed = first; seed < first + count; ++seed) {
+    std::printf("%u %016llx\n", seed, static_cast<unsigned long long>(run_seed(cu, fn, seed)));
+  }
+  return 0;
+}

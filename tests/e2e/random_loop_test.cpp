@@ -1,0 +1,33 @@
+// Randomized differential test of loops without syncs (random_loop_program.cpp): short and
+// nested periods, breaks at random launches, odd launches, changing and alternating arguments;
+// the same digests with and without the shim, while graph mode really follows the loops.
+#include <gtest/gtest.h>
+
+#include "differential.h"
+
+namespace pygraph::test {
+namespace {
+
+constexpr int kSeeds = 2000;
+
+TEST(RandomLoops, GraphModeChangesNoResult) {
+  const nlohmann::json s = expect_same_digests(RANDOM_LOOP_PROGRAM, kSeeds, "graph");
+  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  const auto& l = s["launches"];
+  EXPECT_EQ(l["seen_by_engine"].get<int>(),
+            l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
+  // The loops run as graphs: most launches, many per graph launch, patched where arguments
+  // change; breaks and odd launches end loops that are then found again.
+  EXPECT_GT(l["replayed_in_graphs"].get<double>(), 0.8 * l["seen_by_engine"].get<double>());
+  EXPECT_GT(s["graphs"]["launches_per_replay"].get<double>(), 16.0);
+  EXPECT_GT(s["graphs"]["patched_nodes"].get<int>(), 0);
+  EXPECT_GT(s["graphs"]["mismatches"].get<int>(), 100);
+  EXPECT_GT(s["memops"]["replayed_in_graphs"].get<int>(), 1000);
+}
+
+TEST(RandomLoops, TraceModeChangesNoResult) {
+  expect_same_digests(RANDOM_LOOP_PROGRAM, kSeeds, "trace");
+}
+
+}  // namespace
+}  // namespace pygraph::test
