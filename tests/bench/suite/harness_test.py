@@ -105,6 +105,46 @@ class LockstepTest(unittest.TestCase):
                 self.assertEqual(len(r["chunk_ms"]), 4)
 
 
+class SuiteTest(unittest.TestCase):
+    def test_a_workload_runs_all_its_cells_in_lockstep(self):
+        """run.py's own path, with a native "program" that is a fake worker: every cell gets its
+        FIFOs, reports ready, runs its chunks, and is compared with its twin."""
+        import argparse
+
+        import run
+        import workloads
+
+        with tempfile.TemporaryDirectory() as tmp:
+            build = os.path.join(tmp, "build")
+            os.makedirs(build)
+            prog = os.path.join(build, "fake_loop")
+            with open(prog, "w") as f:
+                f.write(f"#!/bin/sh\nexec {sys.executable} {os.path.abspath(__file__)} "
+                        f"--worker ok \"$@\"\n")
+            os.chmod(prog, 0o755)
+            workloads.WORKLOADS["fake"] = workloads.Workload(
+                "fake", "a fake loop", None, steps=3, warmup=0, variants=("eager",),
+                program="fake_loop", train=True)
+            try:
+                args = argparse.Namespace(build=build, out=tmp, quick=False, chunks=4,
+                                          ready_timeout=30, ddp_nproc=1)
+                suite = run.Suite(args)
+                res = suite.run_workload("fake")
+                suite.memory.close()
+            finally:
+                del workloads.WORKLOADS["fake"]
+            cells = res["cells"]
+            self.assertEqual(set(cells), {"eager", "eager+shim", "eager-rerun"})
+            for name, c in cells.items():
+                self.assertEqual(c["status"], "ok", f"{name}: {c.get('reason')}")
+                self.assertEqual(len(c["chunk_ms"]), 4)
+            self.assertTrue(cells["eager+shim"]["bitwise"])
+            self.assertEqual(cells["eager+shim"]["vs_without_shim"]["pairs"], 4)
+            self.assertTrue(res["baseline_deterministic"])
+            # No shim was preloaded (none is built here): no snapshot, and it says so.
+            self.assertIn("shim_error", cells["eager+shim"])
+
+
 class FiguresTest(unittest.TestCase):
     def test_pair_change(self):
         ch = harness.pair_change([0.9, 0.8, 0.9, 1.0], [1.0, 1.0, 1.0, 1.0])

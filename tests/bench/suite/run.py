@@ -16,6 +16,7 @@ exists, so parts run in separate calls end in one file), then the chart and the 
 """
 import argparse
 import datetime
+import glob
 import json
 import os
 import platform
@@ -133,12 +134,13 @@ class Suite:
         for cell in cells_of(w):
             variant, shim = cell.split("+")[0].replace("-rerun", ""), cell.endswith("+shim")
             base = os.path.join(self.work, f"{name}.{cell.replace('+', '_')}")
-            for suffix in (".json", ".warm.json", ".end.json", ".exit.json"):
-                if os.path.exists(base + suffix):
-                    os.unlink(base + suffix)
+            for f in glob.glob(glob.escape(base) + ".*json"):
+                os.unlink(f)
             wk = harness.Worker(f"{name}.{cell.replace('+', '_')}", self.work, label=cell)
-            argv = self.worker_argv(w, variant, base, chunks, steps)
-            wk.start(argv, self.env(shim, base + ".exit.json"))
+            argv = self.worker_argv(w, variant, base, chunks, steps) + ["--go", wk.go, "--done",
+                                                                       wk.done]
+            # %p: child processes that inherit the shim (compile workers) write files of their own.
+            wk.start(argv, self.env(shim, base + ".exit.%p.json"))
             groups[cell], meta[cell] = [wk], (variant, shim, base)
         t0 = time.monotonic()
         ls = harness.Lockstep(groups, ready_timeout=a.ready_timeout, chunk_timeout=120)
@@ -179,7 +181,7 @@ class Suite:
                 c["shim"] = d
             else:
                 c["shim_error"] = "no stats snapshot (pygraph_write_stats missing?)"
-            whole = harness.read_json(base + ".exit.json")
+            whole = harness.read_json(f"{base}.exit.{workers[0].proc.pid}.json")
             if whole:
                 c["shim_whole_run_coverage"] = whole.get("coverage_percent")
         return c
@@ -294,7 +296,7 @@ def main():
     p.add_argument("--workloads", help="comma-separated, instead of --parts")
     p.add_argument("--chunks", type=int, default=12)
     p.add_argument("--quick", action="store_true", help="a quarter of the iterations per chunk")
-    p.add_argument("--ready-timeout", type=float, default=300,
+    p.add_argument("--ready-timeout", type=float, default=480,
                    help="seconds a workload's cells may take to build and warm up")
     p.add_argument("--ddp-nproc", type=int, default=2)
     a = p.parse_args()

@@ -89,14 +89,17 @@ def train_task(model, batch, loss_of, make_opt, variant, read_every=0, amp=False
 
     _deterministic()
     graphed = variant in ("cuda-graph", "graphed-callables")
-    if variant == "graphed-callables":
-        fwd = torch.cuda.make_graphed_callables(model, batch)
-    else:
-        fwd = _compiled(model, variant)
-    opt = make_opt(model.parameters(), variant == "cuda-graph")
     # Graph capture under autocast needs its weight cache off (PyTorch's documentation).
     amp_ctx = (lambda: torch.autocast("cuda", torch.bfloat16, cache_enabled=not graphed)) if amp \
         else contextlib.nullcontext
+    if variant == "graphed-callables":
+        # Captured under the same autocast as the loop: the graphs replay what was captured, so
+        # a capture outside autocast would train in fp32 while the other variants run bf16.
+        with amp_ctx():
+            fwd = torch.cuda.make_graphed_callables(model, batch)
+    else:
+        fwd = _compiled(model, variant)
+    opt = make_opt(model.parameters(), variant == "cuda-graph")
     reads, state = [], {"n": 0, "loss": None}
 
     def body():
@@ -177,6 +180,13 @@ def _seed():
     import torch
 
     torch.manual_seed(0)
+    # Inference too: without deterministic mode Inductor picks among several reduction configs
+    # by timing them (torch/_inductor/runtime/triton_heuristics.py: disable_pointwise_autotuning,
+    # filter_reduction_configs_for_determinism; use_deterministic_algorithms also sets
+    # torch._inductor.config.deterministic, test/inductor/test_deterministic.py), so "compile"
+    # and "compile+shim" could run different kernels, their digests differing for reasons that
+    # are not the shim's.
+    _deterministic()
 
 
 def _mlp(width=512, depth=7, dropout=0.0):
@@ -315,6 +325,13 @@ def gpt2_decode(variant):
             state["past"], state["tok"] = None, prompt
         out = fwd(input_ids=state["tok"], past_key_values=state["past"], use_cache=True)
         state["past"] = out.past_key_values
+        if variant == "compile-ro":
+            # The KV cache is an output of this call's CUDA graph and the next call's input;
+            # CUDA graph trees start a new generation at every call in inference and overwrite
+            # (poison) the previous outputs: "accessing tensor output of CUDAGraphs that has
+            # been overwritten by a subsequent run". The fix its message prescribes: clone the
+            # tensors outside torch.compile (24 small copies per token, compile-ro only).
+            _own_tensors(state["past"])
         nxt = out.logits[:, -1:].argmax(-1)
         tokens.append(nxt.item())  # the token goes to the host
         state["tok"] = nxt
@@ -322,6 +339,17 @@ def gpt2_decode(variant):
         state["n"] += 1
 
     return Task(step, lambda: [repr(tokens).encode(), _bytes(state["logits"])], _torch_sync)
+
+
+def _own_tensors(cache):
+    """Replace every tensor held by a transformers Cache and its layers (DynamicLayer.keys,
+    .values, ...) with a clone outside the CUDA graph pool."""
+    import torch
+
+    for obj in (cache, *getattr(cache, "layers", ())):
+        for name, value in list(vars(obj).items()):
+            if isinstance(value, torch.Tensor):
+                setattr(obj, name, value.clone())
 
 
 def branchy_infer(variant):
@@ -465,8 +493,12 @@ WORKLOADS = {w.name: w for w in (
     Workload("bert-b1", "BERT-base inference, batch 1, sequence 128", bert_infer, steps=10),
     Workload("bert-train", "BERT-base training, batch 8, sequence 128, AdamW", bert_train,
              steps=4, warmup=6, variants=TRAIN_VARIANTS, train=True),
+    # warmup: two full 64-token cycles before timing. Every KV length is a shape of its own:
+    # compile-ro warms a CUDA graph up on its first sight of a length and records it on the
+    # second, and the shim too meets each length's launch sequence once per cycle; with 10
+    # warm-up steps most timed chunks would measure recordings, not steady state.
     Workload("gpt2-decode", "GPT-2 small greedy decode, batch 1, KV cache, next token read back "
-             "each step", gpt2_decode, steps=16,
+             "each step", gpt2_decode, steps=16, warmup=140,
              variants=("eager", "compile", "compile-ro"),
              na={"cuda-graph": "the KV cache grows: shapes change every token"}),
     Workload("gpt2-train", "GPT-2 small training, batch 8, sequence 128, bf16 autocast, SDPA",
@@ -478,7 +510,11 @@ WORKLOADS = {w.name: w for w in (
              branchy_infer, steps=50, variants=("eager", "compile", "compile-ro"),
              na={"cuda-graph": NO_GRAPH_HOST}),
     Workload("two-streams", "a step on two streams ordered by events (wait_stream both ways)",
-             two_streams, steps=100),
+             two_streams, steps=100, variants=("eager", "cuda-graph", "compile"),
+             na={"compile-ro": "three compiled modules per step: CUDA graph trees start a new "
+                 "generation at each call (the next call's input, an output of the previous one, "
+                 "is overwritten) and replay on the calling stream from one pool kept in one "
+                 "stream order (graphs replayed at once on two streams can share temporaries)"}),
     Workload("host-tensors", "a step that builds small tensors on the host "
              "(torch.tensor([...], device='cuda'))", host_tensors, steps=100,
              variants=("eager", "compile", "compile-ro"),
