@@ -1,0 +1,211 @@
+#include "decisions/decision_cache.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace pygraph {
+namespace {
+
+constexpr const char* kSchema = "pygraph-decisions/1";
+
+using nlohmann::json;
+
+json to_json(const Decision& d) {
+  return {{"verdict", d.verdict},   {"why", d.why},           {"eager_us", d.eager_us},
+          {"graph_us", d.graph_us}, {"windows", d.windows},   {"launches", d.launches},
+          {"gpu", d.env.gpu},       {"driver", d.env.driver}, {"shim", d.env.shim},
+          {"updated", d.updated}};
+}
+
+// An entry as written by to_json; false for anything else (a file edited by hand, or another
+// schema's entry): such an entry is dropped, not trusted.
+bool from_json(const json& j, Decision* d) {
+  if (!j.is_object()) return false;
+  try {
+    d->verdict = j.at("verdict").get<std::string>();
+    if (d->verdict != "graph" && d->verdict != "eager") return false;
+    d->why = j.value("why", "");
+    d->eager_us = j.at("eager_us").get<double>();
+    d->graph_us = j.at("graph_us").get<double>();
+    d->windows = j.at("windows").get<uint32_t>();
+    d->launches = j.at("launches").get<uint32_t>();
+    d->env.gpu = j.at("gpu").get<std::string>();
+    d->env.driver = j.at("driver").get<std::string>();
+    d->env.shim = j.at("shim").get<std::string>();
+    d->updated = j.at("updated").get<int64_t>();
+  } catch (const json::exception&) {
+    return false;
+  }
+  return true;
+}
+
+enum class ReadResult { kMissing, kRead, kBad };
+
+// Reads a cache file into `out`; on kBad, `why` says what was wrong.
+ReadResult read_file(const std::string& path, std::map<std::string, Decision>* out,
+                     std::string* why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return ReadResult::kMissing;
+    *why = std::strerror(errno);
+    return ReadResult::kBad;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    *why = "not valid JSON (corrupt or truncated)";
+    return ReadResult::kBad;
+  }
+  if (!j.is_object() || j.value("schema", "") != kSchema || !j.contains("entries") ||
+      !j["entries"].is_object()) {
+    *why = "not a " + std::string(kSchema) + " document (another version?)";
+    return ReadResult::kBad;
+  }
+  for (const auto& [signature, entry] : j["entries"].items()) {
+    Decision d;
+    if (from_json(entry, &d)) (*out)[signature] = d;
+  }
+  return ReadResult::kRead;
+}
+
+// A bad file is kept for inspection, out of the way of the next save.
+void set_aside(const std::string& path) {
+  const std::string aside = path + ".bad-" + std::to_string(::getpid());
+  std::rename(path.c_str(), aside.c_str());
+}
+
+bool make_parent_dirs(const std::string& path) {
+  for (size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1)) {
+    const std::string dir = path.substr(0, at);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  return true;
+}
+
+// An exclusive lock on PATH.lock for the lifetime of the object.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    fd_ = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ >= 0) {
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+size_t DecisionCache::load(std::vector<std::string>* warnings) {
+  std::string why;
+  std::map<std::string, Decision> read;
+  switch (read_file(path_, &read, &why)) {
+    case ReadResult::kMissing:
+      break;
+    case ReadResult::kBad: {
+      FileLock lock(path_);
+      // Another process may have replaced it meanwhile: set aside only what is still bad.
+      read.clear();
+      if (read_file(path_, &read, &why) == ReadResult::kBad) {
+        set_aside(path_);
+        warnings->push_back("decision cache '" + path_ + "': " + why + "; set aside as " + path_ +
+                            ".bad-" + std::to_string(::getpid()) + ", starting empty");
+      }
+      break;
+    }
+    case ReadResult::kRead:
+      break;
+  }
+  for (auto& [signature, d] : read) entries_[signature] = d;
+  return read.size();
+}
+
+DecisionCache::Lookup DecisionCache::find(const std::string& signature,
+                                          const DecisionEnvironment& env,
+                                          const Decision** out) const {
+  auto it = entries_.find(signature);
+  if (it == entries_.end()) return Lookup::kMissing;
+  if (!(it->second.env == env)) return Lookup::kStale;
+  *out = &it->second;
+  return Lookup::kFound;
+}
+
+void DecisionCache::put(const std::string& signature, const Decision& d) {
+  Decision stamped = d;
+  if (!stamped.updated) stamped.updated = static_cast<int64_t>(std::time(nullptr));
+  entries_[signature] = stamped;
+  mine_[signature] = stamped;
+}
+
+bool DecisionCache::save(std::string* error) {
+  if (mine_.empty()) return true;
+  if (!make_parent_dirs(path_)) {
+    *error = "cannot create the folder of '" + path_ + "': " + std::strerror(errno);
+    return false;
+  }
+  FileLock lock(path_);
+  if (!lock.held()) {
+    *error = "cannot lock '" + path_ + ".lock': " + std::strerror(errno);
+    return false;
+  }
+  // What others saved since we loaded, then ours over it where ours is newer.
+  std::map<std::string, Decision> merged;
+  std::string why;
+  if (read_file(path_, &merged, &why) == ReadResult::kBad) merged.clear();  // rewritten below
+  for (const auto& [signature, d] : mine_) {
+    auto it = merged.find(signature);
+    if (it == merged.end() || it->second.updated <= d.updated) merged[signature] = d;
+  }
+  json entries = json::object();
+  for (const auto& [signature, d] : merged) entries[signature] = to_json(d);
+  const std::string text = json{{"schema", kSchema}, {"entries", entries}}.dump(1) + "\n";
+  const std::string temp = path_ + ".tmp-" + std::to_string(::getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0;
+  for (size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  if (fd >= 0 && ::close(fd) != 0) ok = false;
+  ok = ok && std::rename(temp.c_str(), path_.c_str()) == 0;
+  if (!ok) {
+    *error = "cannot write '" + path_ + "': " + std::strerror(errno);
+    ::unlink(temp.c_str());
+    return false;
+  }
+  entries_ = merged;
+  mine_.clear();
+  return true;
+}
+
+std::string default_decision_cache_path(const char* (*getenv_fn)(const char*)) {
+  const char* v = getenv_fn("PYGRAPH_CACHE");
+  if (v && *v) return v;
+  v = getenv_fn("XDG_CACHE_HOME");
+  if (v && *v) return std::string(v) + "/pygraph/decisions.json";
+  v = getenv_fn("HOME");
+  if (v && *v) return std::string(v) + "/.cache/pygraph/decisions.json";
+  return "";
+}
+
+}  // namespace pygraph

@@ -1,0 +1,228 @@
+// The JSON decision cache: decisions survive the process, a cache from another GPU, driver or
+// shim version is not trusted, bad files are set aside with one warning, and many processes
+// saving into one file at once lose nothing and never leave it corrupt.
+#include "decisions/decision_cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+namespace pygraph {
+namespace {
+
+namespace fs = std::filesystem;
+
+const DecisionEnvironment kH100{"NVIDIA H100 80GB HBM3", "13000", "0.1.0"};
+
+Decision graph_decision(double gain_us, int64_t updated = 0) {
+  Decision d;
+  d.verdict = "graph";
+  d.why = "graph windows faster";
+  d.eager_us = 100 + gain_us;
+  d.graph_us = 100;
+  d.windows = 6;
+  d.launches = 55;
+  d.env = kH100;
+  d.updated = updated;
+  return d;
+}
+
+class DecisionCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("pygraph-cache-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    path_ = (dir_ / "sub" / "decisions.json").string();  // the folder does not exist yet
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write(const std::string& text) {
+    fs::create_directories(fs::path(path_).parent_path());
+    std::ofstream(path_) << text;
+  }
+  int files_named(const std::string& part) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(fs::path(path_).parent_path()))
+      n += e.path().filename().string().find(part) != std::string::npos;
+    return n;
+  }
+
+  fs::path dir_;
+  std::string path_;
+};
+
+TEST_F(DecisionCacheTest, ADecisionSurvivesTheProcess) {
+  DecisionCache a(path_);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(a.load(&warnings), 0u);  // no file yet: an empty cache, no warning
+  EXPECT_TRUE(warnings.empty());
+  a.put("p1-0123456789abcdef-55", graph_decision(20));
+  std::string error;
+  ASSERT_TRUE(a.save(&error)) << error;
+
+  DecisionCache b(path_);
+  EXPECT_EQ(b.load(&warnings), 1u);
+  const Decision* d = nullptr;
+  ASSERT_EQ(b.find("p1-0123456789abcdef-55", kH100, &d), DecisionCache::Lookup::kFound);
+  EXPECT_EQ(d->verdict, "graph");
+  EXPECT_DOUBLE_EQ(d->eager_us, 120);
+  EXPECT_EQ(d->launches, 55u);
+  EXPECT_GT(d->updated, 0);
+  EXPECT_EQ(b.find("p1-other", kH100, &d), DecisionCache::Lookup::kMissing);
+  EXPECT_EQ(files_named(".tmp-"), 0);
+}
+
+TEST_F(DecisionCacheTest, ADecisionFromAnotherGpuDriverOrShimIsStaleUntilMeasuredAgain) {
+  DecisionCache a(path_);
+  std::vector<std::string> warnings;
+  a.load(&warnings);
+  a.put("sig", graph_decision(20));
+  std::string error;
+  ASSERT_TRUE(a.save(&error));
+  for (DecisionEnvironment other : {kH100, kH100, kH100}) {
+    static int k = 0;
+    (k == 0 ? other.gpu : k == 1 ? other.driver : other.shim) += "-other";
+    ++k;
+    DecisionCache b(path_);
+    b.load(&warnings);
+    const Decision* d = nullptr;
+    EXPECT_EQ(b.find("sig", other, &d), DecisionCache::Lookup::kStale);
+    Decision fresh = graph_decision(-10);  // measured again here: now eager wins
+    fresh.verdict = "eager";
+    fresh.env = other;
+    b.put("sig", fresh);
+    ASSERT_TRUE(b.save(&error));
+    DecisionCache c(path_);
+    c.load(&warnings);
+    ASSERT_EQ(c.find("sig", other, &d), DecisionCache::Lookup::kFound);
+    EXPECT_EQ(d->verdict, "eager");
+  }
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST_F(DecisionCacheTest, BadFilesAreSetAsideWithOneWarningAndRewritten) {
+  const std::string good =
+      R"({"schema": "pygraph-decisions/1", "entries": {"sig": {"verdict": "graph"}}})";
+  const std::map<std::string, std::string> bad = {
+      {"garbage", "\x01\x02not json at all"},
+      {"truncated", R"({"schema": "pygraph-decisions/1", "entries": {"sig": {"verdi)"},
+      {"newer version", R"({"schema": "pygraph-decisions/99", "entries": {}})"},
+      {"not an object", "[1, 2, 3]"},
+      {"empty", ""},
+  };
+  for (const auto& [what, text] : bad) {
+    fs::remove_all(dir_);
+    write(text);
+    DecisionCache a(path_);
+    std::vector<std::string> warnings;
+    EXPECT_EQ(a.load(&warnings), 0u) << what;
+    ASSERT_EQ(warnings.size(), 1u) << what;
+    EXPECT_NE(warnings[0].find(path_), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("set aside"), std::string::npos) << warnings[0];
+    EXPECT_EQ(files_named(".bad-"), 1) << what;
+    a.put("sig", graph_decision(5));
+    std::string error;
+    ASSERT_TRUE(a.save(&error)) << what << ": " << error;
+    DecisionCache b(path_);
+    warnings.clear();
+    EXPECT_EQ(b.load(&warnings), 1u) << what;
+    EXPECT_TRUE(warnings.empty()) << what;
+  }
+  // An entry that is not one of ours is dropped, the rest of the file kept.
+  fs::remove_all(dir_);
+  write(good);
+  DecisionCache c(path_);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(c.load(&warnings), 0u);
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST_F(DecisionCacheTest, TwoWritersMergeAndTheNewerEntryWins) {
+  std::vector<std::string> warnings;
+  DecisionCache a(path_), b(path_);
+  a.load(&warnings);
+  b.load(&warnings);
+  a.put("only-a", graph_decision(1, 100));
+  b.put("only-b", graph_decision(2, 100));
+  a.put("both", graph_decision(3, 200));
+  b.put("both", graph_decision(4, 100));  // older than a's
+  std::string error;
+  ASSERT_TRUE(a.save(&error));
+  ASSERT_TRUE(b.save(&error));
+  DecisionCache c(path_);
+  EXPECT_EQ(c.load(&warnings), 3u);
+  const Decision* d = nullptr;
+  ASSERT_EQ(c.find("both", kH100, &d), DecisionCache::Lookup::kFound);
+  EXPECT_DOUBLE_EQ(d->eager_us, 103);
+}
+
+TEST_F(DecisionCacheTest, ManyProcessesSavingAtOnceLoseNothing) {
+  constexpr int kProcs = 16, kEach = 25;
+  std::vector<pid_t> kids;
+  for (int p = 0; p < kProcs; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      DecisionCache c(path_);
+      std::vector<std::string> warnings;
+      c.load(&warnings);
+      std::string error;
+      bool ok = warnings.empty();
+      for (int i = 0; i < kEach; ++i) {
+        c.put("p" + std::to_string(p) + "-" + std::to_string(i), graph_decision(i));
+        if (i % 5 == 4) ok = c.save(&error) && ok;  // save often: many overlapping writers
+      }
+      ::_exit(ok ? 0 : 1);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  DecisionCache all(path_);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(all.load(&warnings), size_t(kProcs * kEach));
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(files_named(".tmp-"), 0);
+  EXPECT_EQ(files_named(".bad-"), 0);
+}
+
+TEST_F(DecisionCacheTest, AFileThatCannotBeWrittenIsAnErrorAndNothingElse) {
+  DecisionCache a("/proc/pygraph-no/decisions.json");
+  std::vector<std::string> warnings;
+  a.load(&warnings);
+  a.put("sig", graph_decision(1));
+  std::string error;
+  EXPECT_FALSE(a.save(&error));
+  EXPECT_NE(error.find("/proc/pygraph-no"), std::string::npos) << error;
+  EXPECT_EQ(a.size(), 1u);  // still known in this process
+}
+
+TEST(DecisionCachePath, EnvironmentDecidesWhereTheCacheLives) {
+  static std::map<std::string, std::string> env;
+  auto get = [](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  env = {{"HOME", "/home/u"}};
+  EXPECT_EQ(default_decision_cache_path(get), "/home/u/.cache/pygraph/decisions.json");
+  env["XDG_CACHE_HOME"] = "/xdg";
+  EXPECT_EQ(default_decision_cache_path(get), "/xdg/pygraph/decisions.json");
+  env["PYGRAPH_CACHE"] = "/tmp/mine.json";
+  EXPECT_EQ(default_decision_cache_path(get), "/tmp/mine.json");
+  env = {};
+  EXPECT_EQ(default_decision_cache_path(get), "");
+}
+
+}  // namespace
+}  // namespace pygraph
