@@ -87,10 +87,11 @@ TEST_F(DecisionCacheTest, ADecisionFromAnotherGpuDriverOrShimIsStaleUntilMeasure
   a.put("sig", graph_decision(20));
   std::string error;
   ASSERT_TRUE(a.save(&error));
-  for (DecisionEnvironment other : {kH100, kH100, kH100}) {
-    static int k = 0;
-    (k == 0 ? other.gpu : k == 1 ? other.driver : other.shim) += "-other";
-    ++k;
+  DecisionEnvironment gpu = kH100, driver = kH100, shim = kH100;
+  gpu.gpu = "NVIDIA H200";
+  driver.driver = "13010";
+  shim.shim = "0.2.0";
+  for (const DecisionEnvironment& other : {gpu, driver, shim}) {
     DecisionCache b(path_);
     b.load(&warnings);
     const Decision* d = nullptr;
