@@ -1,0 +1,142 @@
+#include "decisions/decision_policy.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace pygraph {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  if (v.size() % 2) return v[mid];
+  const double upper = v[mid];
+  return (upper + *std::max_element(v.begin(), v.begin() + mid)) / 2;
+}
+
+}  // namespace
+
+Arm SequencePolicy::arm_for(uint32_t window_index) const {
+  // Graph first: a pair is a graph window and the eager window after it.
+  return window_index % 2 == 0 ? Arm::kGraph : Arm::kEager;
+}
+
+void SequencePolicy::start_measuring() {
+  phase_ = Phase::kMeasuring;
+  source_ = "measured";
+  window_index_ = 0;
+  position_ = 0;
+  samples_.clear();
+  window_medians_.clear();
+}
+
+void SequencePolicy::adopt(bool graph, const std::string& source) {
+  phase_ = graph ? Phase::kGraph : Phase::kEager;
+  source_ = source;
+  recent_.clear();
+  eager_iterations_ = 0;
+  recheck_after_ = options_.recheck_iterations;
+  last_verdict_eager_ = !graph;
+  patched_at_verdict_ = launches_at_verdict_ = -1;
+}
+
+void SequencePolicy::decide() {
+  std::vector<double> eager, graph, ratios;
+  for (uint32_t w = 0; w + 1 < window_medians_.size(); w += 2) {
+    graph.push_back(window_medians_[w]);
+    eager.push_back(window_medians_[w + 1]);
+    if (window_medians_[w + 1] > 0) ratios.push_back(window_medians_[w] / window_medians_[w + 1]);
+  }
+  eager_ns_ = median(eager);
+  graph_ns_ = median(graph);
+  pairs_won_ = static_cast<uint32_t>(
+      std::count_if(ratios.begin(), ratios.end(), [](double r) { return r < 1.0; }));
+  const double gain = 100.0 * (1.0 - median(ratios));
+  const bool pays =
+      !ratios.empty() && gain >= options_.min_gain_percent && 3 * pairs_won_ >= 2 * ratios.size();
+  ++measurements_;
+  const bool was_eager = last_verdict_eager_;
+  last_verdict_eager_ = !pays;
+  if (pays) {
+    phase_ = Phase::kGraph;
+    recent_.clear();
+    patched_at_verdict_ = patched_now_;
+    launches_at_verdict_ = launches_now_;
+  } else {
+    phase_ = Phase::kEager;
+    eager_iterations_ = 0;
+    // Confirmed again: look again less often.
+    recheck_after_ = was_eager ? recheck_after_ * 2 : options_.recheck_iterations;
+  }
+}
+
+Arm SequencePolicy::next(uint64_t now_ns) {
+  const double sample = last_start_ && now_ns >= last_start_ ? double(now_ns - last_start_) : -1;
+  last_start_ = now_ns;
+  switch (phase_) {
+    case Phase::kMeasuring:
+      if (sample >= 0) {
+        // The first iteration of a window pays for the switch (graphs built, chunks drained).
+        if (position_ > 0) samples_.push_back(sample);
+        if (++position_ == options_.window) {
+          window_medians_.push_back(median(samples_));
+          samples_.clear();
+          position_ = 0;
+          if (++window_index_ == 2 * options_.pairs) decide();
+        }
+      }
+      break;
+    case Phase::kGraph:
+      if (sample >= 0) {
+        recent_.push_back(sample);
+        if (recent_.size() == options_.window) {
+          const double now = median(recent_);
+          recent_.clear();
+          if (graph_ns_ > 0 && (now > graph_ns_ * (1 + options_.drift_percent / 100) ||
+                                now < graph_ns_ * (1 - options_.drift_percent / 100))) {
+            start_measuring();
+          }
+        }
+      }
+      break;
+    case Phase::kEager:
+      if (++eager_iterations_ >= recheck_after_) start_measuring();
+      break;
+  }
+  if (phase_ == Phase::kMeasuring) {
+    running_ = arm_for(window_index_);
+  } else {
+    running_ = phase_ == Phase::kGraph ? Arm::kGraph : Arm::kEager;
+  }
+  return running_;
+}
+
+void SequencePolicy::replay_figures(double patched_per_replay, double launches_per_replay) {
+  patched_now_ = patched_per_replay;
+  launches_now_ = launches_per_replay;
+  if (phase_ != Phase::kGraph || patched_at_verdict_ < 0) return;
+  const bool more_patches = patched_per_replay > 1.5 * patched_at_verdict_ + 0.5;
+  const bool fewer_launches = launches_per_replay < launches_at_verdict_ * 2.0 / 3.0;
+  if (more_patches || fewer_launches) start_measuring();
+}
+
+std::string SequencePolicy::why() const {
+  char line[200];
+  if (source_ != "measured") {
+    std::snprintf(line, sizeof line, "%s (%s)", phase_ == Phase::kGraph ? "graph" : "eager",
+                  source_.c_str());
+  } else if (phase_ == Phase::kMeasuring) {
+    std::snprintf(line, sizeof line, "measuring (window %u of %u)", window_index_ + 1,
+                  2 * options_.pairs);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "%s: graphs %.1f %% faster per iteration (%.1f vs %.1f us), faster in %u of "
+                  "%u window pairs; threshold %.1f %%",
+                  phase_ == Phase::kGraph ? "graph" : "eager", gain_percent(), graph_ns_ / 1e3,
+                  eager_ns_ / 1e3, pairs_won_, options_.pairs, options_.min_gain_percent);
+  }
+  return line;
+}
+
+}  // namespace pygraph

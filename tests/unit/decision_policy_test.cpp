@@ -1,0 +1,177 @@
+// The measured decision per sequence: windows of eager and graph iterations in turn decide,
+// with a threshold and a majority of pairs; the switch's first iteration is no sample; the
+// verdict is measured again when the replays or the times change, and an eager one after a
+// while; a cached verdict applies at once.
+#include "decisions/decision_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+namespace pygraph {
+namespace {
+
+// Drives a policy through `n` iteration starts (each closes the iteration before it) whose time
+// depends on the arm chosen; returns the total time. `time(arm, i)` gives iteration i's
+// duration in ns. A verdict after 6 windows of 8 iterations comes at the 49th start.
+uint64_t drive(SequencePolicy& p, int n, const std::function<double(Arm, int)>& time,
+               uint64_t* clock) {
+  uint64_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    const Arm arm = p.next(*clock);
+    const auto t = static_cast<uint64_t>(time(arm, i));
+    *clock += t;
+    total += t;
+  }
+  return total;
+}
+
+TEST(DecisionPolicy, GraphsThatPayAreKeptAfterThreePairsOfWindows) {
+  SequencePolicy p;
+  uint64_t clock = 1;
+  std::mt19937 rng(1);
+  std::normal_distribution<double> noise(0, 20'000);
+  auto time = [&](Arm a, int) { return (a == Arm::kGraph ? 850'000 : 1'000'000) + noise(rng); };
+  drive(p, 48, time, &clock);
+  EXPECT_FALSE(p.decided());
+  drive(p, 1, time, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  EXPECT_NEAR(p.gain_percent(), 15.0, 2.0);
+  EXPECT_EQ(p.pairs_won(), 3u);
+  EXPECT_EQ(p.source(), "measured");
+  EXPECT_NE(p.why().find("graph: graphs 1"), std::string::npos) << p.why();
+  EXPECT_EQ(p.next(clock), Arm::kGraph);
+}
+
+TEST(DecisionPolicy, GraphsThatDoNotPayGoBackToEager) {
+  for (double graph_ns : {1'000'000.0, 1'010'000.0, 990'000.0}) {  // +0 %, slower, 1 % faster
+    SequencePolicy p;
+    uint64_t clock = 1;
+    drive(
+        p, 49, [&](Arm a, int) { return a == Arm::kGraph ? graph_ns : 1'000'000; }, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager) << graph_ns << " " << p.why();
+    EXPECT_EQ(p.next(clock), Arm::kEager);
+  }
+}
+
+TEST(DecisionPolicy, OneLuckyPairIsNotEnough) {
+  // A 30 % gain in one pair, none in the two others: the median ratio shows no gain.
+  SequencePolicy p;
+  uint64_t clock = 1;
+  drive(
+      p, 49, [](Arm a, int i) { return a == Arm::kGraph && i < 16 ? 700'000.0 : 1'000'000.0; },
+      &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
+}
+
+TEST(DecisionPolicy, TheFirstIterationOfAWindowIsNoSample) {
+  // Building graphs makes each graph window's first iteration 50 times slower.
+  SequencePolicy p;
+  uint64_t clock = 1;
+  drive(
+      p, 49,
+      [](Arm a, int i) {
+        if (a == Arm::kGraph && i % 8 == 0) return 50'000'000.0;
+        return a == Arm::kGraph ? 800'000.0 : 1'000'000.0;
+      },
+      &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  EXPECT_NEAR(p.gain_percent(), 20.0, 0.1);
+}
+
+TEST(DecisionPolicy, AnInterruptedIterationIsNoSample) {
+  SequencePolicy p;
+  uint64_t clock = 1;
+  for (int i = 0; i < 200 && !p.decided(); ++i) {
+    const Arm a = p.next(clock);
+    clock += a == Arm::kGraph ? 800'000 : 1'000'000;
+    if (i % 3 == 2) {
+      p.interrupt();           // the sequence went elsewhere: a long pause follows
+      clock += 1'000'000'000;  // that must never count as an iteration
+    }
+  }
+  ASSERT_TRUE(p.decided());
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  EXPECT_NEAR(p.gain_percent(), 20.0, 0.1);
+}
+
+TEST(DecisionPolicy, AGraphVerdictIsMeasuredAgainWhenThingsChange) {
+  auto decided_graph = [](SequencePolicy* p, uint64_t* clock) {
+    p->replay_figures(2.0, 40.0);
+    drive(
+        *p, 49, [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; }, clock);
+    ASSERT_EQ(p->phase(), SequencePolicy::Phase::kGraph);
+  };
+  {  // graph iterations drift by more than 10 %
+    SequencePolicy p;
+    uint64_t clock = 1;
+    decided_graph(&p, &clock);
+    drive(
+        p, 8, [](Arm, int) { return 830'000.0; }, &clock);  // within 10 %: stays
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+    drive(
+        p, 8, [](Arm, int) { return 950'000.0; }, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+    EXPECT_EQ(p.measurements(), 1u);
+  }
+  {  // more patched nodes per replay
+    SequencePolicy p;
+    uint64_t clock = 1;
+    decided_graph(&p, &clock);
+    p.replay_figures(2.5, 40.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+    p.replay_figures(6.0, 40.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+  }
+  {  // fewer launches per replay
+    SequencePolicy p;
+    uint64_t clock = 1;
+    decided_graph(&p, &clock);
+    p.replay_figures(2.0, 20.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+  }
+}
+
+TEST(DecisionPolicy, AnEagerVerdictIsTriedAgainLessAndLessOften) {
+  PolicyOptions o;
+  o.recheck_iterations = 100;
+  SequencePolicy p(o);
+  uint64_t clock = 1;
+  auto same = [](Arm, int) { return 1'000'000.0; };
+  drive(p, 49, same, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kEager);
+  drive(p, 99, same, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager);
+  drive(p, 1, same, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);  // after 100 eager iterations
+  drive(p, 48, same, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kEager);
+  drive(p, 150, same, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager);  // now 200
+  drive(p, 60, same, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+}
+
+TEST(DecisionPolicy, ACachedVerdictAppliesAtOnce) {
+  SequencePolicy p;
+  p.adopt(true, "cached");
+  EXPECT_TRUE(p.decided());
+  EXPECT_EQ(p.next(1), Arm::kGraph);
+  EXPECT_EQ(p.why(), "graph (cached)");
+  SequencePolicy q;
+  q.adopt(false, "config");
+  EXPECT_EQ(q.next(1), Arm::kEager);
+}
+
+TEST(DecisionPolicy, MeasuringCostsUnderOnePercentOfAThousandIterations) {
+  SequencePolicy p;
+  uint64_t clock = 1;
+  auto time = [](Arm a, int) { return a == Arm::kGraph ? 850'000.0 : 1'000'000.0; };
+  const uint64_t measured = drive(p, 1000, time, &clock);
+  const double all_graph = 1000 * 850'000.0;
+  EXPECT_LT(measured / all_graph - 1, 0.01);
+}
+
+}  // namespace
+}  // namespace pygraph
