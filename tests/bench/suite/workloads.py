@@ -149,18 +149,10 @@ def train_task(model, batch, loss_of, make_opt, variant, read_every=0, amp=False
     return Task(step, result, _torch_sync)
 
 
-def infer_task(model, inputs, variant, out_of=lambda o: o):
-    """An inference loop whose outputs stay on the GPU: model(*inputs) under no_grad."""
-    import torch
-
-    model.eval()
-    fwd = _compiled(model, variant)
+def output_task(run, variant):
+    """A loop of `run()` whose last output is the result: as it is, or captured whole with
+    torch.cuda.graph (static inputs) for the cuda-graph variant."""
     state = {"out": None}
-
-    @torch.no_grad()
-    def run():
-        return out_of(fwd(*inputs))
-
     if variant == "cuda-graph":
         g, static = _capture(run)
 
@@ -172,6 +164,20 @@ def infer_task(model, inputs, variant, out_of=lambda o: o):
             state["out"] = run()
 
     return Task(step, lambda: [_bytes(state["out"])], _torch_sync)
+
+
+def infer_task(model, inputs, variant, out_of=lambda o: o):
+    """An inference loop whose outputs stay on the GPU: model(*inputs) under no_grad."""
+    import torch
+
+    model.eval()
+    fwd = _compiled(model, variant)
+
+    @torch.no_grad()
+    def run():
+        return out_of(fwd(*inputs))
+
+    return output_task(run, variant)
 
 
 # ---------------------------------------------------------------- models
@@ -391,7 +397,6 @@ def two_streams(variant):
                                            for m in (first, main_branch, side_branch))
     side = torch.cuda.Stream()
     x = torch.randn(32, 256, device="cuda")
-    state = {"out": None}
 
     @torch.no_grad()
     def run():
@@ -408,17 +413,7 @@ def two_streams(variant):
             b.record_stream(main)
         return a + b
 
-    if variant == "cuda-graph":
-        g, static = _capture(run)
-
-        def step():
-            g.replay()
-            state["out"] = static
-    else:
-        def step():
-            state["out"] = run()
-
-    return Task(step, lambda: [_bytes(state["out"])], _torch_sync)
+    return output_task(run, variant)
 
 
 def host_tensors(variant):
