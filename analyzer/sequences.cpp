@@ -4,96 +4,44 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "driver/memop_call.h"
-#include "graph/token.h"
+#include "sequence_walk.h"
 
 namespace pygraph::analyze {
 namespace {
 
 using nlohmann::json;
 
-uint64_t token_of(const TraceLaunch& l) {
-  uint64_t attrs = 0;
-  for (const auto& a : l.attrs) attrs = attr_hash_add(attrs, a.id, a.value);
-  return launch_token({l.function_id,
-                       {l.block[0], l.block[1], l.block[2]},
-                       l.stream,
-                       static_cast<uint16_t>(l.op),
-                       attrs});
-}
-
 std::string kernel_name(const Trace& t, uint32_t id) {
   const TraceFunction* f = t.function(id);
   return f && !f->name.empty() ? f->name : "(function " + std::to_string(id) + ")";
 }
 
-// What a token stands for: a kernel (function id) or a memset/copy (its op).
-struct TokenInfo {
-  bool memop;
-  uint32_t id;  // function id, or Op
-};
-
 }  // namespace
 
 json find_sequences(const Trace& t, const DetectorOptions& options, int top) {
-  SequenceDetector d(options);
-  std::unordered_map<uint64_t, TokenInfo> tokens;
-  uint64_t launches = 0, memops = 0;
-  // Launches and the memsets and copies graph mode holds as nodes are tokens, as in graph mode
-  // (the trace does not hold a copy's source memory kind, so copies from pinned and pageable
-  // memory share a token here). Boundaries are the ops that end what a graph can hold; their
-  // tag keeps op and call site.
-  for (const TraceEvent& e : t.events) {
-    if (e.is_launch) {
-      const TraceLaunch& l = t.launches[e.index];
-      const uint64_t tok = token_of(l);
-      tokens.emplace(tok, TokenInfo{false, l.function_id});
-      d.push(tok);
-      ++launches;
-      continue;
-    }
-    const TraceOp& o = t.ops[e.index];
-    const uint64_t tag = (uint64_t(static_cast<uint16_t>(o.op)) << 32) | o.callsite_id;
-    if (engine_memop(o.op) && o.bytes != 0) {  // graph mode refuses empty ones, ending there
-      const uint64_t tok =
-          memop_token(static_cast<uint16_t>(o.op), memset_element_size(o.op), 0, o.stream);
-      tokens.emplace(tok, TokenInfo{true, static_cast<uint32_t>(o.op)});
-      d.push(tok);
-      ++memops;
-    } else if (op_is_boundary(o.op) || engine_memop(o.op)) {
-      d.boundary(tag);
-    }
-  }
-  d.boundary(0);  // the end of the trace ends the last segment
-
+  SequenceWalk w = walk_sequences(t, options);
+  const SequenceDetector& d = w.detector;
+  auto& tokens = w.tokens;
   auto memops_in = [&](const Sequence& s) {
     uint64_t n = 0;
     for (uint64_t tok : s.tokens) n += tokens[tok].memop;
     return n;
   };
   std::vector<const Sequence*> found;
-  uint64_t graphable = 0, graphable_memops = 0;
   for (const Sequence& s : d.sequences()) {
-    if (s.occurrences < options.min_repeats) continue;
-    found.push_back(&s);
-    // Graph mode records a sequence from its (min_repeats + 1)-th occurrence on. Periods may
-    // overlap segments, so only segments count towards the total.
-    if (s.periodic) continue;
-    const uint64_t m = memops_in(s);
-    graphable += (s.occurrences - options.min_repeats) * (s.tokens.size() - m);
-    graphable_memops += (s.occurrences - options.min_repeats) * m;
+    if (s.occurrences >= options.min_repeats) found.push_back(&s);
   }
   std::stable_sort(found.begin(), found.end(), [](const Sequence* a, const Sequence* b) {
     return a->occurrences * a->tokens.size() > b->occurrences * b->tokens.size();
   });
 
   json out;
-  out["launches"] = launches;
-  out["memops"] = memops;
+  out["launches"] = w.launches;
+  out["memops"] = w.memops;
   out["min_repeats"] = options.min_repeats;
-  out["graphable_launches"] = graphable;
-  out["graphable_percent"] = launches ? 100.0 * graphable / launches : 0.0;
-  out["graphable_memops"] = graphable_memops;
+  out["graphable_launches"] = w.graphable_launches;
+  out["graphable_percent"] = w.launches ? 100.0 * w.graphable_launches / w.launches : 0.0;
+  out["graphable_memops"] = w.graphable_memops;
   out["sequences_found"] = found.size();
   json list = json::array();
   for (const Sequence* s : found) {

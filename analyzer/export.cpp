@@ -1,0 +1,257 @@
+#include "export.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <unordered_map>
+
+#include "chrome_trace_writer.h"
+#include "cli.h"
+#include "sequence_walk.h"
+
+namespace pygraph::analyze {
+
+const char* const kExportUsage =
+    "usage: pygraph-analyze export --perfetto OUT.json [--limit N] [--json] TRACE\n"
+    "\n"
+    "Writes the run as a timeline in the Chrome trace event format, which Perfetto\n"
+    "(ui.perfetto.dev) and chrome://tracing open: every launch and other driver\n"
+    "call on its thread, with its duration and arguments (grid, block, stream, door, result;\n"
+    "the call site of syncs and other boundaries, which are in category \"boundary\"), and one\n"
+    "track per stream with a mark for each launch and call on that stream.\n"
+    "\n"
+    "options:\n"
+    "  --perfetto OUT.json   where to write the timeline\n"
+    "  --limit N             write at most N events (the output says so when it stops early)\n"
+    "  --json                print what was written as JSON instead of a sentence\n"
+    "\n"
+    "example:\n"
+    "  PYGRAPH_TRACE=run.trace LD_PRELOAD=build/libpygraph.so python train.py\n"
+    "  pygraph-analyze export --perfetto run.json run.trace   # then open run.json in Perfetto\n";
+
+namespace {
+
+using nlohmann::json;
+
+// Linux pids stay below 2^22 (PID_MAX_LIMIT), so the streams' pseudo-process cannot share its
+// pid with a real process in the same view.
+constexpr int64_t kStreamsPidOffset = int64_t(1) << 22;
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string stream_name(uint64_t stream) {
+  switch (stream) {
+    case 0:
+      return "stream 0 (default)";
+    case 1:
+      return "stream 0x1 (legacy default)";
+    case 2:
+      return "stream 0x2 (per-thread default)";
+    default:
+      return "stream " + hex(stream);
+  }
+}
+
+// OpRecord::stream is 0 both for the default stream and for an op without a stream argument;
+// these are the ops that have one.
+bool acts_on_stream(Op op) {
+  switch (op_info(op).cls) {
+    case OpClass::kLaunch:
+    case OpClass::kHostFunc:
+    case OpClass::kGraphLaunch:
+    case OpClass::kEvent:
+    case OpClass::kStreamOrder:
+    case OpClass::kCapture:
+      return true;
+    default:
+      break;
+  }
+  const std::string_view name = op_info(op).name;
+  return op == Op::StreamSynchronize || op == Op::StreamQuery || op == Op::StreamDestroy ||
+         name.ends_with("Async");
+}
+
+struct Counts {
+  uint64_t launches = 0, ops = 0, boundaries = 0, stream_marks = 0;
+  uint64_t last_ns = 0;  // end of the last call written (CLOCK_MONOTONIC)
+};
+
+// Maps the trace onto the writer's tracks: its process with one track per thread, and a
+// pseudo-process with one track per stream. Each kind of record has its emitter; format
+// version 2's graph-mode events (sequences found, chunks built, replays, flushes) are meant to
+// come in as more emitters and tracks (a graph-mode track per stream) through the same writer.
+class TimelineExport {
+ public:
+  TimelineExport(const Trace& t, ChromeTraceWriter& w) : t_(t), w_(w) {
+    const int64_t pid = t.header.pid;
+    w_.declare_process(pid, "pid " + std::to_string(pid) + ": driver calls per thread", 0);
+    w_.declare_process(pid + kStreamsPidOffset,
+                       "pid " + std::to_string(pid) + ": launches and calls per stream", 1);
+    for (const auto& th : t.threads) {
+      os_tid_[th.tid] = th.os_tid;
+      w_.declare_track(
+          {pid, th.os_tid},
+          "thread " + std::to_string(th.tid) + " (tid " + std::to_string(th.os_tid) + ")",
+          static_cast<int>(th.tid));
+    }
+  }
+
+  // False once the writer's limit is reached.
+  bool emit(const TraceEvent& e) {
+    return e.is_launch ? launch(t_.launches[e.index]) : op(t_.ops[e.index]);
+  }
+
+  const Counts& counts() const { return counts_; }
+  size_t streams() const { return streams_.size(); }
+
+ private:
+  int64_t ns(uint64_t mono) const { return static_cast<int64_t>(mono - t_.header.start_mono_ns); }
+  Track thread(uint16_t tid) const {
+    auto it = os_tid_.find(tid);
+    return {t_.header.pid, it != os_tid_.end() ? it->second : tid};  // unannounced: its number
+  }
+  Track stream(uint64_t s) {
+    auto [it, added] = streams_.emplace(s, streams_.size() + 1);
+    const Track track{t_.header.pid + kStreamsPidOffset, it->second};
+    if (added) w_.declare_track(track, stream_name(s), static_cast<int>(it->second));
+    return track;
+  }
+  // The call on its thread.
+  bool call(const TimelineEvent& e, uint64_t end_mono_ns) {
+    if (!w_.complete(e)) return false;
+    counts_.last_ns = std::max(counts_.last_ns, end_mono_ns);
+    return true;
+  }
+  // A mark for the call on the stream it acted on, so that each stream shows what it got.
+  bool mark(const TimelineEvent& e, uint64_t s, uint64_t seq) {
+    const json args = {{"seq", seq}, {"thread", e.track.tid}};
+    if (!w_.instant({stream(s), e.name, e.cat, e.ts_ns, 0, e.cname, &args})) return false;
+    ++counts_.stream_marks;
+    return true;
+  }
+
+  bool launch(const TraceLaunch& l) {
+    const TraceFunction* f = t_.function(l.function_id);
+    const std::string name =
+        f && !f->name.empty() ? f->name : "(function " + std::to_string(l.function_id) + ")";
+    json args = {{"seq", l.seq},
+                 {"op", op_info(l.op).name},
+                 {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+                 {"block", {l.block[0], l.block[1], l.block[2]}},
+                 {"shared_mem", l.shared_mem},
+                 {"stream", hex(l.stream)},
+                 {"door", trace::door_name(l.door)},
+                 {"result", l.result}};
+    if (!l.attrs.empty()) args["attributes"] = l.attrs.size();
+    const TimelineEvent e{thread(l.tid), name, "launch", ns(l.ts_ns), l.dur_ns, "", &args};
+    if (!call(e, l.ts_ns + l.dur_ns)) return false;
+    ++counts_.launches;
+    return mark(e, l.stream, l.seq);
+  }
+
+  bool op(const TraceOp& o) {
+    const bool boundary = op_ends_sequence(o);
+    const bool on_stream = acts_on_stream(o.op);
+    json args = {{"seq", o.seq}, {"door", trace::door_name(o.door)}, {"result", o.result}};
+    if (on_stream) args["stream"] = hex(o.stream);
+    if (o.handle) args["handle"] = hex(o.handle);
+    if (o.ptr) args["ptr"] = hex(o.ptr);
+    if (o.bytes) args["bytes"] = o.bytes;
+    if (const TraceCallSite* cs = t_.callsite(o.callsite_id)) args["call_site"] = cs->frames;
+    const std::string cls = op_class_name(op_info(o.op).cls);
+    const std::string cat = boundary ? "boundary," + cls : cls;
+    // "terrible" is the format's red: boundaries are where graphs end.
+    const TimelineEvent e{thread(o.tid), op_info(o.op).name,         cat,  ns(o.ts_ns),
+                          o.dur_ns,      boundary ? "terrible" : "", &args};
+    if (!call(e, o.ts_ns + o.dur_ns)) return false;
+    ++counts_.ops;
+    counts_.boundaries += boundary;
+    return !on_stream || mark(e, o.stream, o.seq);
+  }
+
+  const Trace& t_;
+  ChromeTraceWriter& w_;
+  std::unordered_map<uint16_t, int64_t> os_tid_;
+  std::unordered_map<uint64_t, int64_t> streams_;  // stream -> track number, in order of sight
+  Counts counts_;
+};
+
+std::string ms(uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+int run_export(const std::vector<std::string>& args) {
+  std::string out_path, path;
+  uint64_t limit = 0;
+  bool as_json = false;
+  const std::vector<Option> accepted = {flag_option("--json", &as_json),
+                                        file_option("--perfetto", &out_path),
+                                        count_option("--limit", 1, UINT64_MAX / 2, &limit)};
+  if (int status = parse_options(args, accepted, kExportUsage, &path); status >= 0) return status;
+  if (out_path.empty()) return usage_error("--perfetto OUT.json is needed", kExportUsage);
+
+  Trace trace;
+  ReadResult read;
+  if (int status = load_trace(path, &trace, &read)) return status;
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    std::cerr << "pygraph-analyze: cannot write " << out_path << "\n";
+    return 2;
+  }
+  ChromeTraceWriter writer(out, limit);
+  TimelineExport timeline(trace, writer);
+  for (const TraceEvent& e : trace.events) {
+    if (!timeline.emit(e)) break;
+  }
+  const uint64_t end_ns = trace.has_end ? trace.end.dur_ns : 0;
+  writer.finish({{"source", "pygraph-analyze export"},
+                 {"trace", path},
+                 {"pid", trace.header.pid},
+                 {"trace_version", trace.header.version},
+                 {"complete", trace.has_end},
+                 {"capped", writer.capped()}});
+  if (!writer.ok()) {
+    std::cerr << "pygraph-analyze: cannot write " << out_path << "\n";
+    return 2;
+  }
+
+  const Counts& c = timeline.counts();
+  const uint64_t shown_ns =
+      c.last_ns > trace.header.start_mono_ns ? c.last_ns - trace.header.start_mono_ns : 0;
+  if (as_json) {
+    json j = {{"out", out_path},
+              {"events", writer.events()},
+              {"metadata_events", writer.metadata()},
+              {"launches", c.launches},
+              {"other_calls", c.ops},
+              {"boundaries", c.boundaries},
+              {"stream_marks", c.stream_marks},
+              {"threads", trace.threads.size()},
+              {"streams", timeline.streams()},
+              {"capped", writer.capped()},
+              {"limit", limit}};
+    std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << "Wrote " << writer.events() << " events to " << out_path << ": " << c.launches
+              << " launches and " << c.ops << " other driver calls (" << c.boundaries
+              << " boundaries) on " << trace.threads.size() << " thread(s), " << c.stream_marks
+              << " marks on " << timeline.streams()
+              << " stream(s). Open it in Perfetto (ui.perfetto.dev) or chrome://tracing.\n";
+    if (writer.capped()) {
+      std::cout << "Capped at " << limit << " events (--limit): the timeline stops at "
+                << ms(shown_ns) << " of " << (end_ns ? ms(end_ns) : "the trace") << ".\n";
+    }
+  }
+  return finish(path, read);
+}
+
+}  // namespace pygraph::analyze

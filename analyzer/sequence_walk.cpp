@@ -1,0 +1,78 @@
+#include "sequence_walk.h"
+
+#include "driver/memop_call.h"
+#include "graph/token.h"
+
+namespace pygraph::analyze {
+namespace {
+
+uint64_t token_of(const TraceLaunch& l) {
+  uint64_t attrs = 0;
+  for (const auto& a : l.attrs) attrs = attr_hash_add(attrs, a.id, a.value);
+  return launch_token({l.function_id,
+                       {l.block[0], l.block[1], l.block[2]},
+                       l.stream,
+                       static_cast<uint16_t>(l.op),
+                       attrs});
+}
+
+}  // namespace
+
+// Graph mode refuses empty memops, which end the sequence there. The trace does not hold a
+// copy's source memory kind, so copies from pinned and pageable memory share a token here.
+bool op_is_token(const TraceOp& o) {
+  return engine_memop(o.op) && o.bytes != 0;
+}
+
+bool op_ends_sequence(const TraceOp& o) {
+  return !op_is_token(o) && (op_is_boundary(o.op) || engine_memop(o.op));
+}
+
+uint64_t boundary_tag(const TraceOp& o) {
+  return (uint64_t(static_cast<uint16_t>(o.op)) << 32) | o.callsite_id;
+}
+
+SequenceWalk walk_sequences(const Trace& t, const DetectorOptions& options) {
+  SequenceWalk w(options);
+  SequenceDetector& d = w.detector;
+  w.in_graph.assign(t.events.size(), 0);
+  size_t segment_start = 0;  // first event since the last boundary
+  // A segment is known to be an occurrence only at its end: mark its tokens then.
+  auto end_segment = [&](uint64_t tag, size_t end) {
+    const Sequence* s = d.boundary(tag);
+    if (s && !s->periodic && s->occurrences > d.options().min_repeats) {
+      for (size_t i = segment_start; i < end; ++i) {
+        const TraceEvent& e = t.events[i];
+        if (!e.is_launch && !op_is_token(t.ops[e.index])) continue;
+        w.in_graph[i] = 1;
+        ++(e.is_launch ? w.graphable_launches : w.graphable_memops);
+      }
+    }
+    segment_start = end + 1;
+  };
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    const TraceEvent& e = t.events[i];
+    if (e.is_launch) {
+      const TraceLaunch& l = t.launches[e.index];
+      const uint64_t tok = token_of(l);
+      w.tokens.emplace(tok, TokenInfo{false, l.function_id});
+      d.push(tok);
+      ++w.launches;
+      continue;
+    }
+    const TraceOp& o = t.ops[e.index];
+    if (op_is_token(o)) {
+      const uint64_t tok =
+          memop_token(static_cast<uint16_t>(o.op), memset_element_size(o.op), 0, o.stream);
+      w.tokens.emplace(tok, TokenInfo{true, static_cast<uint32_t>(o.op)});
+      d.push(tok);
+      ++w.memops;
+    } else if (op_ends_sequence(o)) {
+      end_segment(boundary_tag(o), i);
+    }
+  }
+  end_segment(0, t.events.size());  // the end of the trace ends the last segment
+  return w;
+}
+
+}  // namespace pygraph::analyze

@@ -1,0 +1,251 @@
+// `pygraph-analyze export --perfetto`: the timeline read back as JSON holds every call of the
+// trace once, on its thread and in order, with a mark per call on its stream, boundaries with
+// their call sites; --limit caps it and says so; bad input never crashes it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "analyzer_test_files.h"
+#include "trace/trace_reader.h"
+
+namespace pygraph::test {
+namespace {
+
+using nlohmann::json;
+
+// thread_program: two threads taking turns on one stream, syncs and host reads every step,
+// captures and graph launches of its own.
+std::string two_thread_trace() {
+  return traced_run({THREAD_PROGRAM}, "export.trace");
+}
+
+struct Exported {
+  RunResult run;
+  json timeline;  // the file, parsed
+};
+
+Exported export_trace(const std::string& trace, std::vector<std::string> extra = {}) {
+  const std::string out = temp_path("timeline.json");
+  std::vector<std::string> argv = {ANALYZER, "export", "--perfetto", out};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(trace);
+  Exported e{run_program(argv, {}), json()};
+  const std::string text = slurp(out);
+  unlink(out.c_str());
+  if (!text.empty()) e.timeline = json::parse(text);  // throws, failing the test, if malformed
+  return e;
+}
+
+bool is_launch(const json& ev) {
+  return ev["cat"] == "launch";
+}
+
+TEST(AnalyzerExport, EveryCallOnceOnItsThreadInOrderAndMarkedOnItsStream) {
+  const std::string path = two_thread_trace();
+  Trace t;
+  ASSERT_EQ(read_trace(path, &t).status, ReadStatus::kOk);
+  Exported e = export_trace(path, {"--json"});
+  unlink(path.c_str());
+  ASSERT_EQ(e.run.exit_code, 0) << e.run.err;
+  const json summary = json::parse(e.run.out);
+  ASSERT_TRUE(e.timeline["traceEvents"].is_array());
+  ASSERT_EQ(t.threads.size(), 2u);
+
+  std::map<uint64_t, const TraceLaunch*> launch_by_seq;
+  std::map<uint64_t, const TraceOp*> op_by_seq;
+  for (const auto& l : t.launches) launch_by_seq[l.seq] = &l;
+  for (const auto& o : t.ops) op_by_seq[o.seq] = &o;
+  std::set<int64_t> os_tids;
+  for (const auto& th : t.threads) os_tids.insert(th.os_tid);
+
+  std::map<std::pair<int64_t, int64_t>, std::string> track_names;
+  std::multiset<uint64_t> launch_seqs, op_seqs;
+  std::map<std::pair<int64_t, int64_t>, double> thread_free_at;  // end of the last call
+  std::map<std::string, uint64_t> stream_launch_marks;           // by track name
+  uint64_t boundaries = 0, marks = 0, metadata = 0;
+  std::vector<json> stream_events;
+  for (const json& ev : e.timeline["traceEvents"]) {
+    const auto track = std::make_pair(ev["pid"].get<int64_t>(), ev["tid"].get<int64_t>());
+    if (ev["ph"] == "M") {
+      ++metadata;
+      if (ev["name"] == "thread_name") track_names[track] = ev["args"]["name"];
+      continue;
+    }
+    ASSERT_TRUE(track_names.count(track)) << "an event before its track's name: " << ev;
+    if (ev["ph"] == "i") {  // a mark on a stream track
+      ++marks;
+      stream_events.push_back(ev);
+      continue;
+    }
+    ASSERT_EQ(ev["ph"], "X") << ev;
+    // On a thread of the trace, after the previous call of that thread has returned.
+    EXPECT_EQ(track.first, t.header.pid);
+    EXPECT_TRUE(os_tids.count(track.second)) << ev;
+    const double ts = ev["ts"], dur = ev["dur"];
+    EXPECT_GE(ts, 0.0);
+    EXPECT_GE(ts + 1e-6, thread_free_at[track]) << "calls of one thread out of order: " << ev;
+    thread_free_at[track] = ts + dur;
+    const uint64_t seq = ev["args"]["seq"];
+    if (is_launch(ev)) {
+      launch_seqs.insert(seq);
+      ASSERT_TRUE(launch_by_seq.count(seq));
+      const TraceLaunch& l = *launch_by_seq[seq];
+      EXPECT_EQ(ev["name"], "mix");
+      EXPECT_EQ(ev["args"]["grid"], json({l.grid[0], l.grid[1], l.grid[2]}));
+      EXPECT_EQ(ev["args"]["block"], json({l.block[0], l.block[1], l.block[2]}));
+      EXPECT_EQ(ev["args"]["door"], "cuGetProcAddress");
+      EXPECT_EQ(ev["args"]["result"], 0);
+      EXPECT_NEAR(dur * 1000, double(l.dur_ns), 1e-6);
+      continue;
+    }
+    op_seqs.insert(seq);
+    ASSERT_TRUE(op_by_seq.count(seq));
+    const TraceOp& o = *op_by_seq[seq];
+    EXPECT_EQ(ev["name"], op_info(o.op).name);
+    const bool boundary = ev["cat"].get<std::string>().starts_with("boundary,");
+    EXPECT_EQ(boundary, op_is_boundary(o.op)) << ev;
+    if (boundary) {
+      ++boundaries;
+      EXPECT_EQ(ev["cname"], "terrible");
+      // Its call site: this program's frame, innermost first.
+      ASSERT_TRUE(ev["args"].contains("call_site")) << ev;
+      EXPECT_TRUE(ev["args"]["call_site"][0].get<std::string>().starts_with("thread_program"))
+          << ev;
+    }
+  }
+  // Every launch and every other call exactly once.
+  EXPECT_EQ(launch_seqs.size(), t.launches.size());
+  EXPECT_EQ(std::set<uint64_t>(launch_seqs.begin(), launch_seqs.end()).size(), t.launches.size());
+  EXPECT_EQ(op_seqs.size(), t.ops.size());
+  EXPECT_EQ(std::set<uint64_t>(op_seqs.begin(), op_seqs.end()).size(), t.ops.size());
+  EXPECT_EQ(thread_free_at.size(), 2u);  // both threads launched
+  uint64_t trace_boundaries = 0;
+  for (const auto& o : t.ops) trace_boundaries += op_is_boundary(o.op);
+  EXPECT_EQ(boundaries, trace_boundaries);
+  EXPECT_GE(boundaries, 48u);  // 24 steps, each a sync and a host read
+
+  // One mark per launch on the track of the stream it went to.
+  std::map<uint64_t, uint64_t> launches_per_stream;
+  for (const auto& l : t.launches) launches_per_stream[l.stream]++;
+  for (const json& ev : stream_events) {
+    EXPECT_NE(ev["pid"].get<int64_t>(), int64_t(t.header.pid));
+    const auto track = std::make_pair(ev["pid"].get<int64_t>(), ev["tid"].get<int64_t>());
+    if (is_launch(ev)) stream_launch_marks[track_names[track]]++;
+  }
+  ASSERT_EQ(stream_launch_marks.size(), launches_per_stream.size());
+  for (const auto& [stream, n] : launches_per_stream) {
+    char name[40];
+    std::snprintf(name, sizeof name, "stream 0x%llx", static_cast<unsigned long long>(stream));
+    EXPECT_EQ(stream_launch_marks[name], n) << name;
+  }
+
+  // What the command says it wrote is what the file holds.
+  EXPECT_EQ(summary["launches"], t.launches.size());
+  EXPECT_EQ(summary["other_calls"], t.ops.size());
+  EXPECT_EQ(summary["boundaries"], boundaries);
+  EXPECT_EQ(summary["stream_marks"], marks);
+  EXPECT_EQ(summary["events"], t.launches.size() + t.ops.size() + marks);
+  EXPECT_EQ(summary["metadata_events"], metadata);
+  EXPECT_EQ(summary["threads"], 2);
+  EXPECT_FALSE(summary["capped"].get<bool>());
+  EXPECT_FALSE(e.timeline["otherData"]["capped"].get<bool>());
+}
+
+TEST(AnalyzerExport, LimitCapsTheTimelineAndSaysSo) {
+  Trace t;
+  ASSERT_EQ(read_trace(GOLDEN_DIR "/loop_program.trace", &t).status, ReadStatus::kOk);
+  Exported e = export_trace(GOLDEN_DIR "/loop_program.trace", {"--limit", "25"});
+  ASSERT_EQ(e.run.exit_code, 0) << e.run.err;
+  EXPECT_NE(e.run.out.find("Capped at 25 events (--limit)"), std::string::npos) << e.run.out;
+  uint64_t events = 0, notes = 0;
+  std::vector<uint64_t> seqs;
+  for (const json& ev : e.timeline["traceEvents"]) {
+    if (ev["ph"] == "M") continue;
+    if (ev.value("s", "") == "g") {  // the note, across the whole timeline
+      ++notes;
+      EXPECT_NE(ev["name"].get<std::string>().find("capped at 25 events"), std::string::npos);
+      continue;
+    }
+    ++events;
+    if (ev["ph"] == "X") seqs.push_back(ev["args"]["seq"]);
+  }
+  EXPECT_EQ(events, 25u);
+  EXPECT_EQ(notes, 1u);
+  EXPECT_TRUE(e.timeline["otherData"]["capped"].get<bool>());
+  EXPECT_NE(e.timeline["otherData"]["note"].get<std::string>().find("--limit"), std::string::npos);
+  // The calls kept are the first ones the program made.
+  std::vector<uint64_t> first;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const TraceEvent& ev = t.events[i];
+    first.push_back(ev.is_launch ? t.launches[ev.index].seq : t.ops[ev.index].seq);
+  }
+  EXPECT_EQ(seqs, first);
+
+  Exported all = export_trace(GOLDEN_DIR "/loop_program.trace", {"--limit", "100000"});
+  EXPECT_EQ(all.run.out.find("Capped"), std::string::npos) << all.run.out;
+}
+
+TEST(AnalyzerExport, NamesThatAreNotUtf8AreReplacedNotFatal) {
+  // The golden door trace with its kernel's name bytes made invalid UTF-8 (same length, so the
+  // record stays well-formed): every command still answers, with valid JSON and SVG text.
+  std::string bytes = slurp(GOLDEN_DIR "/door_program.trace");
+  const size_t at = bytes.find("axpy");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 4, "\xff\xfe\xc3y");
+  const std::string path = temp_path("not-utf8.trace"), svg = temp_path("not-utf8.svg");
+  std::ofstream(path, std::ios::binary) << bytes;
+  Exported e = export_trace(path);
+  EXPECT_EQ(e.run.exit_code, 0) << e.run.err;
+  EXPECT_TRUE(e.timeline["traceEvents"].is_array());
+  RunResult summary = run_program({ANALYZER, "summary", "--json", path}, {});
+  RunResult plot = run_program({ANALYZER, "plot", "--out", svg, path}, {});
+  const std::string drawn = slurp(svg);
+  unlink(path.c_str());
+  unlink(svg.c_str());
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NO_THROW(json::parse(summary.out));
+  EXPECT_EQ(plot.exit_code, 0) << plot.err;
+  EXPECT_EQ(drawn.find('\xff'), std::string::npos);
+}
+
+TEST(AnalyzerExport, BadInputGetsOneClearErrorAndTheExitStatus) {
+  EXPECT_EQ(run_program({ANALYZER, "export", GOLDEN_DIR "/loop_program.trace"}, {}).exit_code, 1);
+  EXPECT_EQ(run_program({ANALYZER, "export", "--perfetto"}, {}).exit_code, 1);
+  EXPECT_EQ(
+      run_program({ANALYZER, "export", "--perfetto", "x.json", "--limit", "0", "t"}, {}).exit_code,
+      1);
+  EXPECT_EQ(run_program({ANALYZER, "export", "--perfetto", "x.json", "--bogus", "t"}, {}).exit_code,
+            1);
+  RunResult missing =
+      run_program({ANALYZER, "export", "--perfetto", "/tmp/x.json", "/nonexistent.trace"}, {});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("cannot open /nonexistent.trace"), std::string::npos);
+  RunResult unwritable = run_program({ANALYZER, "export", "--perfetto", "/nonexistent-dir/x.json",
+                                      GOLDEN_DIR "/loop_program.trace"},
+                                     {});
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_EQ(unwritable.err, "pygraph-analyze: cannot write /nonexistent-dir/x.json\n");
+
+  // A trace cut short: the timeline covers what was read, and the status says so.
+  const std::string good = two_thread_trace();
+  const std::string cut = temp_path("cut.trace");
+  const std::string bytes = slurp(good);
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  unlink(good.c_str());
+  Exported e = export_trace(cut);
+  unlink(cut.c_str());
+  EXPECT_EQ(e.run.exit_code, 3);
+  EXPECT_NE(e.run.err.find("pygraph-analyze: " + cut + ": "), std::string::npos) << e.run.err;
+  EXPECT_FALSE(e.timeline["otherData"]["complete"].get<bool>());
+  EXPECT_GT(e.timeline["traceEvents"].size(), 10u);
+
+  RunResult help = run_program({ANALYZER, "export", "--help"}, {});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("example:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pygraph::test
