@@ -11,6 +11,7 @@
 #include "export.h"
 #include "plot.h"
 #include "sequences.h"
+#include "simulate.h"
 #include "summary.h"
 
 namespace {
@@ -23,6 +24,7 @@ constexpr const char* kUsage =
     "       pygraph-analyze export --perfetto OUT.json [--limit N] [--json] TRACE\n"
     "       pygraph-analyze plot [--out OUT.svg] [--bucket-ms N] [--min-repeats N] [--json] "
     "TRACE\n"
+    "       pygraph-analyze simulate [--min-repeats N] [--first-chunk N] [--json] TRACE\n"
     "\n"
     "commands:\n"
     "  summary     launches per interception door, top kernels, syncs and other boundary ops\n"
@@ -34,11 +36,13 @@ constexpr const char* kUsage =
     "              thread, launches per stream, boundaries with their call sites\n"
     "  plot        an SVG chart of launches per second over time, split into those repeated\n"
     "              sequences could carry in graphs and eager ones, with the boundaries marked\n"
+    "  simulate    graph mode's own engine run over the trace offline: what it would put in\n"
+    "              graphs, with how many launches and patched nodes per replay, and why not\n"
     "options:\n"
     "  --json            machine-readable output\n"
     "  --top N           rows per ranking (default 20)\n"
     "  --min-repeats N   occurrences before a sequence counts as found (default 2)\n"
-    "`pygraph-analyze COMMAND --help` says more about export and plot.\n";
+    "`pygraph-analyze COMMAND --help` says more about export, plot and simulate.\n";
 
 // summary and sequences: one trace in, one report out.
 int run_report(const std::string& command, const std::vector<std::string>& args) {
@@ -82,5 +86,6 @@ int main(int argc, char** argv) {
   if (command == "summary" || command == "sequences") return run_report(command, args);
   if (command == "export") return run_export(args);
   if (command == "plot") return run_plot(args);
+  if (command == "simulate") return run_simulate(args);
   return usage_error("unknown command '" + command + "'", kUsage);
 }

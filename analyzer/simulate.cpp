@@ -1,0 +1,239 @@
+#include "simulate.h"
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "cli.h"
+#include "counting_driver.h"
+#include "driver/memop_call.h"
+#include "graph/engine_stats.h"
+
+namespace pygraph::analyze {
+namespace {
+
+const char* const kSimulateUsage =
+    "usage: pygraph-analyze simulate [--min-repeats N] [--first-chunk N] [--json] TRACE\n"
+    "\n"
+    "Runs a trace recorded in trace mode through graph mode's own engine, offline, on a driver\n"
+    "that only counts, and says what graph mode would do with the program: the share of\n"
+    "launches that would run in graphs, graphs built and replayed, launches and patched nodes\n"
+    "per replay, eager launches and flushes by reason (--json: the PYGRAPH_STATS document).\n"
+    "Not in a trace, so approximated: copy sources, memset values, time (no stall flushes).\n"
+    "\n"
+    "options:\n"
+    "  --min-repeats N   times a sequence runs eagerly before it is graphed (default 2)\n"
+    "  --first-chunk N   launches in the first graph of an occurrence (default 2)\n"
+    "  --json            the stats document instead of a summary\n"
+    "\n"
+    "example:\n"
+    "  PYGRAPH_MODE=trace PYGRAPH_TRACE=run.trace LD_PRELOAD=build/libpygraph.so python train.py\n"
+    "  pygraph-analyze simulate run.trace\n";
+
+// The kernels as the engine knows them, from the trace's function records (same ids).
+std::vector<FunctionInfo> functions_of(const Trace& trace) {
+  std::vector<FunctionInfo> out(trace.functions.size());
+  for (size_t i = 0; i < trace.functions.size(); ++i) {
+    const TraceFunction& f = trace.functions[i];
+    FunctionInfo& info = out[i];
+    info.id = f.id;
+    info.handle = f.handle;
+    info.name = f.name;
+    info.is_kernel_handle = f.is_kernel_handle;
+    info.params_known = f.params_known;
+    info.params = f.params;
+    for (const trace::ParamLayout& p : f.params) {
+      info.arg_bytes = std::max(info.arg_bytes, p.offset + p.size);
+    }
+  }
+  return out;
+}
+
+bool is_device_alloc(Op op) {
+  switch (op) {
+    case Op::MemAlloc:
+    case Op::MemAllocPitch:
+    case Op::MemAllocAsync:
+    case Op::MemAllocFromPoolAsync:
+    case Op::MemAllocManaged:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_pinned_alloc(Op op) {
+  return op == Op::MemHostAlloc || op == Op::MemAllocHost || op == Op::MemHostRegister;
+}
+
+// The engine's view of a launch record. Owns what the EngineLaunch points to.
+struct Launch {
+  EngineLaunch call{};
+  std::vector<void*> params;
+  std::vector<CUlaunchAttribute> attrs;
+  size_t extra_size = 0;
+  void* extra[5] = {};
+};
+
+void describe(const TraceLaunch& l, const FunctionInfo* info, const CountingDriver& driver,
+              Launch* out) {
+  EngineLaunch& c = out->call;
+  c = EngineLaunch{};
+  c.op = l.op;
+  c.door = l.door;
+  c.info = info;
+  c.function = reinterpret_cast<CUfunction>(info ? info->handle : 0);
+  std::memcpy(c.grid, l.grid, sizeof c.grid);
+  std::memcpy(c.block, l.block, sizeof c.block);
+  c.shared_mem = l.shared_mem;
+  c.stream = reinterpret_cast<CUstream>(l.stream);
+  out->attrs.resize(l.attrs.size());
+  for (size_t i = 0; i < l.attrs.size(); ++i) {
+    out->attrs[i].id = static_cast<CUlaunchAttributeID>(l.attrs[i].id);
+    static_assert(sizeof(out->attrs[i].value) == sizeof(l.attrs[i].value));
+    std::memcpy(&out->attrs[i].value, l.attrs[i].value, sizeof l.attrs[i].value);
+  }
+  c.attrs = out->attrs.data();
+  c.attr_count = static_cast<unsigned>(out->attrs.size());
+  const auto* args = const_cast<uint8_t*>(l.args.data());
+  if (l.flags & trace::kLaunchArgsFromExtra) {
+    out->extra_size = l.args.size();
+    out->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    out->extra[1] = const_cast<uint8_t*>(args);
+    out->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    out->extra[3] = &out->extra_size;
+    out->extra[4] = CU_LAUNCH_PARAM_END;
+    c.extra = out->extra;
+  } else if (info && info->params_known && !(l.flags & trace::kLaunchArgsUnknown) &&
+             l.args.size() >= info->arg_bytes) {
+    out->params.resize(info->params.size());
+    for (size_t i = 0; i < info->params.size(); ++i) {
+      out->params[i] = const_cast<uint8_t*>(args) + info->params[i].offset;
+    }
+    c.params = out->params.data();
+  }
+  c.eager = l.op == Op::LaunchKernelEx ? driver.launch_ex_entry() : driver.launch_entry();
+  c.per_thread = false;
+}
+
+}  // namespace
+
+nlohmann::json simulate(const Trace& trace, const EngineOptions& options) {
+  CountingDriver driver;
+  auto engine = std::make_unique<GraphEngine>(&driver.api(), options);
+  const std::vector<FunctionInfo> functions = functions_of(trace);
+  // A host source the engine may snapshot: any address outside the recorded allocations is
+  // pageable memory to it; the bytes are never looked at.
+  static std::vector<uint8_t> host_source(size_t(options.staging_bytes) + 1);
+  Launch launch;
+  DoorCounts doors;
+  for (const TraceEvent& e : trace.events) {
+    if (e.is_launch) {
+      const TraceLaunch& l = trace.launches[e.index];
+      const FunctionInfo* info = l.function_id >= 1 && l.function_id <= functions.size()
+                                     ? &functions[l.function_id - 1]
+                                     : nullptr;
+      describe(l, info, driver, &launch);
+      engine->launch(launch.call);
+      ++(l.door == trace::Door::kExport  ? doors.exported
+         : l.door == trace::Door::kDlsym ? doors.dlsym
+                                         : doors.procaddr);
+      continue;
+    }
+    const TraceOp& o = trace.ops[e.index];
+    const auto stream = reinterpret_cast<CUstream>(o.stream);
+    if (engine_memop(o.op)) {
+      MemopCall m{};
+      m.op = o.op;
+      m.eager = driver.memop_entry(o.op);
+      m.stream = stream;
+      m.dst = o.ptr;
+      m.count = o.bytes;
+      // A copy's source is not in the trace: host for a host-to-device copy, else device
+      // memory like its destination.
+      m.src = o.op == Op::MemcpyHtoDAsync ? reinterpret_cast<uint64_t>(host_source.data()) : o.ptr;
+      engine->memop(m);
+      continue;
+    }
+    if (o.result == 0 && is_device_alloc(o.op)) driver.device_alloc(o.ptr, o.bytes);
+    if (o.result == 0 && is_pinned_alloc(o.op)) driver.pinned_alloc(o.ptr, o.bytes);
+    engine->before_op(o.op, stream, false);
+    engine->after_op(o.op, stream, false, static_cast<CUresult>(o.result));
+    if (op_info(o.op).cls == OpClass::kFree) driver.release(o.ptr);
+  }
+  engine->flush_all(FlushCause::kExit);
+  nlohmann::json stats = nlohmann::json::parse(stats_json(engine->stats(), doors, "simulate"));
+  const DriverCounts& counts = CountingDriver::counts();
+  stats["driver_calls"] = {{"eager_launches", counts.eager_launches},
+                           {"eager_memops", counts.eager_memops},
+                           {"graph_launches", counts.graph_launches},
+                           {"graphs_instantiated", counts.graphs_instantiated},
+                           {"node_updates", counts.node_updates}};
+  return stats;
+}
+
+std::string simulate_text(const nlohmann::json& s, const std::string& config_name) {
+  char line[512];
+  std::string out;
+  const auto& l = s["launches"];
+  const auto& g = s["graphs"];
+  std::snprintf(line, sizeof line,
+                "Graph mode simulated on %llu launches (%s): %.1f %% would run in graphs.\n",
+                static_cast<unsigned long long>(l.value("seen_by_engine", 0ull)),
+                config_name.c_str(), s.value("coverage_percent", 0.0));
+  out += line;
+  std::snprintf(line, sizeof line,
+                "  graphs built %llu, replays %llu, %.1f launches and %.1f patched nodes per "
+                "replay, sequences followed %llu\n",
+                static_cast<unsigned long long>(g.value("instantiated", 0ull)),
+                static_cast<unsigned long long>(g.value("replays", 0ull)),
+                g.value("launches_per_replay", 0.0), g.value("patched_nodes_per_replay", 0.0),
+                static_cast<unsigned long long>(g.value("sequences_followed", 0ull)));
+  out += line;
+  out += "  eager launches by reason:";
+  for (const auto& [reason, n] : s["eager_launches_by_reason"].items()) {
+    out += " " + reason + " " + n.dump();
+  }
+  out += s["eager_launches_by_reason"].empty() ? " none\n" : "\n";
+  out += "  flushes by reason:";
+  for (const auto& [reason, n] : s["flushes"]["by_reason"].items()) {
+    out += " " + reason + " " + n.dump();
+  }
+  out += s["flushes"]["by_reason"].empty() ? " none\n" : "\n";
+  const auto& m = s["memops"];
+  std::snprintf(line, sizeof line, "  memsets and copies in graphs: %llu of %llu\n",
+                static_cast<unsigned long long>(m.value("replayed_in_graphs", 0ull)),
+                static_cast<unsigned long long>(m.value("seen_by_engine", 0ull)));
+  out += line;
+  return out;
+}
+
+int run_simulate(const std::vector<std::string>& args) {
+  bool as_json = false;
+  uint64_t min_repeats = 2, first_chunk = 2;
+  const std::vector<Option> accepted = {flag_option("--json", &as_json),
+                                        count_option("--min-repeats", 1, 1000, &min_repeats),
+                                        count_option("--first-chunk", 1, 128, &first_chunk)};
+  std::string path;
+  if (int status = parse_options(args, accepted, kSimulateUsage, &path); status >= 0) {
+    return status;
+  }
+  Trace trace;
+  ReadResult read;
+  if (int status = load_trace(path, &trace, &read)) return status;
+  EngineOptions options;
+  options.min_repeats = static_cast<uint32_t>(min_repeats);
+  options.first_chunk = static_cast<uint32_t>(first_chunk);
+  const nlohmann::json stats = simulate(trace, options);
+  if (as_json) {
+    std::cout << stats.dump(2) << "\n";
+  } else {
+    std::cout << simulate_text(stats, "min repeats " + std::to_string(min_repeats) +
+                                          ", first chunk " + std::to_string(first_chunk));
+  }
+  return finish(path, read);
+}
+
+}  // namespace pygraph::analyze

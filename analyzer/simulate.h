@@ -1,0 +1,28 @@
+// `pygraph-analyze simulate`: a trace recorded in trace mode run through graph mode's own engine
+// offline (detector, following, chunks, patching: the same code as the shim), on a driver that
+// only counts (counting_driver.h). It predicts what graph mode would do with the program:
+// coverage, graphs, replays, launches and patched nodes per replay, eager launches and flushes
+// by reason, in the stats document's format (docs/stats-format.md, mode "simulate").
+//
+// What a trace (format 1) does not hold is approximated: a copy's source (a host source is taken
+// as pageable memory, staged; a device copy's source as device memory), a memset's value (so
+// patches of changed values are not counted), per-thread default streams, and time (the stall
+// watchdog never fires).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "graph/graph_engine.h"
+#include "trace/trace_reader.h"
+
+namespace pygraph::analyze {
+
+// The engine's stats after the whole trace (everything submitted at its end).
+nlohmann::json simulate(const Trace& trace, const EngineOptions& options);
+std::string simulate_text(const nlohmann::json& stats, const std::string& config_name);
+// The subcommand: options, the trace, the report (cli.h's exit statuses).
+int run_simulate(const std::vector<std::string>& args);
+
+}  // namespace pygraph::analyze

@@ -1,0 +1,85 @@
+// `pygraph-analyze simulate` against graph mode itself: stand-in programs run in graph mode
+// with a trace; the engine run offline over that trace must do what graph mode did.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_program.h"
+
+namespace pygraph::test {
+namespace {
+
+struct Compared {
+  nlohmann::json live, simulated;
+};
+
+Compared run_and_simulate(const std::vector<std::string>& program) {
+  const std::string trace = temp_path("simulate.trace");
+  const std::string stats = temp_path("simulate-stats.json");
+  RunResult r = run_program(program, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                      {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                      {"PYGRAPH_MODE", "graph"},
+                                      {"PYGRAPH_TRACE", trace},
+                                      {"PYGRAPH_STATS", stats}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Compared c;
+  c.live = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
+  RunResult s = run_program({ANALYZER, "simulate", "--json", trace}, {});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  c.simulated = nlohmann::json::parse(s.out, nullptr, false);
+  unlink(trace.c_str());
+  unlink(stats.c_str());
+  return c;
+}
+
+TEST(AnalyzerSimulate, PredictsExactlyWhatGraphModeDidOnDeterministicPrograms) {
+  for (const std::vector<std::string>& program : {std::vector<std::string>{LOOP_PROGRAM},
+                                                  {THREAD_PROGRAM},
+                                                  {RANDOM_LOOP_PROGRAM, "0", "60"}}) {
+    const Compared c = run_and_simulate(program);
+    ASSERT_TRUE(c.live.is_object() && c.simulated.is_object()) << program[0];
+    EXPECT_EQ(c.simulated["mode"], "simulate");
+    for (const char* key : {"seen_by_engine", "replayed_in_graphs", "eager"}) {
+      EXPECT_EQ(c.simulated["launches"][key], c.live["launches"][key]) << program[0] << " " << key;
+    }
+    for (const char* key : {"instantiated", "replays", "mismatches", "sequences_followed"}) {
+      EXPECT_EQ(c.simulated["graphs"][key], c.live["graphs"][key]) << program[0] << " " << key;
+    }
+    EXPECT_EQ(c.simulated["eager_launches_by_reason"], c.live["eager_launches_by_reason"])
+        << program[0];
+    EXPECT_NEAR(c.simulated["coverage_percent"].get<double>(),
+                c.live["coverage_percent"].get<double>(), 1e-9)
+        << program[0];
+  }
+}
+
+TEST(AnalyzerSimulate, CopiesWhoseSourceTheTraceLacksAreApproximated) {
+  // The random programs copy from pinned and pageable host memory and between buffers; a
+  // format-1 trace holds no copy source, so those tokens differ and the prediction drifts (60
+  // programs: 6.2 % predicted against 11.6 % measured). Launches are all seen.
+  const Compared c = run_and_simulate({RANDOM_PROGRAM, "0", "60"});
+  ASSERT_TRUE(c.live.is_object() && c.simulated.is_object());
+  EXPECT_EQ(c.simulated["launches"]["seen_by_engine"], c.live["launches"]["seen_by_engine"]);
+  EXPECT_EQ(c.simulated["memops"]["seen_by_engine"], c.live["memops"]["seen_by_engine"]);
+  EXPECT_GT(c.simulated["launches"]["replayed_in_graphs"].get<int>(), 0);
+}
+
+TEST(AnalyzerSimulate, HumanSummaryAndBadInput) {
+  RunResult r = run_program({ANALYZER, "simulate", GOLDEN_DIR "/loop_program.trace"}, {});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("62.5 % would run in graphs"), std::string::npos) << r.out;
+  RunResult help = run_program({ANALYZER, "simulate", "--help"}, {});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("example:"), std::string::npos);
+  RunResult bad = run_program({ANALYZER, "simulate", "--first-chunk", "0", "x.trace"}, {});
+  EXPECT_EQ(bad.exit_code, 1);
+  RunResult missing = run_program({ANALYZER, "simulate", "/nonexistent.trace"}, {});
+  EXPECT_EQ(missing.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace pygraph::test
