@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "breaks.h"
 #include "cli.h"
 #include "export.h"
 #include "plot.h"
@@ -25,6 +26,7 @@ constexpr const char* kUsage =
     "       pygraph-analyze plot [--out OUT.svg] [--bucket-ms N] [--min-repeats N] [--json] "
     "TRACE\n"
     "       pygraph-analyze simulate [--min-repeats N] [--first-chunk N] [--json] TRACE\n"
+    "       pygraph-analyze breaks [--top N] [--launch-us X] [--json] TRACE\n"
     "\n"
     "commands:\n"
     "  summary     launches per interception door, top kernels, syncs and other boundary ops\n"
@@ -38,11 +40,13 @@ constexpr const char* kUsage =
     "              sequences could carry in graphs and eager ones, with the boundaries marked\n"
     "  simulate    graph mode's own engine run over the trace offline: what it would put in\n"
     "              graphs, with how many launches and patched nodes per replay, and why not\n"
+    "  breaks      what keeps launches out of graphs, ranked by the launch time it costs, with\n"
+    "              call sites and kernels\n"
     "options:\n"
     "  --json            machine-readable output\n"
     "  --top N           rows per ranking (default 20)\n"
     "  --min-repeats N   occurrences before a sequence counts as found (default 2)\n"
-    "`pygraph-analyze COMMAND --help` says more about export, plot and simulate.\n";
+    "`pygraph-analyze COMMAND --help` says more about export, plot, simulate and breaks.\n";
 
 // summary and sequences: one trace in, one report out.
 int run_report(const std::string& command, const std::vector<std::string>& args) {
@@ -87,5 +91,6 @@ int main(int argc, char** argv) {
   if (command == "export") return run_export(args);
   if (command == "plot") return run_plot(args);
   if (command == "simulate") return run_simulate(args);
+  if (command == "breaks") return run_breaks(args);
   return usage_error("unknown command '" + command + "'", kUsage);
 }

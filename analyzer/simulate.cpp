@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -120,16 +121,21 @@ void describe(const TraceLaunch& l, const FunctionInfo* info, const CountingDriv
 
 }  // namespace
 
-nlohmann::json simulate(const Trace& trace, const EngineOptions& options) {
+nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
+                            EngineObserver* observer,
+                            const std::function<void(const TraceEvent&)>& before_event) {
   CountingDriver driver;
   auto engine = std::make_unique<GraphEngine>(&driver.api(), options);
+  engine->set_observer(observer);
   const std::vector<FunctionInfo> functions = functions_of(trace);
   // A host source the engine may snapshot: any address outside the recorded allocations is
   // pageable memory to it; the bytes are never looked at.
-  static std::vector<uint8_t> host_source(size_t(options.staging_bytes) + 1);
+  static std::vector<uint8_t> host_source;
+  host_source.resize(size_t(options.staging_bytes) + 1);
   Launch launch;
   DoorCounts doors;
   for (const TraceEvent& e : trace.events) {
+    if (before_event) before_event(e);
     if (e.is_launch) {
       const TraceLaunch& l = trace.launches[e.index];
       const FunctionInfo* info = l.function_id >= 1 && l.function_id <= functions.size()
@@ -163,6 +169,7 @@ nlohmann::json simulate(const Trace& trace, const EngineOptions& options) {
     engine->after_op(o.op, stream, false, static_cast<CUresult>(o.result));
     if (op_info(o.op).cls == OpClass::kFree) driver.release(o.ptr);
   }
+  if (before_event) before_event(TraceEvent{false, ~0u});  // the end: what exit submits
   engine->flush_all(FlushCause::kExit);
   nlohmann::json stats = nlohmann::json::parse(stats_json(engine->stats(), doors, "simulate"));
   const DriverCounts& counts = CountingDriver::counts();
@@ -172,6 +179,10 @@ nlohmann::json simulate(const Trace& trace, const EngineOptions& options) {
                            {"graphs_instantiated", counts.graphs_instantiated},
                            {"node_updates", counts.node_updates}};
   return stats;
+}
+
+nlohmann::json simulate(const Trace& trace, const EngineOptions& options) {
+  return replay_trace(trace, options, nullptr, nullptr);
 }
 
 std::string simulate_text(const nlohmann::json& s, const std::string& config_name) {

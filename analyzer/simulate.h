@@ -10,6 +10,7 @@
 // watchdog never fires).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ namespace pygraph::analyze {
 
 // The engine's stats after the whole trace (everything submitted at its end).
 nlohmann::json simulate(const Trace& trace, const EngineOptions& options);
+// The same, telling `observer` what the engine does and calling `before_event` before each
+// event of the trace is fed to it (and once more, with index ~0u, before the final submission).
+nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
+                            EngineObserver* observer,
+                            const std::function<void(const TraceEvent&)>& before_event);
 std::string simulate_text(const nlohmann::json& stats, const std::string& config_name);
 // The subcommand: options, the trace, the report (cli.h's exit statuses).
 int run_simulate(const std::vector<std::string>& args);

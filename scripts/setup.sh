@@ -3,7 +3,9 @@
 # only what is missing. Needs root for apt-get; without root it names what is missing instead.
 set -euo pipefail
 
-packages=(cmake g++ make libunwind-dev nlohmann-json3-dev libgtest-dev python3)
+# clang and libclang-rt-dev (libFuzzer, the sanitizers): scripts/fuzz.sh.
+packages=(cmake g++ make libunwind-dev nlohmann-json3-dev libgtest-dev python3 clang
+          libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

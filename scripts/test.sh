@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures, builds into build/ and runs every
-# CPU test (unit tests, the driver stand-in, end-to-end tests under LD_PRELOAD). Idempotent.
+# CPU test (unit tests, the driver stand-in, end-to-end tests under LD_PRELOAD), then fuzzes the
+# parsers for FUZZ_SECONDS (default 60; 0: no fuzzing) in a clang build of their own
+# (scripts/fuzz.sh). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,3 +12,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build build -j"$(nproc)"
 cd build
 ctest --output-on-failure --no-tests=error -j"$(nproc)"
+cd ..
+if [[ ${FUZZ_SECONDS:-60} != 0 ]]; then
+  ./scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+fi

@@ -8,6 +8,7 @@
 
 #include <tuple>
 
+#include "../core/driver/module_unload.h"
 #include "../core/graph/flush_rules.h"
 #include "../core/graph/graph_engine.h"
 #include "../core/recording/recorder.h"
@@ -139,7 +140,7 @@ CUresult graph_op(Fn real, Door door, A... a) {
     CUresult flushed;
     {
       EngineLock lock;
-      flushed = shim_engine().before_op(op, stream, per_thread);
+      flushed = shim_engine().before_op(op, stream, per_thread, args.call.handle);
     }
     const CUresult r = generic_op<op>(real, args, a...);
     {
@@ -181,6 +182,23 @@ CUresult graph_memop(Fn real, Door door, Dst dst, SrcOrValue v, size_t count, CU
   return r;
 }
 
+// A module or library unload (trace and graph mode): the kernel table forgets the kernels that
+// may be the module's, whose handles the driver may hand out again for other kernels
+// (module_unload.h); graph mode also drops the graphs that hold them (GraphEngine::before_op).
+// What the unload unloads is asked while it is still loaded; the table forgets again after the
+// unload, in case a launch on another thread described one of the kernels again meanwhile.
+template <Op op, bool per_thread, class Fn, class... A>
+CUresult unload_op(Fn real, Door door, A... a) {
+  const OpArgs args = describe_op<op>(door, a...);
+  Recorder& recorder = shim_recorder();
+  const ModuleUnload unload = describe_unload(shim_driver_api(), op, args.call.handle);
+  recorder.forget_kernels(unload);
+  const CUresult r = g_mode == Mode::kGraph ? graph_op<op, per_thread>(real, door, a...)
+                                            : generic_op<op>(real, args, a...);
+  recorder.forget_kernels(unload);
+  return r;
+}
+
 template <Op op, bool per_thread, class Fn, class... A>
 CUresult dispatch(Fn real, Door door, A... a) {
   // Off mode and calls made from inside the shim go straight to the driver.
@@ -211,6 +229,9 @@ CUresult dispatch(Fn real, Door door, A... a) {
       return get_proc_address_v1(real, door, a...);
     }
   } else {
+    if constexpr (op_info(op).cls == OpClass::kUnload) {
+      return unload_op<op, per_thread>(real, door, a...);
+    }
     if (g_mode == Mode::kGraph) {
       if constexpr (engine_memop(op)) return graph_memop<op, per_thread>(real, door, a...);
       return graph_op<op, per_thread>(real, door, a...);

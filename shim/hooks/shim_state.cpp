@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../core/log.h"
+#include "../core/options/option_docs.h"
 #include "entry_points.h"
 #include "stall_watchdog.h"
 
@@ -56,16 +57,11 @@ void load(T* out, const char* name) {
   *out = reinterpret_cast<T>(real_dlsym(g_driver, name));
 }
 
-const char* env(const char* name) {
-  return std::getenv(name);
-}
-
 // The config in effect, or, before the shim is ready, the one it will read (its warnings are
 // left for shim_init to report).
 Config current_config() {
   if (shim_ready()) return g_config;
-  std::vector<std::string> warnings;
-  return parse_config(&env, &warnings);
+  return parse_config(process_config_sources()).config;
 }
 
 // The counters as they stand now. Under the engine lock, so that a snapshot taken while other
@@ -173,6 +169,10 @@ Recorder& shim_recorder() {
   return recorder_instance();
 }
 
+const DriverApi& shim_driver_api() {
+  return g_driver_api;
+}
+
 GraphEngine& shim_engine() {
   return *g_engine;
 }
@@ -214,10 +214,24 @@ bool shim_init() {
   }
   g_init_thread = pthread_self();
 
-  std::vector<std::string> warnings;
-  Config config = parse_config(&env, &warnings);
+  const ConfigResult parsed = parse_config(process_config_sources());
+  const Config& config = parsed.config;
   set_debug_logging(config.debug);
-  for (const auto& w : warnings) log_error("%s", w.c_str());
+  for (const auto& w : parsed.warnings) log_error("%s", w.c_str());
+  for (const auto& e : parsed.errors) log_error("%s", e.c_str());
+  if (config.debug) {
+    // What `pygraph config` would show, for runs under plain LD_PRELOAD.
+    const std::string listing = config_listing(parsed);
+    for (size_t at = 0, end; (end = listing.find('\n', at)) != std::string::npos; at = end + 1) {
+      log_debug("config: %s", listing.substr(at, end - at).c_str());
+    }
+  }
+  if (!parsed.errors.empty() && config.strict) {
+    // Asked for: no run with a configuration other than the one written. _exit, not exit: other
+    // libraries' exit handlers would call the driver into an uninitialized shim.
+    std::fflush(nullptr);
+    _exit(kStrictExitStatus);
+  }
 
   // The driver is already loaded when a CUDA call reaches us; take its handle without loading.
   g_driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -231,6 +245,9 @@ bool shim_init() {
   load(&g_driver_api.func_get_param_info, "cuFuncGetParamInfo");
   load(&g_driver_api.kernel_get_name, "cuKernelGetName");
   load(&g_driver_api.kernel_get_param_info, "cuKernelGetParamInfo");
+  load(&g_driver_api.func_get_module, "cuFuncGetModule");
+  load(&g_driver_api.kernel_get_library, "cuKernelGetLibrary");
+  load(&g_driver_api.library_get_module, "cuLibraryGetModule");
   load(&g_driver_api.graph_create, "cuGraphCreate");
   load(&g_driver_api.graph_add_kernel_node, "cuGraphAddKernelNode_v2");
   load(&g_driver_api.graph_kernel_node_set_attribute, "cuGraphKernelNodeSetAttribute");
@@ -262,6 +279,7 @@ bool shim_init() {
     options.min_repeats = config.min_repeats;
     options.max_graphs = config.max_graphs;
     options.first_chunk = config.first_chunk;
+    options.max_chunk = config.max_chunk;
     options.staging_bytes = size_t(config.staging_mb) << 20;
     options.patch_grid = config.patch_grid;
     g_engine = new GraphEngine(&g_driver_api, options);

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <string>
 
-#include "../core/options/config.h"
 #include "../core/graph/graph_engine.h"
+#include "../core/options/config.h"
 #include "../core/recording/recorder.h"
 #include "engine_lock.h"
 
@@ -25,6 +25,9 @@ inline bool shim_ready() {
 bool shim_init();
 
 Recorder& shim_recorder();
+
+// The driver's entry points the core calls (filled by shim_init).
+const DriverApi& shim_driver_api();
 
 // Graph mode's engine (valid once ready in graph mode) and the lock every call into it holds.
 // The lock is held for the engine's bookkeeping and its submissions, never around a program's

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -149,7 +150,8 @@ int run(const Api& cu) {
     CUdeviceptr x, y;
     int n;
   } packed = {1.0f, 0, x, y, n};
-  size_t packed_size = 32;
+  // The parameter block without the struct's tail padding: the driver refuses a larger buffer.
+  size_t packed_size = offsetof(decltype(packed), n) + sizeof(int);
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, CU_LAUNCH_PARAM_END};
   cfg.numAttrs = 0;

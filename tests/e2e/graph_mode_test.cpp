@@ -93,6 +93,25 @@ TEST(GraphMode, InjectedGraphFailuresChangeNoResult) {
   }
 }
 
+TEST(GraphMode, AModuleUnloadDropsOnlyItsGraphsAndAReusedHandleIsANewKernel) {
+  GraphRun g = run_both({UNLOAD_PROGRAM});
+  ASSERT_FALSE(g.plain.empty());
+  EXPECT_EQ(g.shim, g.plain) << "the host read something else under graph mode";
+  EXPECT_NE(g.plain.find("handle reused 1"), std::string::npos) << g.plain;
+  ASSERT_TRUE(g.stats.is_object());
+  // Steps of 10 launches (graphs of 2, 4 and 4): A's 8, B's 16, C's 8, each step found in its
+  // first two rounds and replayed from the third; A's 3 graphs go at its unload, B's replay on.
+  EXPECT_EQ(g.stats["launches"]["intercepted"], 32 * 10);
+  EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], (6 + 14 + 6) * 10);
+  EXPECT_EQ(g.stats["eager_launches_by_reason"]["not_repeating"], 6 * 10);
+  EXPECT_EQ(g.stats["graphs"]["instantiated"], 9);
+  EXPECT_EQ(g.stats["graphs"]["unloaded"], 3);
+  EXPECT_EQ(g.stats["graphs"]["live"], 6);
+  EXPECT_EQ(g.stats["graphs"]["mismatches"], 0);
+  // The cuCtxSetCurrent in every step, to the context already current, cut no chunk.
+  EXPECT_EQ(g.stats["flushes"]["total"], 0) << g.stats["flushes"].dump();
+}
+
 TEST(GraphMode, UnwritableStatsPathIsOneLineAndNothingElseChanges) {
   RunResult plain = run_program({THREAD_PROGRAM}, {{"LD_LIBRARY_PATH", STANDIN_DIR}});
   RunResult shim = run_program({THREAD_PROGRAM}, {{"LD_PRELOAD", PYGRAPH_SHIM},

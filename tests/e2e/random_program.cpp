@@ -7,10 +7,13 @@
 //   random_program FIRST_SEED COUNT   ->  one line per seed: "<seed> <digest>"
 //
 // A program: a few device buffers, two streams, and a body of random steps (launches of four
-// kernels with random scalars and buffers, async memsets of bytes and words, device copies
-// (typed and unified), host-to-device copies from pageable memory (changed right after the call)
-// and from pinned memory, device-to-host copies into pinned memory, event record/wait between
-// the streams, temporary allocations freed again), repeated a random number of times with small
+// kernels with random scalars and buffers, launches with packed arguments (`extra`) of a kernel
+// whose layout the driver gives and of one whose layout it does not, async memsets of bytes and
+// words, device copies (typed and unified), host-to-device copies from pageable memory (changed
+// right after the call) and from pinned memory, device-to-host copies into pinned memory, event
+// record/wait between the streams, temporary allocations freed again, a switch to the context
+// already current, a launch in another context, a kernel of a module that is unloaded and loaded
+// again (its function's handle comes back for it)), repeated a random number of times with small
 // changes (an iteration counter argument, sometimes a different grid) so that sequences repeat as
 // in training loops, and host reads (synchronous copies, stream and event syncs, queries) at random
 // points.
@@ -57,6 +60,10 @@ void k_step(const unsigned*, const unsigned*, void** p) {  // y[0] ^= iteration 
 struct Api {
   decltype(&cuLaunchKernel) launch;
   decltype(&cuModuleGetFunction) get_function;
+  decltype(&cuModuleLoadData) module_load;
+  decltype(&cuModuleUnload) module_unload;
+  decltype(&cuCtxGetCurrent) ctx_get;
+  decltype(&cuCtxSetCurrent) ctx_set;
   decltype(&cuStreamCreate) stream_create;
   decltype(&cuStreamDestroy_v2) stream_destroy;
   decltype(&cuStreamSynchronize) stream_sync;
@@ -84,6 +91,10 @@ bool load(Api* a) {
   standin::GetProcAddress get = standin::runtime_get_proc_address();
   return get && standin::resolve(get, "cuLaunchKernel", &a->launch) &&
          standin::resolve(get, "cuModuleGetFunction", &a->get_function) &&
+         standin::resolve(get, "cuModuleLoadData", &a->module_load) &&
+         standin::resolve(get, "cuModuleUnload", &a->module_unload) &&
+         standin::resolve(get, "cuCtxGetCurrent", &a->ctx_get) &&
+         standin::resolve(get, "cuCtxSetCurrent", &a->ctx_set) &&
          standin::resolve(get, "cuStreamCreate", &a->stream_create) &&
          standin::resolve(get, "cuStreamDestroy", &a->stream_destroy) &&
          standin::resolve(get, "cuStreamSynchronize", &a->stream_sync) &&
@@ -138,8 +149,41 @@ enum StepKind {
   kCopyDHPinned,
   kRecordWait,
   kTemp,
+  kPackedAdd,    // add with its arguments in an `extra` block (layout known)
+  kPackedShift,  // shift likewise, through a handle whose layout the driver does not give
+  kCtxSame,      // cuCtxSetCurrent to the context already current
+  kCtxOther,     // an add launched while another context is current, then back
+  kReloadedMix,  // mix through a function of the module that kReload unloads
+  kReload,       // that module unloaded and loaded again
   kKinds
 };
+
+// Kernels beyond the four plain ones: their handles and the module kReload replaces.
+struct Extra {
+  CUfunction add;           // fn[0]'s kernel, for packed launches
+  CUfunction shift_opaque;  // k_shift, layout hidden
+  CUfunction mix;           // k_mix, of `module`
+  CUmodule module;
+  CUcontext other;
+};
+
+// The packed block of (int, CUdeviceptr) as the kernels lay it out: 16 bytes.
+struct IntPtrBlock {
+  int a;
+  int pad;
+  CUdeviceptr y;
+};
+
+CUresult launch_packed(const Api& cu, CUfunction f, unsigned grid, CUstream st, int a,
+                       CUdeviceptr y) {
+  IntPtrBlock block{a, 0, y};
+  size_t size = sizeof block;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &block, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  const CUresult r = cu.launch(f, grid, 1, 1, 32, 1, 1, 0, st, nullptr, extra);
+  std::memset(&block, 0x5a, sizeof block);  // the driver has read it
+  return r;
+}
 
 struct Step {
   StepKind kind;
@@ -147,7 +191,7 @@ struct Step {
   unsigned grid;
 };
 
-uint64_t run_seed(const Api& cu, CUfunction fn[4], unsigned seed) {
+uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
   CUstream streams[2] = {nullptr, nullptr};
@@ -241,6 +285,37 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], unsigned seed) {
           OK(cu.free(t));
           break;
         }
+        case kPackedAdd:
+          OK(launch_packed(cu, ex->add, grid, st, scalar, y));
+          break;
+        case kPackedShift:
+          OK(launch_packed(cu, ex->shift_opaque, 1, st, scalar, y));
+          break;
+        case kCtxSame: {
+          CUcontext current;
+          OK(cu.ctx_get(&current));
+          OK(cu.ctx_set(current));
+          break;
+        }
+        case kCtxOther: {
+          CUcontext current;
+          OK(cu.ctx_get(&current));
+          OK(cu.ctx_set(ex->other));
+          void* p[] = {&scalar, &y};
+          OK(cu.launch(fn[0], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+          OK(cu.ctx_set(current));
+          break;
+        }
+        case kReloadedMix: {
+          void* p[] = {&scalar, &x, &y};
+          OK(cu.launch(ex->mix, grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+          break;
+        }
+        case kReload:
+          OK(cu.module_unload(ex->module));
+          OK(cu.module_load(&ex->module, "reloaded"));
+          OK(cu.get_function(&ex->mix, ex->module, "mix"));
+          break;
         case kKinds:
           break;
       }
@@ -298,15 +373,25 @@ int main(int argc, char** argv) {
   standin_register_kernel("mix", &k_mix, 3, s2);
   standin_register_kernel("shift", &k_shift, 2, s1);
   standin_register_kernel("step", &k_step, 2, s3);
+  standin_register_kernel("shift_opaque", &k_shift, 2, s1);
+  standin_hide_layout("shift_opaque");
   CUfunction fn[4];
   const char* names[4] = {"add", "mix", "shift", "step"};
   for (int i = 0; i < 4; ++i) {
     if (cu.get_function(&fn[i], nullptr, names[i]) != CUDA_SUCCESS) return 1;
   }
+  Extra ex{};
+  ex.add = fn[0];
+  ex.other = standin_context_create();
+  if (cu.get_function(&ex.shift_opaque, nullptr, "shift_opaque") != CUDA_SUCCESS ||
+      cu.module_load(&ex.module, "reloaded") != CUDA_SUCCESS ||
+      cu.get_function(&ex.mix, ex.module, "mix") != CUDA_SUCCESS) {
+    return 1;
+  }
   const unsigned first = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
   const unsigned count = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
   for (unsigned seed = first; seed < first + count; ++seed) {
-    std::printf("%u %016llx\n", seed, static_cast<unsigned long long>(run_seed(cu, fn, seed)));
+    std::printf("%u %016llx\n", seed, static_cast<unsigned long long>(run_seed(cu, fn, &ex, seed)));
   }
   return 0;
 }

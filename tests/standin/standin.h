@@ -1,9 +1,11 @@
 // Test-facing API of the CPU stand-in for the CUDA driver (libcuda.so.1 built under tests/).
 //
 // "Kernels" are host functions registered by name; cuModuleLoadData/cuLibraryLoadData take any
-// image and resolve names against this registry. All work executes at submission, in stream
-// order, so a launch the shim holds back and fails to submit before a host read shows up as a
-// wrong value. Device memory is host memory: a CUdeviceptr is a host address.
+// image and resolve names against this registry (a null module or library is a default one that
+// is never unloaded). Unloading is real: the module's functions fail to launch, and their handles
+// are handed out again to the next module's functions, as a driver may. All work executes at
+// submission, in stream order, so a launch the shim holds back and fails to submit before a host
+// read shows up as a wrong value. Device memory is host memory: a CUdeviceptr is a host address.
 #pragma once
 
 #include <cuda.h>
@@ -18,11 +20,19 @@ typedef void (*standin_kernel_fn)(const unsigned grid[3], const unsigned block[3
 // Registers (or replaces) a kernel taking `param_count` parameters of the given sizes.
 void standin_register_kernel(const char* name, standin_kernel_fn fn, int param_count,
                              const size_t* param_sizes);
+// Makes cuFuncGetParamInfo / cuKernelGetParamInfo refuse to describe the kernel, as drivers
+// before 12.4 do for every kernel: its launches have an unknown parameter layout.
+void standin_hide_layout(const char* name);
 
 // Counts of work the stand-in executed, for tests that check nothing was dropped or repeated.
 unsigned long long standin_kernels_executed(void);
 unsigned long long standin_graph_launches(void);
 unsigned long long standin_node_attributes(void);  // attributes set on kernel nodes
+long long standin_graph_execs_live(void);          // instantiated and not destroyed
+
+// A new context (the stand-in's contexts only order nothing: every context sees all memory), for
+// programs that switch between contexts with cuCtxSetCurrent / cuCtxPushCurrent.
+CUcontext standin_context_create(void);
 
 // Makes the next `count` calls of driver function `name` ("cuGraphInstantiateWithFlags", ...)
 // fail with `result` without doing anything; count 0 clears.

@@ -1,4 +1,4 @@
-// Kernels, modules, memory, streams, events and launches of the driver stand-in.
+// Kernels, memory, streams, events and launches of the driver stand-in.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -55,8 +55,14 @@ Kernel* kernel_of(CUfunction f) {
   if (!f) return nullptr;
   uint32_t magic;
   std::memcpy(&magic, f, sizeof magic);
-  if (magic == kFuncMagic) return reinterpret_cast<Func*>(f)->kernel;
-  if (magic == kKernMagic) return reinterpret_cast<Kern*>(f)->kernel;
+  if (magic == kFuncMagic) {
+    const Func* fn = reinterpret_cast<Func*>(f);
+    return fn->module && fn->module->loaded ? fn->kernel : nullptr;
+  }
+  if (magic == kKernMagic) {
+    const Kern* k = reinterpret_cast<Kern*>(f);
+    return k->library && k->library->loaded ? k->kernel : nullptr;
+  }
   return nullptr;
 }
 
@@ -71,23 +77,32 @@ void run_kernel(Kernel* k, const unsigned grid[3], const unsigned block[3], void
   state().kernels_executed++;
 }
 
-bool pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out) {
+CUresult pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out) {
   out->assign(k->arg_bytes, 0);
+  const bool has_extra = extra && extra[0] != CU_LAUNCH_PARAM_END;
   if (params) {
+    if (has_extra) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < k->sizes.size(); ++i) {
       std::memcpy(out->data() + k->offsets[i], params[i], k->sizes[i]);
     }
-    return true;
+    return CUDA_SUCCESS;
   }
+  if (!has_extra) return k->sizes.empty() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   const void* buf = nullptr;
-  size_t size = 0;
-  for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<size_t*>(extra[i + 1]);
+  const size_t* size = nullptr;
+  for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+      buf = extra[i + 1];
+    } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+      size = static_cast<const size_t*>(extra[i + 1]);
+    } else {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
   }
-  if (!buf || size < k->arg_bytes) return false;
-  std::memcpy(out->data(), buf, k->arg_bytes);
-  return true;
+  if (!buf || !size) return CUDA_ERROR_INVALID_VALUE;
+  if (*size > k->arg_bytes) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  std::memcpy(out->data(), buf, *size);
+  return CUDA_SUCCESS;
 }
 
 void run_node(const Node& n) {
@@ -127,7 +142,7 @@ CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], C
   n.kernel = k;
   std::memcpy(n.grid, grid, sizeof n.grid);
   std::memcpy(n.block, block, sizeof n.block);
-  if (!pack_args(k, params, extra, &n.args)) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = pack_args(k, params, extra, &n.args)) return r;
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Stream* s = stream_of(hs);
   if (s->capture) {
@@ -195,10 +210,6 @@ CUresult release(uintptr_t p) {
   return CUDA_SUCCESS;
 }
 
-struct Module {
-  std::string image;
-};
-
 }  // namespace
 }  // namespace standin
 
@@ -212,6 +223,7 @@ extern "C" __attribute__((visibility("default"))) void standin_register_kernel(
   Kernel& k = state().kernels[name];
   k.name = name;
   k.fn = fn;
+  k.layout_hidden = false;
   k.sizes.assign(param_sizes, param_sizes + param_count);
   k.offsets.clear();
   size_t off = 0;
@@ -234,6 +246,11 @@ extern "C" __attribute__((visibility("default"))) unsigned long long standin_gra
 
 extern "C" __attribute__((visibility("default"))) unsigned long long standin_node_attributes(void) {
   return state().node_attributes;
+}
+
+extern "C" __attribute__((visibility("default"))) long long standin_graph_execs_live(void) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  return state().graph_execs_live;
 }
 
 extern "C" __attribute__((visibility("default"))) void standin_inject_failure(const char* name,
@@ -262,81 +279,6 @@ API cuDeviceGetCount(int* n) {
   if (!n) return CUDA_ERROR_INVALID_VALUE;
   *n = 1;
   return CUDA_SUCCESS;
-}
-
-API cuModuleLoadData(CUmodule* m, const void* image) {
-  if (!m || !image) return CUDA_ERROR_INVALID_VALUE;
-  *m = reinterpret_cast<CUmodule>(new Module{static_cast<const char*>(image)});
-  return CUDA_SUCCESS;
-}
-API cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
-  std::lock_guard<std::recursive_mutex> g(state().mu);
-  auto it = state().kernels.find(name ? name : "");
-  if (!f || it == state().kernels.end()) return CUDA_ERROR_NOT_FOUND;
-  *f = reinterpret_cast<CUfunction>(new Func{kFuncMagic, &it->second});
-  return CUDA_SUCCESS;
-}
-API cuModuleUnload(CUmodule m) {
-  delete reinterpret_cast<Module*>(m);
-  return CUDA_SUCCESS;
-}
-API cuLibraryLoadData(CUlibrary* l, const void* code, CUjit_option*, void**, unsigned int,
-                      CUlibraryOption*, void**, unsigned int) {
-  if (!l || !code) return CUDA_ERROR_INVALID_VALUE;
-  *l = reinterpret_cast<CUlibrary>(new Module{static_cast<const char*>(code)});
-  return CUDA_SUCCESS;
-}
-API cuLibraryGetKernel(CUkernel* k, CUlibrary, const char* name) {
-  std::lock_guard<std::recursive_mutex> g(state().mu);
-  auto it = state().kernels.find(name ? name : "");
-  if (!k || it == state().kernels.end()) return CUDA_ERROR_NOT_FOUND;
-  auto* kern = new Kern;
-  kern->kernel = &it->second;
-  kern->func.kernel = &it->second;
-  *k = reinterpret_cast<CUkernel>(kern);
-  return CUDA_SUCCESS;
-}
-API cuLibraryUnload(CUlibrary l) {
-  delete reinterpret_cast<Module*>(l);
-  return CUDA_SUCCESS;
-}
-API cuKernelGetFunction(CUfunction* f, CUkernel k) {
-  if (!f || !k) return CUDA_ERROR_INVALID_VALUE;
-  *f = reinterpret_cast<CUfunction>(&reinterpret_cast<Kern*>(k)->func);
-  return CUDA_SUCCESS;
-}
-
-static bool is_func(const void* h, uint32_t magic) {
-  uint32_t m;
-  if (!h) return false;
-  std::memcpy(&m, h, sizeof m);
-  return m == magic;
-}
-API cuFuncGetName(const char** name, CUfunction f) {
-  if (!name || !is_func(f, kFuncMagic)) return CUDA_ERROR_INVALID_HANDLE;
-  *name = reinterpret_cast<Func*>(f)->kernel->name.c_str();
-  return CUDA_SUCCESS;
-}
-API cuKernelGetName(const char** name, CUkernel k) {
-  if (!name || !is_func(k, kKernMagic)) return CUDA_ERROR_INVALID_HANDLE;
-  *name = reinterpret_cast<Kern*>(k)->kernel->name.c_str();
-  return CUDA_SUCCESS;
-}
-static CUresult param_info(Kernel* k, size_t i, size_t* off, size_t* size) {
-  if (!off || !size) return CUDA_ERROR_INVALID_VALUE;
-  if (i >= k->sizes.size()) return CUDA_ERROR_INVALID_VALUE;
-  *off = k->offsets[i];
-  *size = k->sizes[i];
-  return CUDA_SUCCESS;
-}
-// Like the real driver's documentation says: a CUfunction handle only.
-API cuFuncGetParamInfo(CUfunction f, size_t i, size_t* off, size_t* size) {
-  if (!is_func(f, kFuncMagic)) return CUDA_ERROR_INVALID_HANDLE;
-  return param_info(reinterpret_cast<Func*>(f)->kernel, i, off, size);
-}
-API cuKernelGetParamInfo(CUkernel k, size_t i, size_t* off, size_t* size) {
-  if (!is_func(k, kKernMagic)) return CUDA_ERROR_INVALID_HANDLE;
-  return param_info(reinterpret_cast<Kern*>(k)->kernel, i, off, size);
 }
 
 // ---- launches -------------------------------------------------------------------------------
@@ -455,27 +397,10 @@ API cuEventQuery(CUevent e) {
 API cuCtxSynchronize(void) {
   return CUDA_SUCCESS;
 }
-// The stand-in has no contexts: only "the current one" (null) is valid. A caller handed the
-// wrong ABI passes garbage here and gets an error.
+// Null (the current context) or a context the stand-in made. A caller handed the wrong ABI
+// passes garbage here and gets an error.
 API cuCtxSynchronize_v2(CUcontext ctx) {
-  return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
-}
-// Contexts: the stand-in has only the implicit current one (null); switching is accepted so
-// that programs and the shim can call these.
-API cuCtxGetCurrent(CUcontext* ctx) {
-  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
-  *ctx = nullptr;
-  return CUDA_SUCCESS;
-}
-API cuCtxSetCurrent(CUcontext ctx) {
-  return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
-}
-API cuCtxPushCurrent_v2(CUcontext ctx) {
-  return ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
-}
-API cuCtxPopCurrent_v2(CUcontext* ctx) {
-  if (ctx) *ctx = nullptr;
-  return CUDA_SUCCESS;
+  return !ctx || is_context(ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 API cuStreamWaitValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
   // Work runs at submission, so the value must already be there (>= for the default GEQ).

@@ -25,6 +25,9 @@ int cuFuncGetName();
 int cuKernelGetName();
 int cuFuncGetParamInfo();
 int cuKernelGetParamInfo();
+int cuFuncGetModule();
+int cuKernelGetLibrary();
+int cuLibraryGetModule();
 int cuLaunchKernel();
 int cuLaunchKernel_ptsz();
 int cuLaunchKernelEx();
@@ -147,6 +150,9 @@ const Export kExports[] = {
     {"cuKernelGetName", reinterpret_cast<void*>(&cuKernelGetName)},
     {"cuFuncGetParamInfo", reinterpret_cast<void*>(&cuFuncGetParamInfo)},
     {"cuKernelGetParamInfo", reinterpret_cast<void*>(&cuKernelGetParamInfo)},
+    {"cuFuncGetModule", reinterpret_cast<void*>(&cuFuncGetModule)},
+    {"cuKernelGetLibrary", reinterpret_cast<void*>(&cuKernelGetLibrary)},
+    {"cuLibraryGetModule", reinterpret_cast<void*>(&cuLibraryGetModule)},
     {"cuLaunchKernel", reinterpret_cast<void*>(&cuLaunchKernel)},
     {"cuLaunchKernel_ptsz", reinterpret_cast<void*>(&cuLaunchKernel_ptsz)},
     {"cuLaunchKernelEx", reinterpret_cast<void*>(&cuLaunchKernelEx)},

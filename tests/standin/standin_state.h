@@ -19,20 +19,39 @@ struct Kernel {
   std::vector<size_t> sizes;
   std::vector<size_t> offsets;  // natural alignment, as nvcc lays out parameters
   size_t arg_bytes = 0;
+  bool layout_hidden = false;  // standin_hide_layout
 };
 
 constexpr uint32_t kFuncMagic = 0x46554e43;  // "FUNC"
 constexpr uint32_t kKernMagic = 0x4b45524e;  // "KERN"
 
+struct Func;
+struct Kern;
+
+// A module or a library. Never freed, so that a stale handle stays safe to look at; unloading
+// marks it and hands its function and kernel objects back for reuse, as the driver may reuse
+// handles: the next module's functions get the unloaded ones' handles (most recent first).
+struct Module {
+  bool library = false;
+  bool loaded = true;
+  Module* context_module = nullptr;  // a library's module in the (only) context
+  std::vector<Func*> funcs;
+  std::vector<Kern*> kerns;
+};
+
 struct Func {
   uint32_t magic = kFuncMagic;
   Kernel* kernel = nullptr;
+  Module* module = nullptr;  // null once unloaded (until the handle is reused)
 };
 struct Kern {
   uint32_t magic = kKernMagic;
   Kernel* kernel = nullptr;
-  Func func;  // what cuKernelGetFunction returns
+  Module* library = nullptr;  // null once unloaded (until the handle is reused)
+  Func func;                  // what cuKernelGetFunction returns
 };
+
+struct Context {};
 
 struct Graph;
 
@@ -77,17 +96,28 @@ struct State {
   unsigned long long kernels_executed = 0;
   unsigned long long graph_launches = 0;
   unsigned long long node_attributes = 0;  // set on kernel nodes
+  long long graph_execs_live = 0;          // instantiated, not yet destroyed
   Stream legacy, per_thread;
+  // Functions and kernels of unloaded modules and libraries, for reuse (most recent last).
+  std::vector<Func*> free_funcs;
+  std::vector<Kern*> free_kerns;
+  std::vector<Context*> contexts;  // made by standin_context_create, never destroyed
 };
 
 State& state();
 // Returns the failure injected for `name`, consuming one, or CUDA_SUCCESS.
 CUresult injected(const char* name);
-Kernel* kernel_of(CUfunction f);  // accepts CUfunction and CUkernel handles
+// The kernel a CUfunction or CUkernel handle launches; null for anything else, and for a
+// function or kernel of an unloaded module or library.
+Kernel* kernel_of(CUfunction f);
 Stream* stream_of(CUstream s);
+bool is_context(CUcontext c);  // one standin_context_create made
 void run_kernel(Kernel* k, const unsigned grid[3], const unsigned block[3], void** params);
-// Packs a launch's arguments (kernelParams or extra) into a node.
-bool pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out);
+// Packs a launch's arguments (kernelParams or extra) into a node, with the real driver's rules
+// (measured on an H100, driver 580): kernelParams with a non-empty extra is an invalid value; a
+// buffer larger than the parameter block runs out of resources; a smaller one is taken (the rest
+// is undefined there, zero here).
+CUresult pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out);
 void run_node(const Node& n);
 
 }  // namespace standin

@@ -1,8 +1,10 @@
 // The kernel table against a fake driver: names, parameter layouts, CUkernel handles in the
-// CUfunction slot, and drivers that cannot say.
+// CUfunction slot, drivers that cannot say, and module unloads.
 #include "driver/function_table.h"
 
 #include <gtest/gtest.h>
+
+#include "driver/module_unload.h"
 
 namespace pygraph {
 namespace {
@@ -103,6 +105,125 @@ TEST(FunctionTable, ManyKernelsStayDistinct) {
     EXPECT_EQ(f->id, h);
   }
   for (uint64_t h = 1; h <= 20000; ++h) EXPECT_EQ(table.lookup(h * 64, &created)->id, h);
+}
+
+// Modules of the fake driver: 0x100 is module 0xA1's, 0x200 (a CUkernel) library 0xB1's, 0x300
+// has no module the driver will say, 0x400 is module 0xA2's (same name and layout as 0x100).
+CUresult func_name_4(const char** n, CUfunction f) {
+  if (reinterpret_cast<uintptr_t>(f) == 0x400) {
+    *n = "f";
+    return CUDA_SUCCESS;
+  }
+  return func_name(n, f);
+}
+CUresult func_params_4(CUfunction f, size_t i, size_t* off, size_t* size) {
+  return func_params(
+      reinterpret_cast<uintptr_t>(f) == 0x400 ? reinterpret_cast<CUfunction>(0x100) : f, i, off,
+      size);
+}
+CUresult func_module(CUmodule* m, CUfunction f) {
+  const uintptr_t h = reinterpret_cast<uintptr_t>(f);
+  if (h != 0x100 && h != 0x400) return CUDA_ERROR_INVALID_HANDLE;
+  *m = reinterpret_cast<CUmodule>(h == 0x100 ? 0xA1 : 0xA2);
+  return CUDA_SUCCESS;
+}
+CUresult kernel_library(CUlibrary* l, CUkernel k) {
+  if (reinterpret_cast<uintptr_t>(k) != 0x200) return CUDA_ERROR_INVALID_HANDLE;
+  *l = reinterpret_cast<CUlibrary>(0xB1);
+  return CUDA_SUCCESS;
+}
+
+DriverApi modules_api() {
+  DriverApi api;
+  api.func_get_name = func_name_4;
+  api.func_get_param_info = func_params_4;
+  api.kernel_get_name = kernel_name;
+  api.kernel_get_param_info = kernel_params;
+  api.func_get_module = func_module;
+  api.kernel_get_library = kernel_library;
+  return api;
+}
+
+TEST(FunctionTable, KnowsEachKernelsModule) {
+  const DriverApi api = modules_api();
+  FunctionTable table(&api);
+  bool created;
+  EXPECT_EQ(table.lookup(0x100, &created)->module, 0xA1u);
+  EXPECT_EQ(table.lookup(0x200, &created)->module, 0xB1u);  // a CUkernel: its library
+  EXPECT_EQ(table.lookup(0x300, &created)->module, 0u);
+  EXPECT_EQ(table.lookup(0x400, &created)->module, 0xA2u);
+}
+
+TEST(FunctionTable, AnUnloadForgetsTheModulesKernelsAndThoseOfUnknownModules) {
+  const DriverApi api = modules_api();
+  FunctionTable table(&api);
+  bool created;
+  const FunctionInfo* f = table.lookup(0x100, &created);
+  const FunctionInfo* k = table.lookup(0x200, &created);
+  const FunctionInfo* u = table.lookup(0x300, &created);
+  const FunctionInfo* other = table.lookup(0x400, &created);
+  ModuleUnload unload;
+  unload.handle = 0xA1;
+  EXPECT_EQ(table.forget(unload), 2u);  // 0x100, and 0x300 whose module nobody knows
+  // Their infos stay readable for whoever holds them.
+  EXPECT_EQ(f->name, "f");
+  EXPECT_EQ(f->params.size(), 2u);
+  // The other module's function and the library's kernel are the same infos as before.
+  EXPECT_EQ(table.lookup(0x400, &created), other);
+  EXPECT_FALSE(created);
+  EXPECT_EQ(table.lookup(0x200, &created), k);
+  EXPECT_FALSE(created);
+  // The forgotten handles are described again, with new ids: a token made with the old id never
+  // matches a launch of whatever kernel the handle is now.
+  const FunctionInfo* f2 = table.lookup(0x100, &created);
+  EXPECT_TRUE(created);
+  EXPECT_NE(f2, f);
+  EXPECT_EQ(f2->id, 5u);
+  EXPECT_EQ(table.lookup(0x100, &created), f2);
+  EXPECT_FALSE(created);
+  const FunctionInfo* u2 = table.lookup(0x300, &created);
+  EXPECT_TRUE(created);
+  EXPECT_NE(u2->id, u->id);
+  EXPECT_EQ(table.forget(unload), 2u);  // again: the new infos are of the same module
+  EXPECT_EQ(table.forget(unload), 0u);  // nothing left of it
+}
+
+TEST(FunctionTable, ALibraryUnloadForgetsItsKernels) {
+  const DriverApi api = modules_api();
+  FunctionTable table(&api);
+  bool created;
+  const FunctionInfo* k = table.lookup(0x200, &created);
+  const FunctionInfo* f = table.lookup(0x100, &created);
+  ModuleUnload unload;
+  unload.library = true;
+  unload.handle = 0xB1;
+  unload.library_module_known = true;
+  unload.library_module = 0xB100;  // its module in this context: no function of it was seen
+  EXPECT_EQ(table.forget(unload), 1u);
+  EXPECT_NE(table.lookup(0x200, &created), k);
+  EXPECT_TRUE(created);
+  EXPECT_EQ(table.lookup(0x100, &created), f);
+}
+
+TEST(FunctionTable, ManyUnloadsNeverHandOutAForgottenInfo) {
+  // A module loaded and unloaded over and over, its function's handle reused every time (as a
+  // driver may): every round describes it again; slots of forgotten handles are never reused.
+  const DriverApi api = modules_api();
+  FunctionTable table(&api);
+  ModuleUnload unload;
+  unload.handle = 0xA1;
+  bool created;
+  uint32_t last_id = 0;
+  for (int round = 0; round < 1000; ++round) {
+    const FunctionInfo* f = table.lookup(0x100, &created);
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(created);
+    EXPECT_GT(f->id, last_id);
+    last_id = f->id;
+    EXPECT_EQ(table.lookup(0x100, &created), f);
+    ASSERT_EQ(table.forget(unload), 1u);
+  }
+  EXPECT_EQ(table.size(), 1000u);
 }
 
 }  // namespace

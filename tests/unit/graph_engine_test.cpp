@@ -397,14 +397,27 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
 TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
   // Work deferred on stream D; each op on D, on another stream S or on the legacy stream L must
   // submit it (then the host sees the eager arm's values) or leave it deferred, as
-  // flush_rules.h says.
+  // flush_rules.h says. The work is recorded in context A; a context op really makes A or
+  // another context B current (a pop: returns to A or to B beneath it), and what it submits is
+  // looked at once it ran.
   const CUstream d = new_stream(), other = new_stream();
   enum Where { kD, kS, kL };
+  enum Switch { kNoSwitch, kToA, kToB };
   struct Case {
     Op op;
     Where where;
     bool flushes;
+    Switch to = kNoSwitch;
   };
+  decltype(&cuCtxSetCurrent) set_current;
+  decltype(&cuCtxPushCurrent_v2) push;
+  decltype(&cuCtxPopCurrent_v2) pop;
+  take(&set_current, "cuCtxSetCurrent");
+  take(&push, "cuCtxPushCurrent_v2");
+  take(&pop, "cuCtxPopCurrent_v2");
+  const CUcontext a = standin_context_create(), b = standin_context_create();
+  CUcontext popped;
+  ASSERT_EQ(push(a), CUDA_SUCCESS);
   const Case cases[] = {
       {Op::StreamSynchronize, kD, true},
       {Op::StreamSynchronize, kS, false},
@@ -434,30 +447,71 @@ TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
       {Op::WaitExternalSemaphoresAsync, kS, true},
       {Op::StreamDestroy, kD, true},
       {Op::StreamDestroy, kS, false},
-      {Op::CtxSetCurrent, kS, true},
+      {Op::CtxSetCurrent, kS, true, kToB},
+      {Op::CtxSetCurrent, kS, false, kToA},  // compiled PyTorch code, once per iteration
+      {Op::CtxPushCurrent, kS, true, kToB},
+      {Op::CtxPushCurrent, kS, false, kToA},
+      {Op::CtxPopCurrent, kS, true, kToB},
+      {Op::CtxPopCurrent, kS, false, kToA},
+      {Op::CtxDestroy, kS, true},
       {Op::MemAlloc, kD, false},
       {Op::MemAllocAsync, kD, false},
       {Op::StreamIsCapturing, kD, false},
       {Op::StreamBeginCapture, kS, true},
+      // Last: an unload also forgets the graphs that may launch its kernels (graph_unload_test),
+      // and for a library those of every function described in another context (here: none
+      // current), the step's included.
+      {Op::ModuleUnload, kS, true},
+      {Op::LibraryUnload, kS, true},
   };
   int n = 0;
   for (const Case& c : cases) {
     const CUstream where = c.where == kD ? d : c.where == kS ? other : nullptr;
+    const CUcontext to = c.to == kToB ? b : a;
+    if (c.op == Op::CtxPopCurrent) {
+      if (c.to == kToB) {
+        ASSERT_EQ(set_current(b), CUDA_SUCCESS);  // B under A
+      }
+      ASSERT_EQ(push(a), CUDA_SUCCESS);
+    }
     for (int k = 0; k < 3; ++k) step(++n, -1, d);  // the step is a found sequence, followed
     ++n;
     for (int i = 0; i < 3; ++i) step_launch(n, i, d);
     ASSERT_FALSE(engine_.idle()) << op_info(c.op).name;
     ASSERT_EQ(engine_.before_op(c.op, where, false), CUDA_SUCCESS);
-    EXPECT_EQ(engine_.idle(), c.flushes) << op_info(c.op).name << " on "
-                                         << "DSL"[c.where];
-    if (c.flushes) {
-      EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << op_info(c.op).name;
+    if (c.to == kNoSwitch) {
+      EXPECT_EQ(engine_.idle(), c.flushes) << op_info(c.op).name << " on "
+                                           << "DSL"[c.where];
+      if (c.flushes) {
+        EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << op_info(c.op).name;
+      }
+    } else if (c.op == Op::CtxSetCurrent) {
+      ASSERT_EQ(set_current(to), CUDA_SUCCESS);
+    } else if (c.op == Op::CtxPushCurrent) {
+      ASSERT_EQ(push(to), CUDA_SUCCESS);
+    } else {
+      ASSERT_EQ(pop(&popped), CUDA_SUCCESS);
     }
     engine_.after_op(c.op, where, false, CUDA_SUCCESS);
+    if (c.to != kNoSwitch) {
+      EXPECT_EQ(engine_.idle(), c.flushes) << op_info(c.op).name << " to "
+                                           << "-AB"[c.to];
+      if (c.flushes) {
+        EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << op_info(c.op).name;
+      }
+    }
     if (c.op == Op::StreamBeginCapture)
       engine_.after_op(Op::StreamEndCapture, where, false, CUDA_SUCCESS);
     host_read(op_info(c.op).name, d);
+    // Back to A alone.
+    if (c.op == Op::CtxPushCurrent) {
+      ASSERT_EQ(pop(&popped), CUDA_SUCCESS);
+    } else if (c.to == kToB) {
+      ASSERT_EQ(set_current(a), CUDA_SUCCESS);
+    }
   }
+  ASSERT_EQ(pop(&popped), CUDA_SUCCESS);
+  EXPECT_EQ(popped, a);
   expect_all_accounted();
 }
 
@@ -519,16 +573,6 @@ TEST_F(GraphEngineTest, GridIsPatchedOrPartOfTheShapeAsConfigured) {
       EXPECT_EQ(s.replayed, 8u * 10u);
     }
   }
-}
-
-TEST_F(GraphEngineTest, ModuleUnloadEndsGraphMode) {
-  for (int n = 1; n <= 4; ++n) step(n);
-  ASSERT_EQ(engine_.before_op(Op::ModuleUnload, nullptr, false), CUDA_SUCCESS);
-  engine_.after_op(Op::ModuleUnload, nullptr, false, CUDA_SUCCESS);
-  EXPECT_EQ(engine_.stats().graphs_live, 0u);
-  for (int n = 5; n <= 7; ++n) step(n);
-  EXPECT_EQ(engine_.stats().eager[static_cast<int>(EagerReason::kUnloaded)], 60u);
-  expect_all_accounted();
 }
 
 }  // namespace

@@ -21,6 +21,9 @@ inline void fill_standin_driver_api(DriverApi* api) {
   take(&api->func_get_param_info, "cuFuncGetParamInfo");
   take(&api->kernel_get_name, "cuKernelGetName");
   take(&api->kernel_get_param_info, "cuKernelGetParamInfo");
+  take(&api->func_get_module, "cuFuncGetModule");
+  take(&api->kernel_get_library, "cuKernelGetLibrary");
+  take(&api->library_get_module, "cuLibraryGetModule");
   take(&api->graph_create, "cuGraphCreate");
   take(&api->graph_add_kernel_node, "cuGraphAddKernelNode_v2");
   take(&api->graph_instantiate, "cuGraphInstantiateWithFlags");

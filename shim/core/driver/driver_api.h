@@ -16,6 +16,11 @@ struct DriverApi {
   CUresult (*kernel_get_name)(const char** name, CUkernel k) = nullptr;
   CUresult (*kernel_get_param_info)(CUkernel k, size_t index, size_t* offset,
                                     size_t* size) = nullptr;
+  // The module (library) a kernel belongs to, so that an unload forgets only its kernels
+  // (module_unload.h).
+  CUresult (*func_get_module)(CUmodule* module, CUfunction f) = nullptr;
+  CUresult (*kernel_get_library)(CUlibrary* library, CUkernel k) = nullptr;
+  CUresult (*library_get_module)(CUmodule* module, CUlibrary library) = nullptr;
 
   // Graphs, for graph mode (graph_chunk.h).
   CUresult (*graph_create)(CUgraph* graph, unsigned int flags) = nullptr;

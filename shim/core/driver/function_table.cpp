@@ -5,6 +5,8 @@
 #include <mutex>
 #include <new>
 
+#include "driver/module_unload.h"
+
 namespace pygraph {
 
 void FunctionInfo::pack_args(void* const* kernel_params, uint8_t* out) const {
@@ -62,6 +64,22 @@ FunctionInfo* FunctionTable::describe(uint64_t handle) {
   } else {
     info->params_known = read_params(driver_->func_get_param_info, f, &info->params);
   }
+  // Its module, so that an unload of another module keeps it (module_unload.h).
+  if (info->is_kernel_handle) {
+    CUlibrary lib = nullptr;
+    if (driver_->kernel_get_library && driver_->kernel_get_library(&lib, k) == CUDA_SUCCESS) {
+      info->module = reinterpret_cast<uint64_t>(lib);
+    }
+  } else {
+    CUmodule mod = nullptr;
+    if (driver_->func_get_module && driver_->func_get_module(&mod, f) == CUDA_SUCCESS) {
+      info->module = reinterpret_cast<uint64_t>(mod);
+    }
+  }
+  CUcontext ctx = nullptr;
+  if (driver_->ctx_get_current && driver_->ctx_get_current(&ctx) == CUDA_SUCCESS) {
+    info->context = reinterpret_cast<uint64_t>(ctx);
+  }
   if (name) info->name = name;
   if (!info->params_known) info->params.clear();
   for (const auto& p : info->params) info->arg_bytes = std::max(info->arg_bytes, p.offset + p.size);
@@ -103,12 +121,34 @@ const FunctionInfo* FunctionTable::lookup(uint64_t handle, bool* created) {
   }
 }
 
+size_t FunctionTable::forget(const ModuleUnload& unload) {
+  std::lock_guard<std::mutex> lock(g_insert_mu);
+  Slot* slots = slots_.load(std::memory_order_acquire);
+  if (!slots) return 0;
+  size_t n = 0;
+  for (size_t i = 0; i < kSlots; ++i) {
+    Slot& s = slots[i];
+    const uint64_t key = s.key.load(std::memory_order_relaxed);
+    FunctionInfo* info = s.info.load(std::memory_order_relaxed);
+    if (key == 0 || key == kForgotten || !info || !may_belong(*info, unload)) continue;
+    // Key first: a lookup that still sees the old key reads the old info or null (then the
+    // launch is one of an unknown kernel), never another kernel's.
+    s.key.store(kForgotten, std::memory_order_release);
+    s.info.store(nullptr, std::memory_order_release);
+    forgotten_.push_back(info);
+    ++n;
+  }
+  return n;
+}
+
 void FunctionTable::reset_in_child() {
   new (&g_insert_mu) std::mutex;
 }
 
 void FunctionTable::clear() {
   std::lock_guard<std::mutex> lock(g_insert_mu);
+  for (FunctionInfo* info : forgotten_) delete info;
+  forgotten_.clear();
   Slot* slots = slots_.exchange(nullptr);
   if (!slots) return;
   for (size_t i = 0; i < kSlots; ++i) delete slots[i].info.load();

@@ -1,7 +1,8 @@
-// What the core knows about each kernel it has seen launched: a stable id, its name and the
-// layout of its parameters. Looked up on every launch, so lookups are lock-free probes of a
-// fixed open-addressing table; only the first launch of a kernel takes a lock and asks the
-// driver.
+// What the core knows about each kernel it has seen launched: a stable id, its name, the layout
+// of its parameters and its module. Looked up on every launch, so lookups are lock-free probes of
+// a fixed open-addressing table; only the first launch of a kernel takes a lock and asks the
+// driver. A module unload forgets the module's kernels (forget): their handles may come back for
+// other kernels, which are then described anew, with new ids.
 #pragma once
 
 #include <atomic>
@@ -14,12 +15,18 @@
 
 namespace pygraph {
 
+struct ModuleUnload;  // module_unload.h
+
 struct FunctionInfo {
   uint32_t id = 0;      // 1-based, in order of first launch
   uint64_t handle = 0;  // CUfunction (or CUkernel) value
   std::string name;     // "" when the driver could not say
   bool is_kernel_handle = false;
   bool params_known = false;
+  // The CUmodule of a CUfunction, the CUlibrary of a CUkernel (0: the driver could not say), and
+  // the context current when it was described (module_unload.h).
+  uint64_t module = 0;
+  uint64_t context = 0;
   std::vector<trace::ParamLayout> params;
   uint32_t arg_bytes = 0;  // size of the packed argument block (max offset + size)
 
@@ -34,9 +41,15 @@ class FunctionTable {
   ~FunctionTable();
 
   // Returns the info for `handle`, creating it on first sight. `created` tells the caller to
-  // announce the new function (in the trace). Returns nullptr only when out of memory or full.
+  // announce the new function (in the trace). Returns nullptr when out of memory or full, and
+  // while a racing forget() drops the handle's info.
   const FunctionInfo* lookup(uint64_t handle, bool* created);
-  size_t size() const { return count_.load(std::memory_order_relaxed); }
+  size_t size() const { return count_.load(std::memory_order_relaxed); }  // infos ever created
+
+  // A module or library is unloaded: the kernels that may be its own (module_unload.h) are
+  // forgotten, so that their handles are described again, with new ids, at their next launch.
+  // Their infos stay valid (callers may hold them) until clear(). Returns how many went.
+  size_t forget(const ModuleUnload& unload);
 
   // Forgets everything (a new trace numbers kernels again).
   void clear();
@@ -47,13 +60,18 @@ class FunctionTable {
   FunctionInfo* describe(uint64_t handle);
 
   static constexpr size_t kSlots = 1u << 16;  // power of two
+  // The key of a forgotten handle's slot: never a handle, never empty, so lookups probe past it
+  // (no extra work on the launch path) and the slot is never taken again (a reader that saw the
+  // old key may still read the slot's info: it must not become another kernel's).
+  static constexpr uint64_t kForgotten = ~uint64_t(0);
   struct Slot {
     std::atomic<uint64_t> key{0};
     std::atomic<FunctionInfo*> info{nullptr};
   };
   const DriverApi* driver_;
   std::atomic<Slot*> slots_{nullptr};
-  std::atomic<uint32_t> count_{0};
+  std::atomic<uint32_t> count_{0};        // infos created, forgotten ones included: slots in use
+  std::vector<FunctionInfo*> forgotten_;  // under the insert lock; deleted by clear()
 };
 
 }  // namespace pygraph

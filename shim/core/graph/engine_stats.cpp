@@ -72,6 +72,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
   j["graphs"] = {
       {"instantiated", s.graphs_built},
       {"evicted", s.graphs_evicted},
+      {"unloaded", s.graphs_unloaded},
       {"live", s.graphs_live},
       {"replays", s.replays},
       {"patched_nodes", s.patched_nodes},

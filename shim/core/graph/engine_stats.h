@@ -17,14 +17,14 @@ namespace pygraph {
 #define PYGRAPH_EAGER_REASONS(X)                                                               \
   X(kNotRepeating, "not_repeating")        /* not (yet) part of a sequence seen min_repeats */ \
   X(kUnknownLayout, "unknown_layout")      /* the driver gave no parameter layout */           \
-  X(kPackedArgs, "packed_args")            /* arguments passed through `extra` */              \
+  X(kPackedArgs, "packed_args")            /* `extra` beside kernelParams, or not a buffer */  \
+  X(kPackedArgsSize, "packed_args_size")   /* packed block not the kernel's parameter size */  \
   X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */                 \
   X(kAttributes, "attributes")             /* an attribute no kernel node can carry */         \
   X(kCapture, "program_capture")           /* the program is capturing a graph itself */       \
   X(kMismatch, "mismatch")                 /* recorded, then the sequence went elsewhere */    \
   X(kShortChunk, "short_chunk")            /* a flush left a single recorded launch */         \
   X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */        \
-  X(kUnloaded, "module_unloaded")          /* graph mode stopped after a module unload */      \
   X(kLaunchError, "launch_error")          /* the eager launch itself failed */                \
   X(kMemopOperands, "memop_operands")      /* memory no node can address, or size 0 */         \
   X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */
@@ -55,6 +55,7 @@ struct EngineStats {
   uint64_t replayed = 0;  // ran inside graph replays
   uint64_t graphs_built = 0;
   uint64_t graphs_evicted = 0;
+  uint64_t graphs_unloaded = 0;  // destroyed at the unload of a module they may launch from
   uint64_t graphs_live = 0;
   uint64_t replays = 0;
   uint64_t patched_nodes = 0;

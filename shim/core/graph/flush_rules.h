@@ -10,8 +10,14 @@
 //
 //  kNone    the op neither waits for, observes nor orders GPU work: allocations (a fresh
 //           address cannot be used by work issued before it was returned; frees flush), capture
-//           queries, cuGetProcAddress. An event sync or query needs nothing either: the work an
-//           event covers was fixed when it was recorded, and recording on D flushed D.
+//           status queries (cuStreamIsCapturing: whether a stream captures is the program's own
+//           business, never deferred work's), cuGetProcAddress. An event sync or query needs
+//           nothing either: the work an event covers was fixed when it was recorded, and
+//           recording on D flushed D. Such an op is no boundary either: a sequence goes on across
+//           it. The other ops that change nothing (cuStreamGetCaptureInfo,
+//           cuPointerGetAttribute(s), cuFuncGetAttribute, cuDeviceGetAttribute, cuCtxGetCurrent,
+//           cuCtxGetDevice, ...) are not wrapped (hook_table.def): pygraph never sees them, so they
+//           flush and end nothing.
 //  kStream  the op waits for, observes or enqueues after the work of its stream S: stream
 //           sync/query, event record, stream wait on an event, async copies and sets, host
 //           functions, the program's own graph launch, stream destroy, prefetches. It needs D's
@@ -20,11 +26,24 @@
 //  kAll     the op can observe any work: context sync, synchronous copies and sets (they order
 //           with the legacy stream and make the host wait), every free (deferred work may still
 //           read the memory), stream-memory waits and external semaphore waits (another stream
-//           may wait for a value deferred work writes), context switches and destruction.
+//           may wait for a value deferred work writes), context destruction and primary-context
+//           reset (the context's work must have been submitted while it exists).
+//  kContext the op changes the calling thread's current context (cuCtxSetCurrent,
+//           cuCtxPushCurrent, cuCtxPopCurrent). Deferred work is submitted in the context it was
+//           recorded in whatever is current then, but a chunk must not go on in another context:
+//           a launch on the chunk's thread does not ask which context is current (a driver call
+//           per launch). So when, after the op, the thread's current context is no longer the
+//           chunk's, everything deferred is submitted, as kAll does. A switch to the context
+//           already current (compiled PyTorch code calls cuCtxSetCurrent once per iteration, a
+//           push of the current context, a pop back to it) changes nothing and submits nothing;
+//           none of the three is a boundary. Checked after the op: only then does a pop say
+//           which context it made current, and the switch itself observes no GPU work, so
+//           submitting right after it is the same as right before it.
 //  kCapture the program begins capturing a graph: everything deferred goes first, then graph
 //           mode passes every call through untouched until the capture ends.
-//  kUnload  a module or library is unloaded: everything deferred goes first, and graphs that
-//           may hold its kernels are destroyed.
+//  kUnload  a module or library is unloaded: everything deferred goes first (it may launch the
+//           module's kernels), then the graphs that may hold its kernels are destroyed and their
+//           sequences not followed again (module_unload.h); everything else goes on.
 #pragma once
 
 #include <cuda.h>
@@ -35,7 +54,7 @@
 
 namespace pygraph {
 
-enum class FlushRule : uint8_t { kNone, kStream, kAll, kCapture, kUnload };
+enum class FlushRule : uint8_t { kNone, kStream, kAll, kContext, kCapture, kUnload };
 
 constexpr FlushRule flush_rule(Op op) {
   switch (op) {
@@ -57,6 +76,10 @@ constexpr FlushRule flush_rule(Op op) {
     case Op::ModuleUnload:
     case Op::LibraryUnload:
       return FlushRule::kUnload;
+    case Op::CtxSetCurrent:
+    case Op::CtxPushCurrent:
+    case Op::CtxPopCurrent:
+      return FlushRule::kContext;
     default:
       break;
   }

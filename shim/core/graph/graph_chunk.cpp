@@ -35,12 +35,24 @@ CUDA_MEMCPY3D copy_params(const RecordedNode& r) {
 
 void ChunkGraph::kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p) {
   const FunctionInfo& f = *r.function;
-  ptrs_.resize(f.params.size());  // keeps its capacity
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    // The driver copies the values when the node is added or updated.
-    ptrs_[i] = const_cast<uint8_t*>(r.args + f.params[i].offset);
-  }
   std::memset(p, 0, sizeof *p);
+  if (r.packed_size) {
+    // The driver copies the block when the node is added or updated.
+    extra_size_ = r.packed_size;
+    extra_[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    extra_[1] = const_cast<uint8_t*>(r.args);
+    extra_[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    extra_[3] = &extra_size_;
+    extra_[4] = CU_LAUNCH_PARAM_END;
+    p->extra = extra_;
+  } else {
+    ptrs_.resize(f.params.size());  // keeps its capacity
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      // The driver copies the values when the node is added or updated.
+      ptrs_[i] = const_cast<uint8_t*>(r.args + f.params[i].offset);
+    }
+    p->kernelParams = ptrs_.data();
+  }
   if (f.is_kernel_handle) {
     p->kern = reinterpret_cast<CUkernel>(f.handle);  // func stays null: the node uses kern
   } else {
@@ -53,7 +65,6 @@ void ChunkGraph::kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p
   p->blockDimY = r.block[1];
   p->blockDimZ = r.block[2];
   p->sharedMemBytes = r.shared_mem;
-  p->kernelParams = ptrs_.data();
 }
 
 CUresult ChunkGraph::set_attributes(const DriverApi& api, CUgraphNode node, const RecordedNode& r) {
@@ -103,8 +114,7 @@ bool ChunkGraph::holds(const RecordedNode& r, const Node& n) const {
     return n.dst == r.dst && n.src == r.src && n.count == r.count && n.value == r.value;
   }
   return std::memcmp(n.grid, r.grid, sizeof n.grid) == 0 && n.shared_mem == r.shared_mem &&
-         n.args.size() == r.function->arg_bytes &&
-         std::memcmp(n.args.data(), r.args, n.args.size()) == 0;
+         n.args.size() == r.arg_size() && std::memcmp(n.args.data(), r.args, n.args.size()) == 0;
 }
 
 void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
@@ -120,7 +130,7 @@ void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
   std::memcpy(n.block, r.block, sizeof n.block);
   std::memcpy(n.grid, r.grid, sizeof n.grid);
   n.shared_mem = r.shared_mem;
-  n.args.assign(r.args, r.args + r.function->arg_bytes);
+  n.args.assign(r.args, r.args + r.arg_size());
 }
 
 CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size_t count,

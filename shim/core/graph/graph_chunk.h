@@ -24,9 +24,11 @@ namespace pygraph {
 
 enum class NodeKind : uint8_t { kKernel, kMemset, kCopy };
 
-// A node as graph mode records it: a kernel launch, a 1-D memset or a 1-D copy. Only launches
-// whose parameter layout is known are recorded, so `args` holds function->arg_bytes bytes at the
-// layout's offsets.
+// A node as graph mode records it: a kernel launch, a 1-D memset or a 1-D copy. A kernel's `args`
+// hold function->arg_bytes bytes at the layout's offsets, or, for a launch with packed arguments
+// whose layout is unknown, the packed block of packed_size bytes, which the node takes through
+// `extra` as the driver takes it in a launch (the driver copies it when the node is added or
+// updated, as it copies kernelParams: measured on an H100, driver 580).
 struct RecordedNode {
   const FunctionInfo* function = nullptr;
   uint32_t grid[3] = {};
@@ -45,6 +47,9 @@ struct RecordedNode {
   uint64_t dst = 0, src = 0;
   size_t count = 0;  // memsets: elements; copies: bytes
   uint32_t value = 0, element_size = 0;
+
+  uint32_t packed_size = 0;  // kernels: >0, `args` is a packed block passed through `extra`
+  uint32_t arg_size() const { return packed_size ? packed_size : function->arg_bytes; }
 };
 
 class ChunkGraph {
@@ -63,6 +68,16 @@ class ChunkGraph {
   void destroy(const DriverApi& api);
   bool usable() const { return exec_ != nullptr && !broken_; }
   size_t size() const { return nodes_.size(); }
+
+  // Whether a kernel node launches a function for which `pred(const FunctionInfo&)` holds (a
+  // module unload asks which graphs hold its kernels).
+  template <class Pred>
+  bool launches_any(Pred pred) const {
+    for (const Node& n : nodes_) {
+      if (n.kind == NodeKind::kKernel && n.function && pred(*n.function)) return true;
+    }
+    return false;
+  }
 
  private:
   struct Node {
@@ -89,6 +104,9 @@ class ChunkGraph {
   bool broken_ = false;
   std::vector<Node> nodes_;
   std::vector<void*> ptrs_;  // kernel parameter pointers of the node being set: no allocation
+  // The `extra` array of a packed node being set, and the size it points to.
+  void* extra_[5] = {};
+  size_t extra_size_ = 0;
 };
 
 }  // namespace pygraph

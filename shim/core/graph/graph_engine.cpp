@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "driver/launch_attributes.h"
+#include "driver/packed_args.h"
 #include "graph/flush_rules.h"
 #include "graph/period.h"
 #include "graph/token.h"
@@ -50,10 +51,40 @@ CUcontext GraphEngine::current_context() const {
   return ctx;
 }
 
-EagerReason GraphEngine::unrecordable(const EngineLaunch& l) const {
-  if (unloaded_) return EagerReason::kUnloaded;
-  if (!l.params) return l.extra ? EagerReason::kPackedArgs : EagerReason::kUnknownLayout;
-  if (!l.info || !l.info->params_known) return EagerReason::kUnknownLayout;
+EagerReason GraphEngine::packed_args(const EngineLaunch& l, Work* w) const {
+  // The largest parameter block a kernel may have (CUDA 12.1 and later).
+  constexpr size_t kMaxParamBytes = 32764;
+  PackedArgs packed;
+  switch (parse_extra(l.extra, &packed)) {
+    case ExtraForm::kNone:
+      return EagerReason::kCount;  // the arguments are in kernelParams
+    case ExtraForm::kOther:
+      return EagerReason::kPackedArgs;
+    case ExtraForm::kBuffer:
+      break;
+  }
+  // The driver refuses kernelParams and a buffer together (measured): it does so eagerly.
+  if (l.params) return EagerReason::kPackedArgs;
+  // With a known layout the buffer is the parameter block, exactly: the driver refuses a larger
+  // one and takes a smaller one (NCCL passes less than its kernels' 4 KiB parameter) whose
+  // missing bytes a node built from the layout would not reproduce. With an unknown layout the
+  // node takes the buffer as it is, through `extra`, as the driver does.
+  const bool fits = l.info->params_known ? packed.size == l.info->arg_bytes
+                                         : packed.size > 0 && packed.size <= kMaxParamBytes;
+  if (!fits) return EagerReason::kPackedArgsSize;
+  w->packed = packed.data;
+  w->packed_size = static_cast<uint32_t>(packed.size);
+  w->packed_node = !l.info->params_known;
+  return EagerReason::kCount;
+}
+
+EagerReason GraphEngine::unrecordable(const EngineLaunch& l, Work* w) const {
+  if (!l.info) return EagerReason::kUnknownLayout;
+  if (l.extra) {
+    const EagerReason reason = packed_args(l, w);
+    if (reason != EagerReason::kCount) return reason;
+  }
+  if (!w->packed && (!l.params || !l.info->params_known)) return EagerReason::kUnknownLayout;
   if (is_per_thread_stream(normalized_stream(l.stream, l.per_thread))) {
     // Its meaning depends on the calling thread; a graph replay could run it on another's.
     return EagerReason::kPerThreadStream;
@@ -102,7 +133,6 @@ GraphEngine::MemKind GraphEngine::memory_kind(uint64_t address) const {
 }
 
 EagerReason GraphEngine::unrecordable(const MemopCall& m, MemKind* src) const {
-  if (unloaded_) return EagerReason::kUnloaded;
   if (is_per_thread_stream(normalized_stream(m.stream, m.per_thread))) {
     return EagerReason::kPerThreadStream;
   }
@@ -231,10 +261,16 @@ bool GraphEngine::record(const Work& w) {
     return true;
   }
   const EngineLaunch& l = *w.launch;
-  const FunctionInfo& f = *l.info;
   const size_t offset = arena_.size();
-  arena_.resize(offset + f.arg_bytes);
-  f.pack_args(l.params, arena_.data() + offset);
+  if (w.packed) {
+    // The block the driver would read (for a known layout, the packed parameters themselves).
+    arena_.resize(offset + w.packed_size);
+    std::memcpy(arena_.data() + offset, w.packed, w.packed_size);
+  } else {
+    const FunctionInfo& f = *l.info;
+    arena_.resize(offset + f.arg_bytes);
+    f.pack_args(l.params, arena_.data() + offset);
+  }
   const size_t attrs_offset = attrs_.size();
   attrs_.insert(attrs_.end(), l.attrs, l.attrs + l.attr_count);
   Pending& p = pending_.add();
@@ -242,6 +278,7 @@ bool GraphEngine::record(const Work& w) {
   p.launch = l;
   p.args_offset = static_cast<uint32_t>(offset);
   p.attrs_offset = static_cast<uint32_t>(attrs_offset);
+  p.packed_size = w.packed_node ? w.packed_size : 0;
   p.launch.params = nullptr;
   p.launch.extra = nullptr;
   p.launch.attrs = nullptr;
@@ -252,6 +289,7 @@ bool GraphEngine::record(const Work& w) {
 
 void GraphEngine::count_eager(bool memop, EagerReason reason) {
   ++(memop ? stats_.memop_eager : stats_.eager)[static_cast<int>(reason)];
+  if (observer_) observer_->eager(memop, reason);
 }
 
 CUresult GraphEngine::issue(const Work& w) {
@@ -287,7 +325,7 @@ CUresult GraphEngine::admit(Work& w) {
     count_eager(w.memop != nullptr, EagerReason::kCapture);
     return issue(w);
   }
-  const EagerReason reason = w.memop ? unrecordable(*w.memop, &w.src) : unrecordable(*w.launch);
+  const EagerReason reason = w.memop ? unrecordable(*w.memop, &w.src) : unrecordable(*w.launch, &w);
   if (reason != EagerReason::kCount) return refuse(w, reason);
   return take(w, w.memop ? token(*w.memop, w.src) : token(*w.launch));
 }
@@ -419,6 +457,12 @@ CUresult GraphEngine::call_memop(const MemopCall& m) {
 
 CUresult GraphEngine::issue_pending(const Pending& p) {
   if (p.kind != NodeKind::kKernel) return call_memop(p.memop);  // a staged copy reads its snapshot
+  if (p.packed_size) {
+    size_t size = p.packed_size;
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, arena_.data() + p.args_offset,
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    return call_eagerly(p.launch, nullptr, extra, attrs_.data() + p.attrs_offset);
+  }
   const FunctionInfo& f = *p.launch.info;
   param_ptrs_.resize(f.params.size());  // keeps its capacity: no steady allocation
   for (size_t i = 0; i < f.params.size(); ++i) {
@@ -468,6 +512,7 @@ CUresult GraphEngine::flush(FlushCause cause, Op op) {
   if (pending_.empty()) return CUDA_SUCCESS;
   ++stats_.flushes_by_cause[static_cast<int>(cause)];
   if (cause == FlushCause::kOp && op < Op::kCount) ++stats_.flushes_by_op[static_cast<int>(op)];
+  if (observer_) observer_->flushed(cause, op, pending_.size());
   return submit();
 }
 
@@ -496,6 +541,26 @@ void GraphEngine::evict_least_recent() {
     c.graph.destroy(*api_);
   }
   victim->chunks.clear();
+}
+
+void GraphEngine::forget_graphs(const ModuleUnload& unload) {
+  auto launches_its_kernel = [&](const FunctionInfo& f) { return may_belong(f, unload); };
+  for (auto& [id, plan] : plans_) {
+    bool holds = false;
+    for (const Chunk& c : plan.chunks) holds = holds || c.graph.launches_any(launches_its_kernel);
+    if (!holds) continue;
+    for (Chunk& c : plan.chunks) {
+      if (c.graph.usable()) {
+        ++stats_.graphs_unloaded;
+        --stats_.graphs_live;
+      }
+      c.graph.destroy(*api_);
+    }
+    plan.chunks.clear();
+    // The sequence's tokens name the kernel by its id, which no launch has again (the handle is
+    // described anew): it could only mismatch where the kernel was.
+    plan.disabled = true;
+  }
 }
 
 ChunkGraph* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh) {
@@ -537,6 +602,7 @@ CUresult GraphEngine::submit() {
       std::memcpy(n.block, l.block, sizeof n.block);
       n.shared_mem = l.shared_mem;
       n.args = arena_.data() + p.args_offset;
+      n.packed_size = p.packed_size;
       n.attrs = attrs_.data() + p.attrs_offset;
       n.attr_count = l.attr_count;
       n.cooperative = l.op == Op::LaunchCooperativeKernel;
@@ -585,6 +651,7 @@ CUresult GraphEngine::submit() {
     return eager;
   }
   ++stats_.replays;
+  if (observer_) observer_->replayed(scratch_.size(), patched);
   stats_.replayed += scratch_.size() - memops;
   stats_.memops_replayed += memops;
   stats_.patched_nodes += patched;
@@ -596,7 +663,7 @@ CUresult GraphEngine::submit() {
   return CUDA_SUCCESS;
 }
 
-CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread) {
+CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
   CUresult r = CUDA_SUCCESS;
   switch (flush_rule(op)) {
     case FlushRule::kNone:
@@ -609,16 +676,17 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread) {
     case FlushRule::kAll:
       r = flush(FlushCause::kOp, op);
       break;
+    case FlushRule::kContext:
+      break;  // after_op, once the op made its context current
     case FlushRule::kCapture:
       r = end_segment(op);
       break;
     case FlushRule::kUnload:
-      // Graphs may hold the module's kernels, and a later module may reuse their handles: graph
-      // mode ends here for this process (rare: frameworks keep their modules loaded).
+      // Deferred work may launch the module's kernels: it goes first. Then only the graphs that
+      // may hold them go (a later module may reuse their handles); everything else goes on.
       r = flush(FlushCause::kOp, op);
       stop_following();
-      destroy_graphs();
-      unloaded_ = true;
+      forget_graphs(describe_unload(*api_, op, handle));
       break;
   }
   if (deferred_error_ != CUDA_SUCCESS) {  // an earlier submission's error comes first
@@ -641,6 +709,12 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
     auto it = std::find(capturing_.begin(), capturing_.end(), s);
     if (it != capturing_.end()) capturing_.erase(it);
   }
+  // A switch to another context than the chunk's submits it (flush_rules.h); no call can return
+  // the submission's error now.
+  if (flush_rule(op) == FlushRule::kContext && !pending_.empty() &&
+      current_context() != chunk_context_) {
+    defer_error(flush(FlushCause::kOp, op));
+  }
   // A boundary on a stream the recorded work does not share still ends the sequence, and with it
   // the chunk: its submission's error goes to the next op.
   if (op_is_boundary(op)) defer_error(end_segment(op));
@@ -649,6 +723,7 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
 CUresult GraphEngine::end_segment(Op op) {
   const CUresult r = flush(FlushCause::kOp, op);
   stop_following();
+  if (observer_) observer_->segment_ended(op);
   detector_.boundary(static_cast<uint64_t>(op) + 1);  // tags are nonzero
   at_segment_start_ = true;
   expected_period_ = 0;

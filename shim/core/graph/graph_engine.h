@@ -30,7 +30,9 @@
 #include "driver/function_table.h"
 #include "driver/launch_call.h"
 #include "driver/memop_call.h"
+#include "driver/module_unload.h"
 #include "driver/ops.h"
+#include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/graph_chunk.h"
 #include "graph/sequence_detector.h"
@@ -83,7 +85,8 @@ class GraphEngine {
   // Before an op other than a launch, on `stream` (null when it has none): submits the
   // recorded work the op can observe (flush_rules.h). Returns an error a submission met, for the
   // caller to report after running the op (the launch it belongs to had returned success).
-  CUresult before_op(Op op, CUstream stream, bool per_thread);
+  // `handle`: the module or library an unload unloads (its graphs are forgotten), else unused.
+  CUresult before_op(Op op, CUstream stream, bool per_thread, uint64_t handle = 0);
   // After the op ran: capture bookkeeping, and boundaries end the current segment.
   void after_op(Op op, CUstream stream, bool per_thread, CUresult result);
 
@@ -102,6 +105,8 @@ class GraphEngine {
   bool capturing() const { return !capturing_.empty(); }
   bool idle() const { return pending_.empty(); }
   const EngineStats& stats() const { return stats_; }
+  // Told what the engine does where it is slow anyway (engine_observer.h); null: nobody.
+  void set_observer(EngineObserver* observer) { observer_ = observer; }
 
  private:
   // What memory an address is, as far as graph nodes care.
@@ -111,6 +116,11 @@ class GraphEngine {
     const EngineLaunch* launch = nullptr;
     const MemopCall* memop = nullptr;
     MemKind src = MemKind::kOther;  // copies: the source's memory
+    // Launches with packed arguments (`extra`): the block, and whether the node takes it through
+    // `extra` (layout unknown) rather than as the kernel's parameters (layout known).
+    const void* packed = nullptr;
+    uint32_t packed_size = 0;
+    bool packed_node = false;
     Op op() const { return launch ? launch->op : memop->op; }
     CUstream stream() const { return launch ? launch->stream : memop->stream; }
     bool per_thread() const { return launch ? launch->per_thread : memop->per_thread; }
@@ -121,6 +131,7 @@ class GraphEngine {
     MemopCall memop;        // memsets and copies; src is the snapshot when staged
     uint32_t args_offset;   // into arena_
     uint32_t attrs_offset;  // into attrs_
+    uint32_t packed_size;   // kernels: >0, the arena holds a block for `extra` (layout unknown)
   };
   // The current chunk's work. Slots are reused from chunk to chunk and filled field by field:
   // no allocation and no zeroing of a whole slot on the launch path.
@@ -150,7 +161,8 @@ class GraphEngine {
     uint64_t last_used = 0;
   };
 
-  EagerReason unrecordable(const EngineLaunch& l) const;  // kCount when recordable
+  EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
+  EagerReason packed_args(const EngineLaunch& l, Work* w) const;   // `extra`: what a node takes
   EagerReason unrecordable(const MemopCall& m, MemKind* src) const;
   MemKind memory_kind(uint64_t address) const;
   uint64_t token(const EngineLaunch& l) const;
@@ -171,6 +183,9 @@ class GraphEngine {
   CUresult submit();  // the current chunk, as a graph replay (eagerly if it cannot be one)
   ChunkGraph* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
+  // A module or library is unloaded: graphs that may launch its kernels go, and their sequences
+  // are not followed again (module_unload.h).
+  void forget_graphs(const ModuleUnload& unload);
   CUresult issue(const Work& w);  // the program's call, made now
   CUresult call_eagerly(const EngineLaunch& l, void** params, void** extra,
                         const CUlaunchAttribute* attrs);
@@ -188,9 +203,9 @@ class GraphEngine {
   EngineOptions options_;
   SequenceDetector detector_;
   EngineStats stats_;
+  EngineObserver* observer_ = nullptr;
   std::unordered_map<uint32_t, Plan> plans_;
-  uint64_t clock_ = 0;  // submissions, for least-recently-used eviction
-  bool unloaded_ = false;
+  uint64_t clock_ = 0;                      // submissions, for least-recently-used eviction
   CUresult deferred_error_ = CUDA_SUCCESS;  // see defer_error
   std::vector<uint64_t> capturing_;         // streams the program is capturing
 

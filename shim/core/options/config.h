@@ -1,10 +1,13 @@
-// Run-time options, read once from the environment (PYGRAPH_<NAME>).
+// Run-time options: defaults, then the JSON file named by PYGRAPH_CONFIG, then PYGRAPH_<KEY>
+// variables, each overriding the one before. Read once, at the first CUDA call.
 //
-// One table lists every option with its default and meaning; config/README.md documents the
-// same table for users. A bad value never stops the program: it is named in one line on stderr
-// and the safe choice is taken.
+// The options are listed, with their defaults and checks, in one table (option_table.h);
+// config/README.md documents it for users. A bad configuration never stops the program unless
+// it asks for that (PYGRAPH_STRICT=1): each problem is one line on stderr, and the shim passes
+// through (off mode).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,37 +15,77 @@ namespace pygraph {
 
 enum class Mode {
   kOff,    // pure passthrough: the program's calls reach the driver untouched
-  kTrace,  // passthrough, recording every launch and op (to PYGRAPH_TRACE, if set)
-  kGraph,  // repeating launch sequences run as CUDA graphs (and recorded, if PYGRAPH_TRACE)
+  kTrace,  // passthrough, recording every launch and op (to the trace path, if set)
+  kGraph,  // repeating launch sequences run as CUDA graphs (and recorded, if a trace path is set)
 };
 
+// Every option's value. The defaults live in the table only: a configuration starts from
+// default_config(), never from Config{} (all zeros).
 struct Config {
-  Mode mode = Mode::kGraph;
+  Mode mode{};
   std::string trace_path;  // empty: no trace file
   std::string stats_path;  // empty: no stats; "stderr": to standard error
-  bool debug = false;
-  unsigned min_repeats = 2;    // graph mode: occurrences seen eagerly before a sequence is graphed
-  unsigned max_graphs = 1024;  // graph mode: instantiated graphs kept (least recently used go)
-  unsigned first_chunk = 2;    // graph mode: launches recorded before an occurrence's first graph
-  unsigned staging_mb = 4;     // graph mode: pinned staging for pageable copies; 0: none
-  bool patch_grid = true;      // graph mode: grid and dynamic shared memory patched, not in token
+  bool debug{};
+  unsigned min_repeats{};    // graph mode: occurrences seen eagerly before a sequence is graphed
+  unsigned first_chunk{};    // graph mode: launches recorded before an occurrence's first graph
+  unsigned max_chunk{};      // graph mode: the largest chunk graph, in launches
+  unsigned max_graphs{};     // graph mode: instantiated graphs kept (least recently used go)
+  unsigned max_sequences{};  // graph mode: sequences the detector keeps (not in effect yet)
+  unsigned staging_mb{};     // graph mode: pinned staging for pageable copies; 0: none
+  bool patch_grid{};         // graph mode: grid and dynamic shared memory patched, not in token
+  // For the decision policy, which is not there yet: parsed, checked and shown only.
+  double min_gain_percent{};
+  unsigned measure_windows{};
+  unsigned measure_iterations{};
+  std::vector<std::string> allow_kernels;
+  std::vector<std::string> deny_kernels;
+  std::string cache_path;
+  bool strict{};            // a configuration error ends the process instead of passing through
+  std::string config_path;  // the file read (PYGRAPH_CONFIG); empty: none
 };
 
-struct OptionSpec {
-  const char* name;  // environment variable
-  const char* default_value;
-  const char* help;
+// Where the configuration comes from; injectable, so that tests and fuzz targets need neither
+// the process's environment nor files.
+struct ConfigSources {
+  std::function<const char*(const char* name)> getenv;
+  // Names of the environment's variables: unknown PYGRAPH_* names get a warning.
+  std::function<std::vector<std::string>()> env_names;
+  // The whole text of a file, or false with the reason in *error.
+  std::function<bool(const std::string& path, std::string* text, std::string* error)> read_file;
 };
-extern const OptionSpec kOptions[];
-extern const int kOptionCount;
 
-// Reads the options through `getenv` (injectable for tests); problems are appended to
-// `warnings`, one line each, already naming the variable and its value.
-Config parse_config(const char* (*getenv_fn)(const char*), std::vector<std::string>* warnings);
+// The process's environment and files.
+ConfigSources process_config_sources();
+
+// Where an option's value came from.
+enum class Source {
+  kDefault,
+  kFile,
+  kEnvironment,
+  kFallback,  // the mode: off, because of the errors
+};
+
+struct ConfigResult {
+  Config config;
+  std::vector<Source> sources;  // one per option, in table order
+  // One line each, naming the file or variable, the key and the value. Warnings (unknown keys,
+  // a trace in off mode) leave the rest as configured; any error puts the mode to off (or, in
+  // strict mode, asks the caller to end the process), and the last error line says which.
+  std::vector<std::string> warnings;
+  std::vector<std::string> errors;
+};
+
+ConfigResult parse_config(const ConfigSources& sources);
+
+// Every option at its default.
+Config default_config();
+
+// PYGRAPH_STRICT=1 and an error: the process exits with this status (sysexits.h's EX_CONFIG).
+constexpr int kStrictExitStatus = 78;
 
 const char* mode_name(Mode mode);
 
-// A path option with every "%p" replaced by this process's id (PYGRAPH_TRACE, PYGRAPH_STATS).
+// A path option with every "%p" replaced by this process's id (trace, stats).
 std::string with_pid(const std::string& path_template);
 
 }  // namespace pygraph

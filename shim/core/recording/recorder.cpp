@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/packed_args.h"
 #include "trace/trace_writer.h"
 
 namespace pygraph {
@@ -12,20 +13,6 @@ namespace {
 
 using trace::RecordHeader;
 using trace::RecordType;
-
-// The packed argument block of a launch made with `extra`, as the driver defines it.
-bool extra_buffer(void** extra, const void** data, size_t* size) {
-  const void* ptr = nullptr;
-  const size_t* sz = nullptr;
-  for (int i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) ptr = extra[i + 1];
-    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) sz = static_cast<const size_t*>(extra[i + 1]);
-  }
-  if (!ptr || !sz) return false;
-  *data = ptr;
-  *size = *sz;
-  return true;
-}
 
 uint32_t duration(uint64_t t0, uint64_t t1) {
   uint64_t d = t1 > t0 ? t1 - t0 : 0;
@@ -90,13 +77,12 @@ void Recorder::write_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUres
 
   uint8_t flags = 0;
   uint32_t arg_bytes = 0;
-  const void* extra_data = nullptr;
-  size_t extra_size = 0;
+  PackedArgs packed;
   if (c.params && f && f->params_known) {
     arg_bytes = f->arg_bytes;
-  } else if (!c.params && extra_buffer(c.extra, &extra_data, &extra_size)) {
+  } else if (!c.params && parse_extra(c.extra, &packed) == ExtraForm::kBuffer) {
     flags = trace::kLaunchArgsFromExtra;
-    arg_bytes = static_cast<uint32_t>(std::min<size_t>(extra_size, 1u << 16));
+    arg_bytes = static_cast<uint32_t>(std::min<size_t>(packed.size, 1u << 16));
   } else {
     flags = trace::kLaunchArgsUnknown;
   }
@@ -135,7 +121,7 @@ void Recorder::write_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUres
   if (flags == 0) {
     f->pack_args(c.params, p);
   } else if (flags == trace::kLaunchArgsFromExtra) {
-    std::memcpy(p, extra_data, arg_bytes);
+    std::memcpy(p, packed.data, arg_bytes);
   }
   w.commit();
 }

@@ -7,12 +7,12 @@
 #include <atomic>
 #include <cstdint>
 
-#include "recording/callsite.h"
-#include "options/config.h"
 #include "driver/driver_api.h"
 #include "driver/function_table.h"
 #include "driver/launch_call.h"
 #include "driver/ops.h"
+#include "options/config.h"
+#include "recording/callsite.h"
 #include "trace/trace_format.h"
 
 namespace pygraph {
@@ -39,6 +39,9 @@ class Recorder {
   // The kernel behind a launch's CUfunction (or CUkernel), announced in the trace on first
   // sight. Lock-free after the first launch of each kernel.
   const FunctionInfo* function(CUfunction f);
+  // A module or library is unloaded: its kernels are described anew (new ids, announced again)
+  // at their handles' next launch (module_unload.h).
+  void forget_kernels(const ModuleUnload& unload) { functions_.forget(unload); }
 
   // Counts the launch (per door) and writes it to the trace, if one is open.
   void record_launch(const LaunchCall& call, uint64_t t0, uint64_t t1, CUresult result);

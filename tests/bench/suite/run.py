@@ -268,7 +268,7 @@ class Suite:
 
 def machine_info():
     info = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "host": platform.node(), "commit": os.environ.get("PYGRAPH_COMMIT", "")}
+            "host": platform.node(), "commit": os.environ.get("BENCH_COMMIT", "")}
     if not info["commit"] and shutil.which("git"):
         info["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                                         capture_output=True, text=True).stdout.strip()

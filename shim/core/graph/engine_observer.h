@@ -1,0 +1,29 @@
+// What graph mode does, as it happens, for whoever wants to attribute it: the analyzer's
+// `breaks` (which op, call site or kernel keeps launches out of graphs) and, later, a trace that
+// records graph mode's own events. The engine has none by default; it calls one only where it
+// already does slow work (eager launches, early submissions, ends of segments, replays), never
+// for a recorded launch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "driver/ops.h"
+#include "graph/engine_stats.h"
+
+namespace pygraph {
+
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  // One launch (or memop) went to the driver as a plain call, for this reason.
+  virtual void eager(bool memop, EagerReason reason) {}
+  // Recorded work was submitted before its chunk was complete.
+  virtual void flushed(FlushCause cause, Op op, size_t pending) {}
+  // `op` ended the current segment (a boundary, or work no graph can hold).
+  virtual void segment_ended(Op op) {}
+  // A chunk ran as a graph replay.
+  virtual void replayed(size_t nodes, uint32_t patched) {}
+};
+
+}  // namespace pygraph

@@ -1,0 +1,18 @@
+// The option an unknown key was most likely meant to be, for "did you mean" in its warning.
+#pragma once
+
+#include <string>
+
+#include "options/option_table.h"
+
+namespace pygraph {
+
+// Edit distance (insertions, deletions, substitutions and swaps of neighbours, as typos go).
+size_t edit_distance(const std::string& a, const std::string& b);
+
+// The option closest to `key` by edit distance, case, a PYGRAPH_ prefix and dashes aside (a
+// file written with variable names still finds its options); the first in table order on ties.
+// Options that only the environment sets count only when `env` is true.
+const OptionSpec& closest_option(const std::string& key, bool env);
+
+}  // namespace pygraph

@@ -1,0 +1,124 @@
+#include "options/option_table.h"
+
+#include <cctype>
+
+namespace pygraph {
+namespace {
+
+// Ranges are what the engine can take, not what is sensible: the defaults are the measured
+// choices (docs/design-graph-mode.md). The `doc` lines are Markdown; they become
+// config/README.md's table (scripts/update-config-docs.sh).
+const OptionSpec kTable[] = {
+    {"mode", &Config::mode, "graph", 0, 0,
+     "`graph`: launch sequences that repeat run as CUDA graphs (changed arguments patched before "
+     "each replay), results bitwise identical; also recorded when `trace` is set. `trace`: "
+     "passthrough, and every launch and op is recorded to `trace`. `off`: pure passthrough; the "
+     "driver's own entry points are handed out, so nothing of pygraph runs on the launch path "
+     "(programs linked with `-lcuda`: one jump).",
+     false},
+    {"trace", &Config::trace_path, "", 0, 0,
+     "Binary trace to write (`docs/trace-format.md`); `%p` becomes the process id. If another "
+     "live process already writes that path (a parent, when children inherit the shim), this "
+     "process writes `PATH.<pid>` instead. Unwritable: one line on stderr, no trace. Ignored, "
+     "with a warning, in `off` mode.",
+     false},
+    {"stats", &Config::stats_path, "", 0, 0,
+     "JSON summary written at exit (`docs/stats-format.md`): launches per door, coverage, graphs "
+     "built, evicted and replayed, patched nodes, flushes and eager launches by reason. A path "
+     "(`%p` becomes the process id) or `stderr`. Unwritable: one line on stderr.",
+     false},
+    {"debug", &Config::debug, "0", 0, 0,
+     "`1`: diagnostic lines on stderr: the configuration and where each value came from, mode, "
+     "trace path, launch counts per door at exit, entry points handed out unwrapped.",
+     false},
+    {"min_repeats", &Config::min_repeats, "2", 1, 1000,
+     "Graph mode: how many times a sequence runs eagerly before its next occurrences are "
+     "recorded and replayed.",
+     false},
+    {"first_chunk", &Config::first_chunk, "2", 1, 4096,
+     "Graph mode: launches (and memsets/copies) recorded before the first graph of an occurrence "
+     "goes to the GPU; later chunks double up to `max_chunk`. Smaller: the GPU starts earlier in "
+     "each iteration; larger: fewer graph launches. At most `max_chunk`.",
+     false},
+    {"max_chunk", &Config::max_chunk, "128", 1, 4096,
+     "Graph mode: launches (and memsets/copies) in the largest chunk graph; loops without syncs "
+     "are followed as multiples of their period up to it.",
+     false},
+    {"max_graphs", &Config::max_graphs, "1024", 1, 1000000,
+     "Graph mode: instantiated graphs kept; beyond it the least recently replayed sequence's "
+     "graphs are destroyed.",
+     false},
+    {"max_sequences", &Config::max_sequences, "1024", 1, 1000000,
+     "Graph mode: repeating sequences the detector keeps track of (the least recently seen are "
+     "dropped). Not in effect yet: the engine keeps 1024.",
+     false},
+    {"staging_mb", &Config::staging_mb, "4", 0, 1024,
+     "Graph mode: pinned host memory holding snapshots of deferred copies from pageable host "
+     "memory (a copy larger than a quarter of it, or one that finds no free space, goes out "
+     "eagerly). `0`: such copies always go out eagerly.",
+     false},
+    {"patch_grid", &Config::patch_grid, "1", 0, 0,
+     "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
+     "its arguments. `0`: they are part of the launch's shape, so a launch with another grid "
+     "starts another sequence variant (`docs/design-graph-mode.md` has the measurement).",
+     false},
+    {"min_gain_percent", &Config::min_gain_percent, "2", 0, 100,
+     "Used by the decision policy (not in effect yet): a sequence keeps its graphs only if its "
+     "replays are at least this many percent faster than its eager runs.",
+     false},
+    {"measure_windows", &Config::measure_windows, "3", 1, 100,
+     "Used by the decision policy (not in effect yet): pairs of measurement windows (one eager, "
+     "one replayed) run before a sequence is decided.",
+     false},
+    {"measure_iterations", &Config::measure_iterations, "8", 1, 10000,
+     "Used by the decision policy (not in effect yet): occurrences of the sequence in one "
+     "measurement window.",
+     false},
+    {"allow_kernels", &Config::allow_kernels, "*", 0, 0,
+     "Used by the decision policy (not in effect yet): glob patterns of kernel names; only "
+     "sequences whose kernels all match one may be graphed.",
+     false},
+    {"deny_kernels", &Config::deny_kernels, "", 0, 0,
+     "Used by the decision policy (not in effect yet): glob patterns of kernel names; a sequence "
+     "with a kernel matching one is never graphed (deny wins over allow).",
+     false},
+    {"cache", &Config::cache_path, "", 0, 0,
+     "Used by the decision policy (not in effect yet): the file of decisions kept across runs "
+     "and shared by the processes that use it. Empty: `$XDG_CACHE_HOME/pygraph/decisions.json`, "
+     "else `~/.cache/pygraph/decisions.json`.",
+     false},
+    {"strict", &Config::strict, "0", 0, 0,
+     "`1`: a configuration error (bad value, unreadable or malformed file) ends the process at "
+     "its first CUDA call, with the error and exit status 78, instead of running in off mode.",
+     false},
+    {"config", &Config::config_path, "", 0, 0,
+     "The JSON file to read options from (keys as in this table); variables override it. "
+     "Environment only.",
+     true},
+};
+
+}  // namespace
+
+const std::span<const OptionSpec> kOptions(kTable);
+const int kOptionCount = static_cast<int>(std::size(kTable));
+
+const OptionSpec* find_option(const std::string& key) {
+  for (const OptionSpec& o : kOptions) {
+    if (key == o.key) return &o;
+  }
+  return nullptr;
+}
+
+int option_index(const OptionSpec& option) {
+  return static_cast<int>(&option - kOptions.data());
+}
+
+std::string env_name(const OptionSpec& option) {
+  std::string name = "PYGRAPH_";
+  for (const char* c = option.key; *c; ++c) {
+    name += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
+  }
+  return name;
+}
+
+}  // namespace pygraph
