@@ -10,6 +10,7 @@
 # end in one file. results.json, the chart speedup.png, table.md/txt and the logs (logs.tgz)
 # are copied to $OUT when it is set. libunwind is not on that machine: carry Debian's
 # libunwind8 and libunwind-dev packages in .debs/, as for scripts/gpu-check.sh.
+# The results name the commit: from git where the tree has .git, else from BENCH_COMMIT=<sha>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/pygraph-bench
