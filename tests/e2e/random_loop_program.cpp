@@ -14,10 +14,14 @@
 #include <random>
 #include <vector>
 
+#include "random_support.h"
 #include "runtime_bootstrap.h"
 #include "standin.h"
 
 namespace {
+
+constexpr const char* kProgram = "random_loop_program";
+using random_support::Digest;
 
 constexpr int kBuffers = 3;
 constexpr int kLen = 64;  // ints per buffer
@@ -64,22 +68,6 @@ bool load(Api* a) {
          standin::resolve(get, "cuMemsetD32Async", &a->memset_async) &&
          standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
 }
-
-struct Digest {  // FNV-1a over what the host saw
-  uint64_t h = 1469598103934665603ull;
-  void add(const void* p, size_t n) {
-    auto* b = static_cast<const uint8_t*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
-};
-
-#define OK(x)                                                                      \
-  do {                                                                             \
-    if ((x) != CUDA_SUCCESS) {                                                     \
-      std::fprintf(stderr, "random_loop_program: seed %u: %s failed\n", seed, #x); \
-      std::exit(1);                                                                \
-    }                                                                              \
-  } while (0)
 
 // One launch (or memset) of an iteration. Its scalar: constant, the iteration number, or one of
 // two values taken every other iteration; its buffers: fixed, or swapped every other iteration.

@@ -24,10 +24,14 @@
 #include <random>
 #include <vector>
 
+#include "random_support.h"
 #include "runtime_bootstrap.h"
 #include "standin.h"
 
 namespace {
+
+constexpr const char* kProgram = "random_program";
+using random_support::Digest;
 
 constexpr int kBuffers = 4;
 constexpr int kLen = 256;  // ints per buffer
@@ -117,23 +121,6 @@ bool load(Api* a) {
          standin::resolve(get, "cuMemcpyHtoDAsync", &a->copy_hd_async) &&
          standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
 }
-
-// FNV-1a over what the host saw.
-struct Digest {
-  uint64_t h = 1469598103934665603ull;
-  void add(const void* p, size_t n) {
-    auto* b = static_cast<const uint8_t*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
-};
-
-#define OK(x)                                                                 \
-  do {                                                                        \
-    if ((x) != CUDA_SUCCESS) {                                                \
-      std::fprintf(stderr, "random_program: seed %u: %s failed\n", seed, #x); \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
 
 enum StepKind {
   kAdd,

@@ -1,55 +1,28 @@
 // Randomized differential test: thousands of generated programs (random_program.cpp) give the
 // same digest of host-observed values with and without the shim.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "differential.h"
 #include "run_program.h"
 
 namespace pygraph::test {
 namespace {
 
-constexpr const char* kSeeds = "3000";
+constexpr int kSeeds = 3000;
 
-// Runs the generated programs without and with the shim; returns the shim's PYGRAPH_STATS.
-nlohmann::json expect_same_digests(const char* mode) {
-  RunResult plain = run_program({RANDOM_PROGRAM, "0", kSeeds}, {{"LD_LIBRARY_PATH", STANDIN_DIR}});
-  EXPECT_EQ(plain.exit_code, 0) << plain.err;
-  const std::string trace = temp_path("random.trace");
-  const std::string stats = temp_path("random-stats.json");
-  RunResult shim = run_program({RANDOM_PROGRAM, "0", kSeeds}, {{"LD_PRELOAD", PYGRAPH_SHIM},
-                                                               {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                                               {"PYGRAPH_MODE", mode},
-                                                               {"PYGRAPH_TRACE", trace},
-                                                               {"PYGRAPH_STATS", stats}});
-  unlink(trace.c_str());
-  nlohmann::json j = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
-  unlink(stats.c_str());
-  EXPECT_EQ(shim.exit_code, 0) << shim.err;
-  std::istringstream a(plain.out), b(shim.out);
-  std::string la, lb;
-  int lines = 0;
-  while (std::getline(a, la)) {
-    if (!std::getline(b, lb)) break;
-    if (la != lb) {
-      ADD_FAILURE() << "first differing seed (seed digest): " << la << " vs " << lb;
-      break;
-    }
-    ++lines;
-  }
-  EXPECT_EQ(lines, std::stoi(kSeeds));
-  return j;
+nlohmann::json random_programs_in(const char* mode) {
+  return expect_same_digests(RANDOM_PROGRAM, kSeeds, mode);
 }
 
 TEST(Random, TraceModeChangesNoResult) {
-  expect_same_digests("trace");
+  random_programs_in("trace");
 }
 TEST(Random, GraphModeChangesNoResult) {
-  const nlohmann::json s = expect_same_digests("graph");
+  const nlohmann::json s = random_programs_in("graph");
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   // The programs exercise graph mode for real: graphs replayed, sequences broken, early flushes.
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
@@ -75,7 +48,7 @@ TEST(Random, GraphModeChangesNoResult) {
             m["replayed_in_graphs"].get<int>() + m["eager"].get<int>());
 }
 TEST(Random, OffModeChangesNoResult) {
-  expect_same_digests("off");
+  random_programs_in("off");
 }
 
 TEST(Random, DigestsDependOnTheProgram) {

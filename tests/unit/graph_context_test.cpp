@@ -11,22 +11,15 @@
 #include "graph/graph_engine.h"
 #include "standin.h"
 #include "standin_driver_api.h"
+#include "test_kernels.h"
 
 namespace pygraph {
 namespace {
 
-constexpr int kN = 32;
+constexpr int kN = test::kKernelFloats;
 
-void scale(const unsigned*, const unsigned*, void** p) {  // y = y * a + 1
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] * a + 1.0f;
-}
-void add(const unsigned*, const unsigned*, void** p) {  // y += step * (i + 1)
-  const int step = *static_cast<int*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] += float(step * (i + 1));
-}
+using test::add_kernel;
+using test::scale_kernel;
 
 using test::take;
 
@@ -43,8 +36,8 @@ class GraphContextTest : public ::testing::Test {
     take(&push_, "cuCtxPushCurrent_v2");
     take(&pop_, "cuCtxPopCurrent_v2");
     const size_t sizes[2] = {4, 8};
-    scale_ = test::standin_kernel(&table_, "context_scale", &scale, 2, sizes);
-    add_ = test::standin_kernel(&table_, "context_add", &add, 2, sizes);
+    scale_ = test::standin_kernel(&table_, "context_scale", &scale_kernel, 2, sizes);
+    add_ = test::standin_kernel(&table_, "context_add", &add_kernel, 2, sizes);
     a_ = standin_context_create();
     b_ = standin_context_create();
     ASSERT_EQ(push_(a_), CUDA_SUCCESS);  // the program's context
@@ -89,15 +82,9 @@ class GraphContextTest : public ::testing::Test {
         const FunctionInfo* f = i % 2 ? add_ : scale_;
         void* pe[] = {scalar, &ye};
         void* pr[] = {scalar, &yr};
-        EngineLaunch l{};
-        l.op = Op::LaunchKernel;
-        l.function = reinterpret_cast<CUfunction>(f->handle);
-        l.info = f;
-        l.grid[0] = l.grid[1] = l.grid[2] = 1;
-        l.block[0] = 32 + i;  // a token per position: no loop is found inside a step
-        l.block[1] = l.block[2] = 1;
-        l.params = pe;
-        l.eager = reinterpret_cast<void*>(launch_);
+        // A block per position: a token per position, so no loop is found inside a step.
+        const EngineLaunch l = test::engine_launch(
+            Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1, 32 + i, nullptr, pe);
         EXPECT_EQ(e.launch(l), CUDA_SUCCESS);
         EXPECT_EQ(launch_(l.function, 1, 1, 1, 32 + i, 1, 1, 0, nullptr, pr, nullptr),
                   CUDA_SUCCESS);

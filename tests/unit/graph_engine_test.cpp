@@ -27,6 +27,7 @@ void addk(const unsigned* g, const unsigned*, void** p) {  // y += step * (i % g
   for (int i = 0; i < kN; ++i) y[i] += float(step * int(i % g[0] + 1));
 }
 
+using test::engine_launch;
 using test::take;
 
 // The exact counts below assume chunks of 8, 16, ... launches (the default first chunk is 2).
@@ -34,27 +35,6 @@ EngineOptions chunks_from_8() {
   EngineOptions o;
   o.first_chunk = 8;
   return o;
-}
-
-// A launch of `f` as the hooks would hand it to the engine.
-EngineLaunch engine_launch(Op op, void* eager, const FunctionInfo* f, unsigned grid, unsigned block,
-                           CUstream stream, void** params, const CUlaunchAttribute* attrs = nullptr,
-                           unsigned nattrs = 0) {
-  EngineLaunch l{};
-  l.op = op;
-  l.door = trace::Door::kProcAddr;
-  l.function = reinterpret_cast<CUfunction>(f->handle);
-  l.info = f;
-  l.grid[0] = grid;
-  l.grid[1] = l.grid[2] = 1;
-  l.block[0] = block;
-  l.block[1] = l.block[2] = 1;
-  l.stream = stream;
-  l.params = params;
-  l.attrs = attrs;
-  l.attr_count = nattrs;
-  l.eager = eager;
-  return l;
 }
 
 class GraphEngineTest : public ::testing::Test {

@@ -57,16 +57,8 @@ class GraphLoopTest : public ::testing::Test {
     CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
     void* pe[] = {&a, &ye};
     void* pr[] = {&a, &yr};
-    const FunctionInfo* f = kernels_[k];
-    EngineLaunch l{};
-    l.op = Op::LaunchKernel;
-    l.function = reinterpret_cast<CUfunction>(f->handle);
-    l.info = f;
-    l.grid[0] = l.grid[1] = l.grid[2] = 1;
-    l.block[0] = 32;
-    l.block[1] = l.block[2] = 1;
-    l.params = pe;
-    l.eager = reinterpret_cast<void*>(launch_);
+    const EngineLaunch l = test::engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
+                                               kernels_[k], 1, 32, nullptr, pe);
     ASSERT_EQ(engine_.launch(l), CUDA_SUCCESS);
     ASSERT_EQ(launch_(l.function, 1, 1, 1, 32, 1, 1, 0, nullptr, pr, nullptr), CUDA_SUCCESS);
   }

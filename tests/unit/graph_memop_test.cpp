@@ -72,16 +72,9 @@ class GraphMemopTest : public ::testing::Test {
     for (int arm = 0; arm < 2; ++arm) {
       void* p[] = {scalar, &y_[arm]};
       if (arm == 0) {
-        EngineLaunch l{};
-        l.op = Op::LaunchKernel;
-        l.function = reinterpret_cast<CUfunction>(f->handle);
-        l.info = f;
-        l.grid[0] = l.grid[1] = l.grid[2] = 1;
-        l.block[0] = 32;
-        l.block[1] = l.block[2] = 1;
-        l.params = p;
-        l.eager = reinterpret_cast<void*>(launch_);
-        ASSERT_EQ(engine_->launch(l), CUDA_SUCCESS);
+        ASSERT_EQ(engine_->launch(test::engine_launch(
+                      Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1, 32, nullptr, p)),
+                  CUDA_SUCCESS);
       } else {
         ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), 1, 1, 1, 32, 1, 1, 0, nullptr, p,
                           nullptr),

@@ -13,22 +13,15 @@
 #include "graph/graph_engine.h"
 #include "standin.h"
 #include "standin_driver_api.h"
+#include "test_kernels.h"
 
 namespace pygraph {
 namespace {
 
-constexpr int kN = 32;
+constexpr int kN = test::kKernelFloats;
 
-void scale(const unsigned*, const unsigned*, void** p) {  // y = y * a + 1
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] * a + 1.0f;
-}
-void add(const unsigned*, const unsigned*, void** p) {  // y += step * (i + 1)
-  const int step = *static_cast<int*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] += float(step * (i + 1));
-}
+using test::add_kernel;
+using test::scale_kernel;
 // Another layout: (long long, float*, int): y[i] -= k * (i % m).
 void mix(const unsigned*, const unsigned*, void** p) {
   const long long k = *static_cast<long long*>(p[0]);
@@ -52,8 +45,8 @@ class GraphUnloadTest : public ::testing::Test {
     take(&library_unload_, "cuLibraryUnload");
     take(&kernel_get_function_, "cuKernelGetFunction");
     const size_t two[2] = {4, 8}, three[3] = {8, 8, 4};
-    standin_register_kernel("unload_scale", &scale, 2, two);
-    standin_register_kernel("unload_add", &add, 2, two);
+    standin_register_kernel("unload_scale", &scale_kernel, 2, two);
+    standin_register_kernel("unload_add", &add_kernel, 2, two);
     standin_register_kernel("unload_mix", &mix, 3, three);
     for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.25f;
   }
@@ -93,15 +86,8 @@ class GraphUnloadTest : public ::testing::Test {
     std::vector<void*> pe = args, pr = args;
     pe[1] = &ye;
     pr[1] = &yr;
-    EngineLaunch l{};
-    l.op = Op::LaunchKernel;
-    l.function = reinterpret_cast<CUfunction>(f->handle);
-    l.info = f;
-    l.grid[0] = l.grid[1] = l.grid[2] = 1;
-    l.block[0] = block;
-    l.block[1] = l.block[2] = 1;
-    l.params = pe.data();
-    l.eager = reinterpret_cast<void*>(launch_);
+    const EngineLaunch l = test::engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
+                                               f, 1, block, nullptr, pe.data());
     ASSERT_EQ(engine_.launch(l), CUDA_SUCCESS);
     ASSERT_EQ(launch_(l.function, 1, 1, 1, block, 1, 1, 0, nullptr, pr.data(), nullptr),
               CUDA_SUCCESS);

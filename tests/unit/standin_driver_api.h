@@ -6,6 +6,7 @@
 
 #include "driver/driver_api.h"
 #include "driver/function_table.h"
+#include "graph/graph_engine.h"
 #include "standin.h"
 
 namespace pygraph::test {
@@ -58,6 +59,27 @@ inline const FunctionInfo* standin_kernel(FunctionTable* table, const char* name
   EXPECT_EQ(get_function(&f, nullptr, name), CUDA_SUCCESS) << name;
   bool created;
   return table->lookup(reinterpret_cast<uint64_t>(f), &created);
+}
+
+// A launch of `f` as the hooks would hand it to the engine.
+inline EngineLaunch engine_launch(Op op, void* eager, const FunctionInfo* f, unsigned grid,
+                                  unsigned block, CUstream stream, void** params,
+                                  const CUlaunchAttribute* attrs = nullptr, unsigned nattrs = 0) {
+  EngineLaunch l{};
+  l.op = op;
+  l.door = trace::Door::kProcAddr;
+  l.function = reinterpret_cast<CUfunction>(f->handle);
+  l.info = f;
+  l.grid[0] = grid;
+  l.grid[1] = l.grid[2] = 1;
+  l.block[0] = block;
+  l.block[1] = l.block[2] = 1;
+  l.stream = stream;
+  l.params = params;
+  l.attrs = attrs;
+  l.attr_count = nattrs;
+  l.eager = eager;
+  return l;
 }
 
 }  // namespace pygraph::test
