@@ -171,6 +171,22 @@ const DriverCounts& CountingDriver::counts() {
 
 CUresult CountingDriver::pointer_attribute(void* data, CUpointer_attribute attr, CUdeviceptr ptr) {
   if (!g_driver || attr != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_INVALID_VALUE;
+  if (auto k = g_driver->kinds_.find(ptr); k != g_driver->kinds_.end()) {
+    // Answered as the process's driver answered (GraphEngine::memory_kind reads it back).
+    switch (k->second) {
+      case trace::MemoryKind::kDevice:
+        *static_cast<unsigned*>(data) = CU_MEMORYTYPE_DEVICE;
+        return CUDA_SUCCESS;
+      case trace::MemoryKind::kPinned:
+        *static_cast<unsigned*>(data) = CU_MEMORYTYPE_HOST;
+        return CUDA_SUCCESS;
+      case trace::MemoryKind::kPageable:
+        return CUDA_ERROR_INVALID_VALUE;
+      default:
+        *static_cast<unsigned*>(data) = CU_MEMORYTYPE_UNIFIED;
+        return CUDA_SUCCESS;
+    }
+  }
   auto it = g_driver->ranges_.upper_bound(ptr);
   if (it != g_driver->ranges_.begin()) {
     --it;

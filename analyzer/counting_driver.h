@@ -9,6 +9,7 @@
 
 #include "driver/driver_api.h"
 #include "driver/ops.h"
+#include "trace/trace_format.h"
 
 namespace pygraph::analyze {
 
@@ -32,6 +33,12 @@ class CountingDriver {
   void device_alloc(uint64_t ptr, uint64_t bytes) { ranges_[ptr] = {bytes, kDevice}; }
   void pinned_alloc(uint64_t ptr, uint64_t bytes) { ranges_[ptr] = {bytes, kPinned}; }
   void release(uint64_t ptr) { ranges_.erase(ptr); }
+  // What the traced process's driver said of an address (trace format 2, memops): answered
+  // instead of the ranges until forget_kinds(), so the engine classifies as graph mode did.
+  void set_kind(uint64_t ptr, trace::MemoryKind kind) {
+    if (kind != trace::MemoryKind::kUnknown) kinds_[ptr] = kind;
+  }
+  void forget_kinds() { kinds_.clear(); }
 
   static const DriverCounts& counts();
 
@@ -45,6 +52,7 @@ class CountingDriver {
 
   DriverApi api_;
   std::map<uint64_t, Range> ranges_;
+  std::map<uint64_t, trace::MemoryKind> kinds_;
 };
 
 }  // namespace pygraph::analyze

@@ -22,7 +22,8 @@ const char* const kSimulateUsage =
     "that only counts, and says what graph mode would do with the program: the share of\n"
     "launches that would run in graphs, graphs built and replayed, launches and patched nodes\n"
     "per replay, eager launches and flushes by reason (--json: the PYGRAPH_STATS document).\n"
-    "Not in a trace, so approximated: copy sources, memset values, time (no stall flushes).\n"
+    "Not in a trace, so approximated: time (no stall flushes); in a format-1 trace also copy\n"
+    "sources and memset values.\n"
     "\n"
     "options:\n"
     "  --min-repeats N   times a sequence runs eagerly before it is graphed (default 2)\n"
@@ -157,10 +158,21 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
       m.stream = stream;
       m.dst = o.ptr;
       m.count = o.bytes;
-      // A copy's source is not in the trace: host for a host-to-device copy, else device
-      // memory like its destination.
-      m.src = o.op == Op::MemcpyHtoDAsync ? reinterpret_cast<uint64_t>(host_source.data()) : o.ptr;
+      const auto host = reinterpret_cast<uint64_t>(host_source.data());
+      if (o.has_detail) {
+        // Format 2: the source, the value and what the driver said of both addresses. A
+        // pageable source is read for its snapshot: the engine gets readable memory instead.
+        m.value = o.value;
+        m.src = o.src_kind == trace::MemoryKind::kPageable ? host : o.src;
+        driver.set_kind(m.dst, o.dst_kind);
+        driver.set_kind(m.src, o.src_kind);
+      } else {
+        // Format 1 has no source: host for a host-to-device copy, else device memory like its
+        // destination; and no value (changed memset values are not seen as patches).
+        m.src = o.op == Op::MemcpyHtoDAsync ? host : o.ptr;
+      }
       engine->memop(m);
+      driver.forget_kinds();
       continue;
     }
     if (o.result == 0 && is_device_alloc(o.op)) driver.device_alloc(o.ptr, o.bytes);

@@ -4,9 +4,10 @@
 // coverage, graphs, replays, launches and patched nodes per replay, eager launches and flushes
 // by reason, in the stats document's format (docs/stats-format.md, mode "simulate").
 //
-// What a trace (format 1) does not hold is approximated: a copy's source (a host source is taken
-// as pageable memory, staged; a device copy's source as device memory), a memset's value (so
-// patches of changed values are not counted), per-thread default streams, and time (the stall
+// What a format-1 trace does not hold is approximated: a copy's source (a host source is taken
+// as pageable memory, staged; a device copy's source as device memory) and a memset's value (so
+// patches of changed values are not counted). Format 2 holds both, with the memory kinds the
+// process's driver reported. Neither holds per-thread default streams or time (the stall
 // watchdog never fires).
 #pragma once
 

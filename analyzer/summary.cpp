@@ -1,8 +1,11 @@
 #include "summary.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
+
+#include "graph/engine_stats.h"
 
 namespace pygraph::analyze {
 namespace {
@@ -21,6 +24,62 @@ std::string function_name(const Trace& t, uint32_t id) {
   const TraceFunction* f = t.function(id);
   if (!f) return "(unknown function " + std::to_string(id) + ")";
   return f->name.empty() ? "(unnamed function " + std::to_string(id) + ")" : f->name;
+}
+
+std::string eager_name(uint8_t r) {
+  return r < static_cast<uint8_t>(EagerReason::kCount)
+             ? eager_reason_name(static_cast<EagerReason>(r))
+             : "reason " + std::to_string(r);
+}
+
+std::string flush_name(const TraceFlush& f) {
+  if (f.cause == static_cast<uint8_t>(FlushCause::kOp) && f.op < Op::kCount) {
+    return op_info(f.op).name;
+  }
+  return f.cause < static_cast<uint8_t>(FlushCause::kCount)
+             ? flush_cause_name(static_cast<FlushCause>(f.cause))
+             : "cause " + std::to_string(f.cause);
+}
+
+// What graph mode wrote about itself (format 2): replays, coverage, and why work stayed eager
+// or went out early, by call site where an op caused it.
+json graph_mode_did(const Trace& t, int top) {
+  const TraceEngineEvents& e = t.engine;
+  uint64_t nodes = 0, patched = 0, eager_launches = 0;
+  for (const TraceReplay& r : e.replays) {
+    nodes += r.nodes;
+    patched += r.patched;
+  }
+  std::map<std::string, uint64_t> eager;
+  for (const TraceEager& r : e.eager) {
+    if (!r.memop) eager_launches += r.count;
+    eager[eager_name(r.reason)] += r.count;
+  }
+  std::map<std::pair<std::string, uint32_t>, uint64_t> flushes;  // (cause, call site)
+  for (const TraceFlush& f : e.flushes) flushes[{flush_name(f), f.callsite_id}]++;
+  json j;
+  j["sequences_followed"] = e.followed.size();
+  j["graphs_built"] = e.chunks.size();
+  j["replays"] = e.replays.size();
+  j["nodes_replayed"] = nodes;
+  j["patched_nodes"] = patched;
+  // Launches in graphs are those not sent eagerly: the same sum as the stats' coverage.
+  const uint64_t launches = t.launches.size();
+  j["coverage_percent"] =
+      launches ? 100.0 * double(launches - std::min(launches, eager_launches)) / double(launches)
+               : 0.0;
+  json reasons = json::array();
+  for (auto& [name, n] : ranked(eager, top)) reasons.push_back({{"reason", name}, {"count", n}});
+  j["top_eager_reasons"] = reasons;
+  json causes = json::array();
+  for (auto& [key, n] : ranked(flushes, top)) {
+    json frames = json::array();
+    if (const TraceCallSite* cs = t.callsite(key.second)) frames = cs->frames;
+    causes.push_back(
+        {{"cause", key.first}, {"count", n}, {"callsite", key.second}, {"frames", frames}});
+  }
+  j["top_flush_causes"] = causes;
+  return j;
 }
 
 }  // namespace
@@ -76,6 +135,7 @@ json summarize(const Trace& t, const SummaryOptions& o) {
                      {"frames", frames}});
   }
   s["boundaries"] = sites;
+  if (!t.engine.empty()) s["graph_mode"] = graph_mode_did(t, o.top);
   return s;
 }
 
@@ -113,6 +173,33 @@ std::string summary_text(const json& s) {
     for (const auto& f : b["frames"]) {
       if (shown++ == 6) break;
       out << "        at " << f.get<std::string>() << "\n";
+    }
+  }
+  if (s.contains("graph_mode")) {
+    const json& g = s["graph_mode"];
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "\nGraph mode did: %.1f %% of launches in graphs, %llu replays of %llu graphs "
+                  "(%llu nodes, %llu patched), %llu sequences followed\n",
+                  g["coverage_percent"].get<double>(), g["replays"].get<unsigned long long>(),
+                  g["graphs_built"].get<unsigned long long>(),
+                  g["nodes_replayed"].get<unsigned long long>(),
+                  g["patched_nodes"].get<unsigned long long>(),
+                  g["sequences_followed"].get<unsigned long long>());
+    out << line;
+    out << "  eager launches and memops by reason:";
+    for (const auto& r : g["top_eager_reasons"]) {
+      out << " " << r["reason"].get<std::string>() << " " << r["count"].get<uint64_t>();
+    }
+    out << (g["top_eager_reasons"].empty() ? " none\n" : "\n");
+    out << "  early submissions by cause:" << (g["top_flush_causes"].empty() ? " none\n" : "\n");
+    for (const auto& f : g["top_flush_causes"]) {
+      out << "    " << f["count"].get<uint64_t>() << "  " << f["cause"].get<std::string>() << "\n";
+      int shown = 0;
+      for (const auto& fr : f["frames"]) {
+        if (shown++ == 3) break;
+        out << "          at " << fr.get<std::string>() << "\n";
+      }
     }
   }
   if (s.contains("unwrapped_entry_points") && s["unwrapped_entry_points"].get<uint64_t>() > 0) {

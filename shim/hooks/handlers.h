@@ -55,12 +55,32 @@ struct OpArgs {
   }
 };
 
+inline uint64_t address(CUdeviceptr p) {
+  return p;
+}
+inline uint64_t address(const void* p) {
+  return reinterpret_cast<uint64_t>(p);
+}
+
+// An async memset's value or 1-D copy's source, which the generic description misses (a value
+// has no pointer type; a source is the second address).
+template <Op op, class Dst, class SrcOrValue>
+void describe_memop(OpArgs& args, Dst, SrcOrValue v, size_t, CUstream) {
+  args.call.memop = true;
+  if constexpr (memset_element_size(op) != 0) {
+    args.call.value = static_cast<uint32_t>(v);
+  } else {
+    args.call.src = address(v);
+  }
+}
+
 template <Op op, class... A>
 OpArgs describe_op(Door door, A... a) {
   OpArgs args;
   args.call.op = op;
   args.call.door = door;
   (args.before(a), ...);
+  if constexpr (engine_memop(op)) describe_memop<op>(args, a...);
   return args;
 }
 
@@ -154,12 +174,6 @@ CUresult graph_op(Fn real, Door door, A... a) {
 
 // Graph mode, an async memset or 1-D copy: the engine records it as a node or issues it, under
 // the engine lock (memop_call.h).
-inline uint64_t address(CUdeviceptr p) {
-  return p;
-}
-inline uint64_t address(const void* p) {
-  return reinterpret_cast<uint64_t>(p);
-}
 
 template <Op op, bool per_thread, class Fn, class Dst, class SrcOrValue>
 CUresult graph_memop(Fn real, Door door, Dst dst, SrcOrValue v, size_t count, CUstream stream) {

@@ -14,6 +14,7 @@
 
 #include "../core/log.h"
 #include "../core/options/option_docs.h"
+#include "../core/recording/trace_observer.h"
 #include "entry_points.h"
 #include "stall_watchdog.h"
 
@@ -282,6 +283,10 @@ bool shim_init() {
     options.max_chunk = config.max_chunk;
     options.staging_bytes = size_t(config.staging_mb) << 20;
     options.patch_grid = config.patch_grid;
+    options.measure = config.measure_windows > 0;
+    options.policy.pairs = config.measure_windows;
+    options.policy.window = config.measure_iterations;
+    options.policy.min_gain_percent = config.min_gain_percent;
     g_engine = new GraphEngine(&g_driver_api, options);
   }
 
@@ -289,6 +294,12 @@ bool shim_init() {
   if (g_mode != Mode::kOff && !recorder_instance().start(config, &error)) {
     log_error("cannot write PYGRAPH_TRACE='%s': %s; running without a trace",
               config.trace_path.c_str(), error.c_str());
+  }
+  if (g_engine) {
+    // Graph mode's events go into the trace only when one is written: without it the engine
+    // has no observer and pays one null check on its slow paths.
+    static TraceObserver* observer = new TraceObserver(&recorder_instance());
+    g_engine->set_observer(recorder_instance().tracing() ? observer : nullptr);
   }
   static bool handlers_registered = false;
   if (!handlers_registered) {

@@ -25,6 +25,19 @@ TEST(RandomLoops, GraphModeChangesNoResult) {
   EXPECT_GT(s["memops"]["replayed_in_graphs"].get<int>(), 1000);
 }
 
+TEST(RandomLoops, MeasuredDecisionsChangeNoResult) {
+  // Windows of 2 occurrences, so that sequences switch between graphs and eager runs often
+  // (and reach verdicts, timed by the real clock, either way).
+  const nlohmann::json s =
+      expect_same_digests(RANDOM_LOOP_PROGRAM, kSeeds, "graph",
+                          {{"PYGRAPH_MEASURE_WINDOWS", "1"}, {"PYGRAPH_MEASURE_ITERATIONS", "2"}});
+  ASSERT_TRUE(s.is_object());
+  EXPECT_GT(s["decisions"]["measurements"].get<int>(), 100);
+  EXPECT_GT(s["decisions"]["graph"].get<int>() + s["decisions"]["eager"].get<int>(), 10);
+  EXPECT_GT(s["eager_launches_by_reason"].value("measuring", 0), 0);
+  EXPECT_GT(s["launches"]["replayed_in_graphs"].get<int>(), 0);
+}
+
 TEST(RandomLoops, TraceModeChangesNoResult) {
   expect_same_digests(RANDOM_LOOP_PROGRAM, kSeeds, "trace");
 }

@@ -3,9 +3,14 @@
 // "Kernels" are host functions registered by name; cuModuleLoadData/cuLibraryLoadData take any
 // image and resolve names against this registry (a null module or library is a default one that
 // is never unloaded). Unloading is real: the module's functions fail to launch, and their handles
-// are handed out again to the next module's functions, as a driver may. All work executes at
-// submission, in stream order, so a launch the shim holds back and fails to submit before a host
-// read shows up as a wrong value. Device memory is host memory: a CUdeviceptr is a host address.
+// are handed out again to the next module's functions, as a driver may. By default all work
+// executes at submission, in call order, so a launch the shim holds back and fails to submit
+// before a host read shows up as a wrong value. In asynchronous mode (STANDIN_ASYNC=1 or
+// standin_set_async) work is queued per stream and runs only when the program observes or orders
+// it (syncs, queries, event waits, synchronous copies, frees), streams created later first and
+// graph nodes added later first where nothing orders them, so that a missing cross-stream
+// dependency computes something else (standin_async.cpp has the rules). Device memory is host
+// memory: a CUdeviceptr is a host address.
 #pragma once
 
 #include <cuda.h>
@@ -29,6 +34,11 @@ unsigned long long standin_kernels_executed(void);
 unsigned long long standin_graph_launches(void);
 unsigned long long standin_node_attributes(void);  // attributes set on kernel nodes
 long long standin_graph_execs_live(void);          // instantiated and not destroyed
+
+// Asynchronous mode on or off (the environment's STANDIN_ASYNC=1 sets it at start); switching
+// it off first runs everything queued.
+void standin_set_async(int on);
+int standin_async(void);
 
 // A new context (the stand-in's contexts only order nothing: every context sees all memory), for
 // programs that switch between contexts with cuCtxSetCurrent / cuCtxPushCurrent.

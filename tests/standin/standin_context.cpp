@@ -1,7 +1,8 @@
 // Contexts of the driver stand-in: a per-thread stack of current contexts, as the driver keeps
 // one. The implicit context a thread starts with is null; programs may make others
-// (standin_context_create) and switch between them. Contexts order nothing here: all work runs at
-// submission and every context sees all memory; what matters to tests is which one is current.
+// (standin_context_create) and switch between them. Contexts order nothing here: streams are the
+// same whichever context is current (one queue model, standin_async.cpp) and every context sees all
+// memory; what matters to tests is which one is current.
 #include <algorithm>
 #include <vector>
 

@@ -37,6 +37,8 @@ State& state() {
   static State* s = [] {
     State* st = new State;
     inject_from_environment(st);
+    const char* async = std::getenv("STANDIN_ASYNC");
+    st->async = async && std::atoi(async) != 0;
     return st;
   }();
   return *s;
@@ -64,6 +66,10 @@ Kernel* kernel_of(CUfunction f) {
     return k->library && k->library->loaded ? k->kernel : nullptr;
   }
   return nullptr;
+}
+
+Event* event_of(CUevent e) {
+  return state().events.count(reinterpret_cast<Event*>(e)) ? reinterpret_cast<Event*>(e) : nullptr;
 }
 
 Stream* stream_of(CUstream s) {
@@ -132,7 +138,20 @@ void run_node(const Node& n) {
 
 namespace {
 
-// Kernel launch common to every launch entry point: captured or run at once.
+// A node captured on s: every capture is a chain, each node after the previous one.
+void capture(Stream* s, const Node& n) {
+  Node* node = new Node(n);
+  if (!s->capture->nodes.empty()) node->deps.push_back(s->capture->nodes.back());
+  s->capture->nodes.push_back(node);
+}
+
+void submit_node(Stream* s, const Node& n) {
+  Op op;
+  op.node = n;
+  submit(s, std::move(op));
+}
+
+// Kernel launch common to every launch entry point: captured, queued or run at once.
 CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], CUstream hs,
                 void** params, void** extra) {
   if (CUresult r = injected("cuLaunchKernel")) return r;
@@ -146,35 +165,59 @@ CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], C
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Stream* s = stream_of(hs);
   if (s->capture) {
-    s->capture->nodes.push_back(new Node(n));
+    capture(s, n);
   } else {
-    run_node(n);
+    submit_node(s, n);
   }
   return CUDA_SUCCESS;
 }
 
 CUresult sync_stream(CUstream hs) {
-  Stream* s = stream_of(hs);
-  return s->capture ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
-}
-
-CUresult copy(CUstream hs, void* dst, const void* src, size_t bytes) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Stream* s = stream_of(hs);
-  if (s->capture) {
-    Node* n = new Node;
-    n->kind = NodeKind::kMemcpy;
-    n->copy_dst = reinterpret_cast<CUdeviceptr>(dst);
-    n->copy_src = src;
-    n->copy_bytes = bytes;
-    s->capture->nodes.push_back(n);
-    return CUDA_SUCCESS;
-  }
-  std::memmove(dst, src, bytes);
+  if (s->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  drain_stream(s);
   return CUDA_SUCCESS;
 }
 
-CUresult set(CUstream hs, CUdeviceptr dst, unsigned value, unsigned elem, size_t count) {
+// Queued work answers "not ready" once and then runs (standin_async.cpp says why).
+CUresult query_stream(CUstream hs) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* s = stream_of(hs);
+  if (s->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (s->queue.empty()) return CUDA_SUCCESS;
+  drain_stream(s);
+  return CUDA_ERROR_NOT_READY;
+}
+
+// `sync`: a synchronous copy (the legacy stream's, run before the call returns). A pageable
+// source is read at the call and a pageable destination written before it returns, as the
+// driver stages them.
+CUresult copy(CUstream hs, void* dst, const void* src, size_t bytes, bool sync) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* s = stream_of(hs);
+  Node n;
+  n.kind = NodeKind::kMemcpy;
+  n.copy_dst = reinterpret_cast<CUdeviceptr>(dst);
+  n.copy_src = src;
+  n.copy_bytes = bytes;
+  if (s->capture) {
+    capture(s, n);
+    return CUDA_SUCCESS;
+  }
+  Op op;
+  op.node = n;
+  if (state().async && is_pageable(src)) {
+    auto* b = static_cast<const uint8_t*>(src);
+    op.held = std::make_shared<std::vector<uint8_t>>(b, b + bytes);
+    op.node.copy_src = op.held->data();
+  }
+  submit(s, std::move(op));
+  if (sync || is_pageable(dst)) drain_stream(s);
+  return CUDA_SUCCESS;
+}
+
+CUresult set(CUstream hs, CUdeviceptr dst, unsigned value, unsigned elem, size_t count, bool sync) {
   Node n;
   n.kind = NodeKind::kMemset;
   n.memset.dst = dst;
@@ -185,10 +228,11 @@ CUresult set(CUstream hs, CUdeviceptr dst, unsigned value, unsigned elem, size_t
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Stream* s = stream_of(hs);
   if (s->capture) {
-    s->capture->nodes.push_back(new Node(n));
-  } else {
-    run_node(n);
+    capture(s, n);
+    return CUDA_SUCCESS;
   }
+  submit_node(s, n);
+  if (sync) drain_stream(s);
   return CUDA_SUCCESS;
 }
 
@@ -201,8 +245,10 @@ void* allocate(size_t bytes, CUmemorytype type) {
   return p;
 }
 
+// Frees run everything first: queued work may still use the memory.
 CUresult release(uintptr_t p) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
+  drain_all();
   auto it = state().allocations.find(p);
   if (it == state().allocations.end() || !it->second.owned) return CUDA_ERROR_INVALID_VALUE;
   state().allocations.erase(it);
@@ -315,8 +361,12 @@ API cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsig
 }
 API cuLaunchHostFunc(CUstream s, CUhostFn fn, void* data) {
   if (!fn) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
   if (stream_of(s)->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  fn(data);
+  Op op;
+  op.kind = OpKind::kHost;
+  op.host = [fn, data] { fn(data); };
+  submit(stream_of(s), std::move(op));
   return CUDA_SUCCESS;
 }
 API cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void* data) {
@@ -324,7 +374,11 @@ API cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void* data) {
 }
 API cuStreamAddCallback(CUstream s, CUstreamCallback cb, void* data, unsigned int flags) {
   if (!cb || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  cb(s, CUDA_SUCCESS, data);
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Op op;
+  op.kind = OpKind::kHost;
+  op.host = [cb, s, data] { cb(s, CUDA_SUCCESS, data); };
+  submit(stream_of(s), std::move(op));
   return CUDA_SUCCESS;
 }
 API cuStreamAddCallback_ptsz(CUstream s, CUstreamCallback cb, void* data, unsigned int flags) {
@@ -333,14 +387,25 @@ API cuStreamAddCallback_ptsz(CUstream s, CUstreamCallback cb, void* data, unsign
 
 // ---- streams, events, synchronization ---------------------------------------------------------
 
-API cuStreamCreate(CUstream* s, unsigned int) {
+API cuStreamCreate(CUstream* s, unsigned int flags) {
   if (!s) return CUDA_ERROR_INVALID_VALUE;
-  *s = reinterpret_cast<CUstream>(new Stream);
+  auto* st = new Stream;
+  st->blocking = !(flags & CU_STREAM_NON_BLOCKING);
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().streams.push_back(st);
+  *s = reinterpret_cast<CUstream>(st);
   return CUDA_SUCCESS;
 }
+// Runs the stream's work first. In asynchronous mode the stream is not freed: waits queued on
+// other streams may still name its marker.
 API cuStreamDestroy_v2(CUstream s) {
   if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return CUDA_ERROR_INVALID_HANDLE;
-  delete reinterpret_cast<Stream*>(s);
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  auto* st = reinterpret_cast<Stream*>(s);
+  drain_stream(st);
+  auto& all = state().streams;
+  all.erase(std::remove(all.begin(), all.end(), st), all.end());
+  if (!state().async) delete st;
   return CUDA_SUCCESS;
 }
 API cuStreamSynchronize(CUstream s) {
@@ -350,30 +415,60 @@ API cuStreamSynchronize_ptsz(CUstream s) {
   return sync_stream(s);
 }
 API cuStreamQuery(CUstream s) {
-  return sync_stream(s);
+  return query_stream(s);
 }
 API cuStreamQuery_ptsz(CUstream s) {
-  return sync_stream(s);
+  return query_stream(s);
 }
-API cuStreamWaitEvent(CUstream, CUevent e, unsigned int) {
-  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+// The stream's later work waits for the event's last record issued before this call.
+API cuStreamWaitEvent(CUstream s, CUevent e, unsigned int) {
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Stream* st = stream_of(s);
+  if (st->capture) return CUDA_SUCCESS;
+  Op op;
+  op.kind = OpKind::kWait;
+  op.event = event_of(e);
+  if (!op.event) return CUDA_SUCCESS;  // not one of ours: orders nothing, as before
+  op.number = op.event->recorded;
+  submit(st, std::move(op));
+  return CUDA_SUCCESS;
 }
 API cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) {
   return cuStreamWaitEvent(s, e, f);
 }
 API cuEventCreate(CUevent* e, unsigned int) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
-  *e = reinterpret_cast<CUevent>(new int(0));
+  auto* ev = new Event;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().events.insert(ev);
+  *e = reinterpret_cast<CUevent>(ev);
   return CUDA_SUCCESS;
 }
+// In asynchronous mode the event is not freed: queued records and waits may still name it.
 API cuEventDestroy_v2(CUevent e) {
-  delete reinterpret_cast<int*>(e);
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Event* ev = event_of(e);
+  if (!ev) return CUDA_SUCCESS;
+  state().events.erase(ev);
+  if (!state().async) delete ev;
   return CUDA_SUCCESS;
 }
-API cuEventRecord(CUevent e, CUstream) {
+API cuEventRecord(CUevent e, CUstream s) {
   if (CUresult r = injected("cuEventRecord")) return r;
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
-  ++*reinterpret_cast<int*>(e);
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Event* ev = event_of(e);
+  if (!ev) return CUDA_SUCCESS;  // a handle the stand-in did not make: nothing to record
+  Stream* st = stream_of(s);
+  if (st->capture) {
+    ++ev->recorded;
+    return CUDA_SUCCESS;
+  }
+  Op op;
+  op.kind = OpKind::kRecord;
+  op.event = ev;
+  submit(st, std::move(op));
   return CUDA_SUCCESS;
 }
 API cuEventRecord_ptsz(CUevent e, CUstream s) {
@@ -386,23 +481,40 @@ API cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int) {
   return cuEventRecord(e, s);
 }
 API cuEventSynchronize(CUevent e) {
-  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  if (Event* ev = event_of(e)) drain_event(ev, ev->recorded);
+  return CUDA_SUCCESS;
 }
 API cuEventQuery(CUevent e) {
-  // Work runs at submission, so a recorded event is always complete; tests inject
-  // CUDA_ERROR_NOT_READY to stand for work still in flight.
+  // Without asynchronous mode work runs at submission, so a recorded event is always complete;
+  // tests inject CUDA_ERROR_NOT_READY to stand for work still in flight. With it, a pending
+  // record answers "not ready" once and then runs.
   if (CUresult r = injected("cuEventQuery")) return r;
-  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Event* ev = event_of(e);
+  if (!ev || !ev->pending.count(ev->recorded)) return CUDA_SUCCESS;
+  drain_event(ev, ev->recorded);
+  return CUDA_ERROR_NOT_READY;
 }
 API cuCtxSynchronize(void) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  drain_all();
   return CUDA_SUCCESS;
 }
 // Null (the current context) or a context the stand-in made. A caller handed the wrong ABI
 // passes garbage here and gets an error.
 API cuCtxSynchronize_v2(CUcontext ctx) {
-  return !ctx || is_context(ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  if (ctx && !is_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  return cuCtxSynchronize();
 }
-API cuStreamWaitValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+// Stream memory operations run the stream's queued work first and then act at once.
+API cuStreamWaitValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  {
+    std::lock_guard<std::recursive_mutex> g(state().mu);
+    drain_stream(stream_of(s));
+  }
   // Work runs at submission, so the value must already be there (>= for the default GEQ).
   auto v = *reinterpret_cast<volatile cuuint32_t*>(addr);
   if (flags == CU_STREAM_WAIT_VALUE_EQ) return v == value ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
@@ -411,7 +523,9 @@ API cuStreamWaitValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigne
 API cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) {
   return cuStreamWaitValue32_v2(s, a, v, f);
 }
-API cuStreamWriteValue32_v2(CUstream, CUdeviceptr addr, cuuint32_t value, unsigned int) {
+API cuStreamWriteValue32_v2(CUstream s, CUdeviceptr addr, cuuint32_t value, unsigned int) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  drain_stream(stream_of(s));
   *reinterpret_cast<volatile cuuint32_t*>(addr) = value;
   return CUDA_SUCCESS;
 }
@@ -460,6 +574,7 @@ API cuMemHostRegister_v2(void* p, size_t bytes, unsigned int) {
 }
 API cuMemHostUnregister(void* p) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
+  drain_all();
   auto it = state().allocations.find(reinterpret_cast<uintptr_t>(p));
   if (it == state().allocations.end() || it->second.owned) return CUDA_ERROR_INVALID_VALUE;
   state().allocations.erase(it);
@@ -507,53 +622,53 @@ API cuMemUnmap(CUdeviceptr p, size_t) {
 
 #define DPTR(x) reinterpret_cast<void*>(x)
 API cuMemcpyHtoD_v2(CUdeviceptr d, const void* s, size_t n) {
-  return copy(nullptr, DPTR(d), s, n);
+  return copy(nullptr, DPTR(d), s, n, true);
 }
 API cuMemcpyDtoH_v2(void* d, CUdeviceptr s, size_t n) {
-  return copy(nullptr, d, DPTR(s), n);
+  return copy(nullptr, d, DPTR(s), n, true);
 }
 API cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
-  return copy(nullptr, DPTR(d), DPTR(s), n);
+  return copy(nullptr, DPTR(d), DPTR(s), n, true);
 }
 API cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
-  return copy(nullptr, DPTR(d), DPTR(s), n);
+  return copy(nullptr, DPTR(d), DPTR(s), n, true);
 }
 API cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void* s, size_t n, CUstream st) {
-  return copy(st, DPTR(d), s, n);
+  return copy(st, DPTR(d), s, n, false);
 }
 API cuMemcpyDtoHAsync_v2(void* d, CUdeviceptr s, size_t n, CUstream st) {
-  return copy(st, d, DPTR(s), n);
+  return copy(st, d, DPTR(s), n, false);
 }
 API cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
-  return copy(st, DPTR(d), DPTR(s), n);
+  return copy(st, DPTR(d), DPTR(s), n, false);
 }
 API cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
-  return copy(st, DPTR(d), DPTR(s), n);
+  return copy(st, DPTR(d), DPTR(s), n, false);
 }
 API cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void* s, size_t n, CUstream st) {
-  return copy(st, DPTR(d), s, n);
+  return copy(st, DPTR(d), s, n, false);
 }
 API cuMemcpyDtoHAsync_v2_ptsz(void* d, CUdeviceptr s, size_t n, CUstream st) {
-  return copy(st, d, DPTR(s), n);
+  return copy(st, d, DPTR(s), n, false);
 }
 API cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
-  return copy(st, DPTR(d), DPTR(s), n);
+  return copy(st, DPTR(d), DPTR(s), n, false);
 }
 API cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
-  return set(nullptr, d, v, 1, n);
+  return set(nullptr, d, v, 1, n, true);
 }
 API cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) {
-  return set(nullptr, d, v, 4, n);
+  return set(nullptr, d, v, 4, n, true);
 }
 API cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
-  return set(s, d, v, 1, n);
+  return set(s, d, v, 1, n, false);
 }
 API cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
-  return set(s, d, v, 4, n);
+  return set(s, d, v, 4, n, false);
 }
 API cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
-  return set(s, d, v, 1, n);
+  return set(s, d, v, 1, n, false);
 }
 API cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
-  return set(s, d, v, 4, n);
+  return set(s, d, v, 4, n, false);
 }

@@ -1,5 +1,6 @@
-// Graphs and stream capture of the driver stand-in: nodes run in the order they were added
-// (every test graph is a chain), and a graph launch runs them all at submission.
+// Graphs and stream capture of the driver stand-in. A launch runs the nodes in an order their
+// dependency edges allow (set_order: as added, or adversarially in asynchronous mode), at
+// submission or, in asynchronous mode, as one unit of its stream's queue.
 #include <cstring>
 
 #include "standin_state.h"
@@ -36,11 +37,12 @@ bool memcpy_node(const CUDA_MEMCPY3D* c, Node* n) {
   return true;
 }
 
-CUresult add(CUgraphNode* out, CUgraph g, Node* n) {
-  if (!out || !g) {
+CUresult add(CUgraphNode* out, CUgraph g, Node* n, const CUgraphNode* deps, size_t ndeps) {
+  if (!out || !g || (ndeps && !deps)) {
     delete n;
     return CUDA_ERROR_INVALID_VALUE;
   }
+  for (size_t i = 0; i < ndeps; ++i) n->deps.push_back(reinterpret_cast<Node*>(deps[i]));
   reinterpret_cast<Graph*>(g)->nodes.push_back(n);
   *out = reinterpret_cast<CUgraphNode>(n);
   return CUDA_SUCCESS;
@@ -58,8 +60,17 @@ CUresult launch_graph(CUgraphExec h, CUstream s) {
   if (!h) return CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard<std::recursive_mutex> g(state().mu);
   if (stream_of(s)->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  for (const Node& n : reinterpret_cast<GraphExec*>(h)->nodes) run_node(n);
-  state().graph_launches++;
+  auto* e = reinterpret_cast<GraphExec*>(h);
+  if (!state().async) {
+    for (int i : e->order) run_node(e->nodes[i]);
+    state().graph_launches++;
+    return CUDA_SUCCESS;
+  }
+  // A copy: updates of the executable graph after the launch do not change what it runs.
+  Op op;
+  op.kind = OpKind::kGraph;
+  op.graph = std::make_shared<GraphExec>(*e);
+  submit(stream_of(s), std::move(op));
   return CUDA_SUCCESS;
 }
 
@@ -100,14 +111,14 @@ API cuGraphDestroy(CUgraph g) {
   delete reinterpret_cast<Graph*>(g);
   return CUDA_SUCCESS;
 }
-API cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
+API cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t ndeps,
                             const CUDA_KERNEL_NODE_PARAMS* p) {
   Node* n = new Node;
   if (!kernel_node(p, n)) {
     delete n;
     return CUDA_ERROR_INVALID_VALUE;
   }
-  return add(out, g, n);
+  return add(out, g, n, deps, ndeps);
 }
 // Attributes a kernel node can carry, as the driver documents them ("valid for graph nodes");
 // the others are refused as the driver refuses them.
@@ -134,23 +145,23 @@ API cuGraphKernelNodeSetAttribute(CUgraphNode node, CUkernelNodeAttrID id,
   state().node_attributes++;
   return CUDA_SUCCESS;
 }
-API cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
+API cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t ndeps,
                          const CUDA_MEMSET_NODE_PARAMS* p, CUcontext) {
   if (CUresult r = injected("cuGraphAddMemsetNode")) return r;
   if (!p) return CUDA_ERROR_INVALID_VALUE;
   Node* n = new Node;
   n->kind = NodeKind::kMemset;
   n->memset = *p;
-  return add(out, g, n);
+  return add(out, g, n, deps, ndeps);
 }
-API cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode*, size_t,
+API cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t ndeps,
                          const CUDA_MEMCPY3D* c, CUcontext) {
   Node* n = new Node;
   if (!memcpy_node(c, n)) {
     delete n;
     return CUDA_ERROR_INVALID_VALUE;
   }
-  return add(out, g, n);
+  return add(out, g, n, deps, ndeps);
 }
 API cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long) {
   if (CUresult r = injected("cuGraphInstantiateWithFlags")) return r;
@@ -160,8 +171,9 @@ API cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long)
     e->origin.push_back(n);
     e->nodes.push_back(*n);
   }
-  *out = reinterpret_cast<CUgraphExec>(e);
   std::lock_guard<std::recursive_mutex> lock(state().mu);
+  set_order(e);
+  *out = reinterpret_cast<CUgraphExec>(e);
   state().graph_execs_live++;
   return CUDA_SUCCESS;
 }
@@ -222,6 +234,8 @@ API cuGraphExecUpdate_v2(CUgraphExec h, CUgraph g, CUgraphExecUpdateResultInfo* 
     e->origin[i] = graph->nodes[i];
     e->nodes[i] = *graph->nodes[i];
   }
+  std::lock_guard<std::recursive_mutex> lock(state().mu);
+  set_order(e);
   return CUDA_SUCCESS;
 }
 API cuGraphLaunch(CUgraphExec e, CUstream s) {

@@ -111,6 +111,7 @@ API cuModuleUnload(CUmodule m) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Module* mod = reinterpret_cast<Module*>(m);
   if (!mod || mod->library || !mod->loaded) return CUDA_ERROR_INVALID_HANDLE;
+  drain_all();  // queued launches of its functions run before it goes
   mod->loaded = false;
   for (Func* fn : mod->funcs) {
     fn->module = nullptr;
@@ -160,6 +161,7 @@ API cuLibraryUnload(CUlibrary l) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Module* lib = reinterpret_cast<Module*>(l);
   if (!lib || !lib->library || !lib->loaded) return CUDA_ERROR_INVALID_HANDLE;
+  drain_all();  // queued launches of its kernels run before it goes
   lib->loaded = false;
   lib->context_module->loaded = false;
   for (Kern* kern : lib->kerns) {

@@ -4,8 +4,12 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,10 +58,13 @@ struct Kern {
 struct Context {};
 
 struct Graph;
+struct Stream;
 
-struct Stream {
-  Graph* capture = nullptr;  // set while the stream captures
-  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+// An event's records are numbered; a record still queued is pending (on its stream) until its
+// stream runs it. A wait or a sync names the number that was last recorded when it was issued.
+struct Event {
+  uint64_t recorded = 0;
+  std::map<uint64_t, Stream*> pending;
 };
 
 enum class NodeKind { kKernel, kMemset, kMemcpy };
@@ -71,6 +78,7 @@ struct Node {
   CUdeviceptr copy_dst = 0;
   const void* copy_src = nullptr;
   size_t copy_bytes = 0;
+  std::vector<Node*> deps;  // in its graph: the nodes it depends on
 };
 
 struct Graph {
@@ -79,6 +87,27 @@ struct Graph {
 struct GraphExec {
   std::vector<Node*> origin;  // the graph's nodes, to map node handles to positions
   std::vector<Node> nodes;
+  std::vector<int> order;  // the order a launch runs the nodes in (set_order)
+};
+
+// Work queued on a stream in asynchronous mode (standin_async.cpp).
+enum class OpKind { kNode, kRecord, kWait, kGraph, kHost };
+struct Op {
+  OpKind kind = OpKind::kNode;
+  Node node;                                   // kNode
+  std::shared_ptr<std::vector<uint8_t>> held;  // kNode: a pageable source, copied at the call
+  Event* event = nullptr;                      // kRecord, kWait
+  uint64_t number = 0;                         // kRecord, kWait: which record
+  std::shared_ptr<GraphExec> graph;            // kGraph: the nodes as they were at the launch
+  std::function<void()> host;                  // kHost
+};
+
+struct Stream {
+  Graph* capture = nullptr;  // set while the stream captures
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  bool blocking = true;  // orders itself with the legacy stream (not CU_STREAM_NON_BLOCKING)
+  std::deque<Op> queue;  // asynchronous mode: issued, not yet run
+  Event marker;          // records that order it with the legacy stream
 };
 
 struct State {
@@ -102,6 +131,14 @@ struct State {
   std::vector<Func*> free_funcs;
   std::vector<Kern*> free_kerns;
   std::vector<Context*> contexts;  // made by standin_context_create, never destroyed
+  // Asynchronous mode (standin_async.cpp): created streams in creation order (destroyed ones
+  // leave), and a count of ops queued, which the liveness thread watches.
+  bool async = false;
+  std::vector<Stream*> streams;
+  unsigned long long queued = 0;
+  // Events the stand-in made and that are not destroyed: any other handle (tests pass made-up
+  // ones) is accepted and orders nothing.
+  std::set<Event*> events;
 };
 
 State& state();
@@ -111,6 +148,7 @@ CUresult injected(const char* name);
 // function or kernel of an unloaded module or library.
 Kernel* kernel_of(CUfunction f);
 Stream* stream_of(CUstream s);
+Event* event_of(CUevent e);    // null for a handle the stand-in did not make (or destroyed)
 bool is_context(CUcontext c);  // one standin_context_create made
 void run_kernel(Kernel* k, const unsigned grid[3], const unsigned block[3], void** params);
 // Packs a launch's arguments (kernelParams or extra) into a node, with the real driver's rules
@@ -119,5 +157,16 @@ void run_kernel(Kernel* k, const unsigned grid[3], const unsigned block[3], void
 // is undefined there, zero here).
 CUresult pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out);
 void run_node(const Node& n);
+// Fixes the order in which launches of `e` run its nodes: in asynchronous mode adversarial (of
+// the nodes whose dependencies have run, the last added first), else as added.
+void set_order(GraphExec* e);
+
+// Asynchronous mode (standin_async.cpp). Callers hold state().mu. `submit` runs the op at once
+// when the mode is off, else queues it on `s`, behind the legacy stream's implicit ordering.
+void submit(Stream* s, Op op);
+void drain_stream(Stream* s);            // runs all work issued to s (and what it waits for)
+void drain_event(Event* e, uint64_t n);  // runs until record n of e has run
+void drain_all();                        // every stream, the most recently created first
+bool is_pageable(const void* p);         // not device or pinned memory the stand-in knows
 
 }  // namespace standin

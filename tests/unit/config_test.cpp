@@ -84,7 +84,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.staging_mb, 4u);
   EXPECT_TRUE(c.patch_grid);
   EXPECT_EQ(c.min_gain_percent, 2.0);
-  EXPECT_EQ(c.measure_windows, 3u);
+  EXPECT_EQ(c.measure_windows, 0u);  // measured decisions off until checked on the GPU
   EXPECT_EQ(c.measure_iterations, 8u);
   EXPECT_EQ(c.allow_kernels, std::vector<std::string>{"*"});
   EXPECT_TRUE(c.deny_kernels.empty());
@@ -188,15 +188,15 @@ const std::vector<KeyCase>& key_cases() {
        {{"2.5", "2.5"}, {"0", "0"}, {"100", "100"}},
        {"-0.5", "100.5", "101", "\"2\"", "true", "null", "[2]"}},
       {"measure_windows",
-       {{"1", "1"}, {"100", "100"}},
-       plus(env_not_count, {"0", "101"}),
-       {{"5", "5"}},
-       plus(json_not_count, {"0", "101"})},
+       {{"0", "0"}, {"1", "1"}, {"100", "100"}},
+       plus(env_not_count, {"101"}),
+       {{"5", "5"}, {"0", "0"}},
+       plus(json_not_count, {"101"})},
       {"measure_iterations",
-       {{"1", "1"}, {"10000", "10000"}},
-       plus(env_not_count, {"0", "10001"}),
+       {{"2", "2"}, {"10000", "10000"}},
+       plus(env_not_count, {"0", "1", "10001"}),
        {{"20", "20"}},
-       plus(json_not_count, {"0", "10001"})},
+       plus(json_not_count, {"1", "10001"})},
       {"allow_kernels",
        {{"*", "*"}, {"gemm*,*_kernel", "gemm*,*_kernel"}},
        pattern_env_bad,

@@ -1,8 +1,8 @@
 // What graph mode does, as it happens, for whoever wants to attribute it: the analyzer's
-// `breaks` (which op, call site or kernel keeps launches out of graphs) and, later, a trace that
-// records graph mode's own events. The engine has none by default; it calls one only where it
-// already does slow work (eager launches, early submissions, ends of segments, replays), never
-// for a recorded launch.
+// `breaks` (which op, call site or kernel keeps launches out of graphs) and the trace, which
+// records graph mode's own events when PYGRAPH_TRACE is set (recording/trace_observer.h). The
+// engine has none by default; it calls one only where it already does slow work (eager launches,
+// early submissions, ends of segments, replays), never for a recorded launch.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +22,12 @@ class EngineObserver {
   virtual void flushed(FlushCause cause, Op op, size_t pending) {}
   // `op` ended the current segment (a boundary, or work no graph can hold).
   virtual void segment_ended(Op op) {}
-  // A chunk ran as a graph replay.
-  virtual void replayed(size_t nodes, uint32_t patched) {}
+  // The engine began following a sequence it had not followed before (one per plan).
+  virtual void followed(uint32_t sequence, bool periodic, size_t length) {}
+  // A graph was built for positions [start, end) of the followed sequence.
+  virtual void chunk_built(uint32_t sequence, uint32_t start, uint32_t end, size_t nodes) {}
+  // A chunk of `sequence` ran as a graph replay.
+  virtual void replayed(uint32_t sequence, size_t nodes, uint32_t patched) {}
 };
 
 }  // namespace pygraph

@@ -101,6 +101,10 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     if (s.memop_eager[i])
       memop_eager[eager_reason_name(static_cast<EagerReason>(i))] = s.memop_eager[i];
   }
+  // Measured decisions (off unless PYGRAPH_MEASURE_WINDOWS > 0): verdicts reached, by kind,
+  // and measurements begun (a first one per sequence followed, then re-measurements).
+  j["decisions"] = {
+      {"graph", s.decided_graph}, {"eager", s.decided_eager}, {"measurements", s.measurements}};
   j["memops"] = {{"seen_by_engine", s.memops},
                  {"recorded", s.memops_recorded},
                  {"replayed_in_graphs", s.memops_replayed},

@@ -27,7 +27,9 @@ namespace pygraph {
   X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */        \
   X(kLaunchError, "launch_error")          /* the eager launch itself failed */                \
   X(kMemopOperands, "memop_operands")      /* memory no node can address, or size 0 */         \
-  X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */
+  X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */    \
+  X(kDecidedEager, "decided_eager")        /* its sequence's graphs measured as not paying */  \
+  X(kMeasuring, "measuring")               /* an eager window of its sequence's measurement */
 
 enum class EagerReason : uint8_t {
 #define PYGRAPH_EAGER_ENUM(e, name) e,
@@ -58,6 +60,8 @@ struct EngineStats {
   uint64_t graphs_unloaded = 0;  // destroyed at the unload of a module they may launch from
   uint64_t graphs_live = 0;
   uint64_t replays = 0;
+  // Measured decisions (decision_policy.h): verdicts reached, by kind, and measurements begun.
+  uint64_t decided_graph = 0, decided_eager = 0, measurements = 0;
   uint64_t patched_nodes = 0;
   uint64_t mismatches = 0;          // recorded prefixes sent out eagerly
   uint64_t variant_switches = 0;    // a sequence with the same prefix took over instead

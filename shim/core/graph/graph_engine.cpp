@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 #include "driver/launch_attributes.h"
 #include "driver/packed_args.h"
@@ -180,7 +181,7 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
   following_periodic_ = best->periodic;
   const size_t plans = plans_.size();
   plan_ = &plans_[best->id];
-  stats_.sequences_followed += plans_.size() - plans;
+  if (plans_.size() != plans) new_plan(plan_);
   following_tokens_.assign(best->tokens.begin(), best->tokens.end());
   position_ = 0;
   if (best->periodic) {
@@ -204,9 +205,57 @@ void GraphEngine::end_of_occurrence() {
     // A loop goes on at the start of its unrolled period; chunks keep their size.
     position_ = 0;
     chunk_start_ = 0;
+    start_occurrence();
     return;
   }
   stop_following();  // a segment's occurrence is complete
+}
+
+void GraphEngine::new_plan(Plan* plan) {
+  ++stats_.sequences_followed;
+  if (observer_) {
+    for (const Sequence& s : detector_.sequences()) {
+      if (s.id == following_id_) observer_->followed(s.id, s.periodic, s.tokens.size());
+    }
+  }
+  plan->policy = SequencePolicy(options_.policy);
+  if (options_.measure) ++stats_.measurements;
+}
+
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return uint64_t(t.tv_sec) * 1'000'000'000u + uint64_t(t.tv_nsec);
+}
+
+}  // namespace
+
+void GraphEngine::start_occurrence() {
+  eager_arm_ = false;
+  if (!options_.measure || !plan_) return;
+  // An iteration is one start of the sequence to its next: only consecutive starts of one
+  // plan make a sample (variants taking turns, or other work between, make none).
+  if (last_started_ != plan_) {
+    if (last_started_) last_started_->policy.interrupt();
+    plan_->policy.interrupt();
+    last_started_ = plan_;
+  }
+  SequencePolicy& policy = plan_->policy;
+  const auto before = policy.phase();
+  eager_arm_ = policy.next(options_.clock_ns ? options_.clock_ns() : monotonic_ns()) == Arm::kEager;
+  const auto after = policy.phase();
+  if (after != before) {
+    if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
+    if (after == SequencePolicy::Phase::kGraph) ++stats_.decided_graph;
+    if (after == SequencePolicy::Phase::kEager) ++stats_.decided_eager;
+  }
+}
+
+void GraphEngine::interrupt_occurrence() {
+  if (plan_) plan_->policy.interrupt();
+  last_started_ = nullptr;
 }
 
 bool GraphEngine::switch_variant(uint64_t tok) {
@@ -226,7 +275,7 @@ bool GraphEngine::switch_variant(uint64_t tok) {
     following_id_ = s.id;
     const size_t plans = plans_.size();
     plan_ = &plans_[s.id];
-    stats_.sequences_followed += plans_.size() - plans;
+    if (plans_.size() != plans) new_plan(plan_);
     following_tokens_.assign(s.tokens.begin(), s.tokens.end());
     ++stats_.variant_switches;
     return true;
@@ -338,13 +387,14 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // Not what the sequence has next: what was recorded goes first, as it came.
     ++stats_.mismatches;
     result = drain_eagerly(EagerReason::kMismatch);
+    interrupt_occurrence();
     stop_following();
   }
   if (!following_id_) {
     if (at_segment_start_) {
-      start_following(tok, false, 0, 0);
+      if (start_following(tok, false, 0, 0)) start_occurrence();
     } else if (expected_period_) {
-      start_following(tok, true, expected_period_, expected_phase_);
+      if (start_following(tok, true, expected_period_, expected_phase_)) start_occurrence();
     }
   }
   at_segment_start_ = false;
@@ -358,6 +408,22 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     expected_phase_ = detector_.periodic_phase();
   }
 
+  if (following_id_ && eager_arm_) {
+    // Followed but not recorded: this occurrence runs as the program made it (an eager window
+    // of a measurement, or a sequence whose graphs do not pay), and its end is still seen.
+    const CUresult r = issue(w);
+    if (r != CUDA_SUCCESS) {
+      count_eager(w.memop != nullptr, EagerReason::kLaunchError);
+      interrupt_occurrence();
+      end_segment(w.op());
+      return result != CUDA_SUCCESS ? result : r;
+    }
+    count_eager(w.memop != nullptr,
+                plan_->policy.decided() ? EagerReason::kDecidedEager : EagerReason::kMeasuring);
+    ++position_;
+    end_of_occurrence();
+    return result;
+  }
   if (following_id_) {
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
@@ -628,6 +694,10 @@ CUresult GraphEngine::submit() {
       if (r == CUDA_SUCCESS) {
         ++stats_.graphs_built;
         ++stats_.graphs_live;
+        if (observer_) {
+          observer_->chunk_built(following_id_, static_cast<uint32_t>(start),
+                                 static_cast<uint32_t>(position_), scratch_.size());
+        }
       }
     }
     if (r == CUDA_SUCCESS) {
@@ -651,7 +721,17 @@ CUresult GraphEngine::submit() {
     return eager;
   }
   ++stats_.replays;
-  if (observer_) observer_->replayed(scratch_.size(), patched);
+  if (observer_) observer_->replayed(following_id_, scratch_.size(), patched);
+  if (options_.measure) {
+    // The policy re-measures when replays change (fewer launches, more patches per replay).
+    plan_->replayed_nodes += scratch_.size();
+    plan_->patched += patched;
+    if (++plan_->replays == 32) {
+      plan_->policy.replay_figures(double(plan_->patched) / 32, double(plan_->replayed_nodes) / 32);
+      plan_->replays = 0;
+      plan_->replayed_nodes = plan_->patched = 0;
+    }
+  }
   stats_.replayed += scratch_.size() - memops;
   stats_.memops_replayed += memops;
   stats_.patched_nodes += patched;
@@ -722,6 +802,8 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
 
 CUresult GraphEngine::end_segment(Op op) {
   const CUresult r = flush(FlushCause::kOp, op);
+  // Cut short (the occurrence was not complete): no sample of its iteration.
+  if (following_id_ && (following_periodic_ || position_ != 0)) interrupt_occurrence();
   stop_following();
   if (observer_) observer_->segment_ended(op);
   detector_.boundary(static_cast<uint64_t>(op) + 1);  // tags are nonzero

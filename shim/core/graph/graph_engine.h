@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "decisions/decision_policy.h"
 #include "driver/driver_api.h"
 #include "driver/function_table.h"
 #include "driver/launch_call.h"
@@ -59,6 +60,13 @@ struct EngineOptions {
   // a launch with another grid is another sequence (false). Measured on GPT-2 decode, whose
   // attention grids grow with its KV cache (docs/design-graph-mode.md).
   bool patch_grid = true;
+  // Whether graphs pay, measured per sequence (decision_policy.h). Off by default until its
+  // figures are measured on the GPU: every sequence is graphed, unmeasured
+  // (PYGRAPH_MEASURE_WINDOWS=0; the hooks turn it on for a positive value).
+  bool measure = false;
+  PolicyOptions policy;
+  // A monotonic clock in ns, read once per occurrence of a followed sequence (tests inject one).
+  uint64_t (*clock_ns)() = nullptr;
 };
 
 // Launch attributes a recorded launch may carry; launches with more go out eagerly.
@@ -159,6 +167,10 @@ class GraphEngine {
     std::vector<Chunk> chunks;
     bool disabled = false;
     uint64_t last_used = 0;
+    SequencePolicy policy;
+    // Replay figures since they were last told to the policy.
+    uint32_t replays = 0;
+    uint64_t replayed_nodes = 0, patched = 0;
   };
 
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
@@ -176,6 +188,13 @@ class GraphEngine {
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id, uint32_t phase);
   // At the end of the followed sequence: a segment's occurrence is complete, a loop goes on.
   void end_of_occurrence();
+  // At the start of an occurrence: the plan's policy says whether it runs as graphs or eagerly
+  // (following goes on either way, so that the next start is seen).
+  void start_occurrence();
+  // The followed sequence went elsewhere: its running iteration is no sample.
+  void interrupt_occurrence();
+  // A sequence followed for the first time: counted, and given its policy.
+  void new_plan(Plan* plan);
   bool switch_variant(uint64_t token);  // another found sequence with the same prefix goes on
   bool record(const Work& w);           // false: a snapshot found no staging space
   void count_eager(bool memop, EagerReason reason);
@@ -213,6 +232,8 @@ class GraphEngine {
   // position, size, stream, context and the thread that last added to it.
   uint32_t following_id_ = 0;
   bool following_periodic_ = false;
+  bool eager_arm_ = false;        // this occurrence runs eagerly (measuring, or decided so)
+  Plan* last_started_ = nullptr;  // the plan whose occurrence started last (policy samples)
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
   size_t position_ = 0;

@@ -63,16 +63,17 @@ const OptionSpec kTable[] = {
      "starts another sequence variant (`docs/design-graph-mode.md` has the measurement).",
      false},
     {"min_gain_percent", &Config::min_gain_percent, "2", 0, 100,
-     "Used by the decision policy (not in effect yet): a sequence keeps its graphs only if its "
-     "replays are at least this many percent faster than its eager runs.",
+     "Graph mode, with measure_windows > 0: a sequence keeps its graphs only if its replayed "
+     "iterations are at least this many percent faster than its eager ones.",
      false},
-    {"measure_windows", &Config::measure_windows, "3", 1, 100,
-     "Used by the decision policy (not in effect yet): pairs of measurement windows (one eager, "
-     "one replayed) run before a sequence is decided.",
+    {"measure_windows", &Config::measure_windows, "0", 0, 100,
+     "Graph mode: pairs of measurement windows (one replayed, one eager) that decide whether a "
+     "sequence's graphs pay; 0: every sequence is graphed, unmeasured (the default until the "
+     "measured decisions are checked on the GPU).",
      false},
-    {"measure_iterations", &Config::measure_iterations, "8", 1, 10000,
-     "Used by the decision policy (not in effect yet): occurrences of the sequence in one "
-     "measurement window.",
+    {"measure_iterations", &Config::measure_iterations, "8", 2, 10000,
+     "Graph mode, with measure_windows > 0: occurrences of the sequence in one measurement "
+     "window (the first of each is not counted).",
      false},
     {"allow_kernels", &Config::allow_kernels, "*", 0, 0,
      "Used by the decision policy (not in effect yet): glob patterns of kernel names; only "

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/memop_call.h"
 #include "driver/packed_args.h"
 #include "trace/trace_writer.h"
 
@@ -131,33 +132,20 @@ void Recorder::record_op(const OpCall& c, uint64_t t0, uint64_t t1, CUresult res
   TraceWriter& w = trace_writer();
   if (!w.is_open()) return;
 
-  uint32_t callsite = 0;
-  if (op_is_boundary(c.op)) {
-    bool created;
-    std::vector<std::string> frames;
-    callsite = callsites_.capture(&created, &frames);
-    if (created) {
-      uint32_t size = sizeof(RecordHeader) + sizeof(trace::CallSiteRecord);
-      for (auto& s : frames) {
-        if (s.size() > 0xffff) s.resize(0xffff);
-        size += 2 + static_cast<uint32_t>(s.size());
-      }
-      if (uint8_t* p = w.begin(RecordType::kCallSite, size)) {
-        trace::CallSiteRecord r{callsite, static_cast<uint32_t>(frames.size())};
-        std::memcpy(p, &r, sizeof(r));
-        p += sizeof(r);
-        for (const auto& s : frames) {
-          uint16_t len = static_cast<uint16_t>(s.size());
-          std::memcpy(p, &len, 2);
-          std::memcpy(p + 2, s.data(), len);
-          p += 2 + len;
-        }
-        w.commit();
-      }
-    }
-  }
+  const uint32_t callsite = op_is_boundary(c.op) ? this->callsite() : 0;
 
-  uint8_t* p = w.begin(RecordType::kOp, sizeof(RecordHeader) + sizeof(trace::OpRecord));
+  // Memops are asked about their memory here, off the launch path: the driver call costs about
+  // what the memop's own record does, and only while a trace is written.
+  trace::MemopDetail detail{};
+  if (c.memop) {
+    detail.src = c.src;
+    detail.value = c.value;
+    detail.dst_kind = static_cast<uint8_t>(memory_kind(c.ptr));
+    if (memset_element_size(c.op) == 0) detail.src_kind = static_cast<uint8_t>(memory_kind(c.src));
+  }
+  const uint32_t size =
+      sizeof(RecordHeader) + sizeof(trace::OpRecord) + (c.memop ? sizeof(trace::MemopDetail) : 0);
+  uint8_t* p = w.begin(RecordType::kOp, size);
   if (!p) return;
   trace::OpRecord r{};
   r.seq = w.next_seq();
@@ -173,7 +161,48 @@ void Recorder::record_op(const OpCall& c, uint64_t t0, uint64_t t1, CUresult res
   r.ptr = c.ptr;
   r.bytes = c.bytes;
   std::memcpy(p, &r, sizeof(r));
+  if (c.memop) std::memcpy(p + sizeof(r), &detail, sizeof(detail));
   w.commit();
+}
+
+uint32_t Recorder::callsite() {
+  TraceWriter& w = trace_writer();
+  if (!w.is_open()) return 0;
+  bool created;
+  std::vector<std::string> frames;
+  const uint32_t id = callsites_.capture(&created, &frames);
+  if (!created) return id;
+  uint32_t size = sizeof(RecordHeader) + sizeof(trace::CallSiteRecord);
+  for (auto& s : frames) {
+    if (s.size() > 0xffff) s.resize(0xffff);
+    size += 2 + static_cast<uint32_t>(s.size());
+  }
+  if (uint8_t* p = w.begin(RecordType::kCallSite, size)) {
+    trace::CallSiteRecord r{id, static_cast<uint32_t>(frames.size())};
+    std::memcpy(p, &r, sizeof(r));
+    p += sizeof(r);
+    for (const auto& s : frames) {
+      uint16_t len = static_cast<uint16_t>(s.size());
+      std::memcpy(p, &len, 2);
+      std::memcpy(p + 2, s.data(), len);
+      p += 2 + len;
+    }
+    w.commit();
+  }
+  return id;
+}
+
+trace::MemoryKind Recorder::memory_kind(uint64_t address) const {
+  // The same question and reading as graph mode's (GraphEngine::memory_kind).
+  if (!driver_ || !driver_->pointer_get_attribute) return trace::MemoryKind::kUnknown;
+  unsigned int type = 0;
+  const CUresult r =
+      driver_->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  if (r == CUDA_ERROR_INVALID_VALUE) return trace::MemoryKind::kPageable;
+  if (r != CUDA_SUCCESS) return trace::MemoryKind::kOther;
+  if (type == CU_MEMORYTYPE_DEVICE) return trace::MemoryKind::kDevice;
+  if (type == CU_MEMORYTYPE_HOST) return trace::MemoryKind::kPinned;
+  return trace::MemoryKind::kOther;
 }
 
 void Recorder::reset_in_child() {

@@ -24,12 +24,17 @@ struct OpCall {
   uint64_t handle = 0;
   uint64_t ptr = 0;
   uint64_t bytes = 0;
+  // Async memsets and 1-D copies (memop_call.h): the operands the first-of-each-type fields
+  // miss, written as a MemopDetail (trace format 2) so that `simulate` sees what graph mode saw.
+  bool memop = false;
+  uint64_t src = 0;    // copies
+  uint32_t value = 0;  // memsets
 };
 
 class Recorder {
  public:
   Recorder(const DriverApi* driver, bool skip_own_frames)
-      : functions_(driver), callsites_(skip_own_frames) {}
+      : driver_(driver), functions_(driver), callsites_(skip_own_frames) {}
 
   // Opens the trace when the config names one; returns false with *error on failure.
   bool start(const Config& config, std::string* error);
@@ -55,6 +60,9 @@ class Recorder {
   void write_launch(const LaunchCall& call, uint64_t t0, uint64_t t1, CUresult result);
   void record_op(const OpCall& call, uint64_t t0, uint64_t t1, CUresult result);
 
+  // The caller's call site, announced in the trace on first sight; 0 when not tracing.
+  uint32_t callsite();
+
   // Entry points handed to the program without a wrapper (for the trace's end record).
   void count_unwrapped() { unwrapped_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -67,6 +75,9 @@ class Recorder {
 
  private:
   uint32_t announce_function(const FunctionInfo& f);
+  trace::MemoryKind memory_kind(uint64_t address) const;
+
+  const DriverApi* driver_;
 
   FunctionTable functions_;
   CallSiteTable callsites_;

@@ -15,7 +15,8 @@
 namespace pygraph::trace {
 
 inline constexpr char kMagic[8] = {'P', 'Y', 'G', 'T', 'R', 'A', 'C', 'E'};
-inline constexpr uint32_t kTraceVersion = 1;
+// 2: memop details after an op record; graph mode's own events (records 7 to 11).
+inline constexpr uint32_t kTraceVersion = 2;
 
 // How a call reached the shim: the three doors to the driver's entry points.
 enum class Door : uint8_t {
@@ -45,6 +46,12 @@ enum class RecordType : uint16_t {
   kOp = 4,        // OpRecord: one non-launch driver call
   kEnd = 5,       // EndRecord: written at a clean exit; its absence means the process died
   kThread = 6,    // ThreadRecord: a thread seen for the first time
+  // Version 2: what graph mode did, written only when it runs with a trace.
+  kFollowed = 7,  // FollowedRecord: the engine began following a sequence (its first time)
+  kChunk = 8,     // ChunkRecord: a graph was built for a chunk of a sequence
+  kReplay = 9,    // ReplayRecord: a chunk ran as a graph replay
+  kFlush = 10,    // FlushRecord: recorded work was submitted before its chunk was complete
+  kEager = 11,    // EagerRecord: a launch or memop went to the driver as a plain call
 };
 
 struct RecordHeader {
@@ -125,6 +132,75 @@ struct OpRecord {
   uint64_t handle;       // first event, graph exec, module or library argument
   uint64_t ptr;          // first device or host address argument (after the call for allocations)
   uint64_t bytes;        // first size argument
+};
+
+// Version 2: follows an OpRecord of an async memset or 1-D copy (the record's size says whether
+// it is there), so that `simulate` can give the engine what graph mode was given: without the
+// source and kinds it has to guess which copies stage, and without the value which memsets patch.
+struct MemopDetail {
+  uint64_t src;      // copies: the source address; memsets: 0
+  uint32_t value;    // memsets: the element value; copies: 0
+  uint8_t dst_kind;  // MemoryKind of the destination
+  uint8_t src_kind;  // MemoryKind of the source (copies)
+  uint16_t reserved;
+};
+
+// What cuPointerGetAttribute(MEMORY_TYPE) said of an address, as graph mode classifies it:
+// device memory, pinned host memory, pageable host memory (the driver does not know it), or
+// something else (managed, array, an error). The numbers are graph mode's own (MemKind).
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kDevice = 1,
+  kPinned = 2,
+  kPageable = 3,
+  kOther = 4
+};
+
+// Graph mode's events. Each carries a seq from the same counter as launches and ops, so they
+// sort into the program's calls: an event seen while handling a call comes before that call's
+// own record, which is written once the call returns.
+struct FollowedRecord {
+  uint64_t seq;
+  uint32_t sequence;  // the detector's sequence id
+  uint32_t length;    // launches and memops in one occurrence (a loop: one period)
+  uint8_t periodic;   // 1: a loop without boundaries, followed around
+  uint8_t reserved[7];
+};
+
+struct ChunkRecord {
+  uint64_t seq;
+  uint32_t sequence;
+  uint32_t start, end;  // positions in the followed sequence
+  uint32_t nodes;
+};
+
+struct ReplayRecord {
+  uint64_t seq;
+  uint32_t sequence;
+  uint32_t nodes;
+  uint32_t patched;  // nodes whose parameters were updated before the launch
+  uint32_t reserved;
+};
+
+struct FlushRecord {
+  uint64_t seq;
+  uint8_t cause;  // FlushCause (engine_stats.h)
+  uint8_t reserved;
+  uint16_t op;           // cause "op": the Op that can observe the work; else Op::kCount
+  uint32_t pending;      // launches and memops submitted
+  uint32_t callsite_id;  // cause "op": where the program made that call; 0: none
+  uint32_t reserved2;
+};
+
+// Launches or memops that went eagerly. The launch (or op) record of the call being handled
+// follows with a higher seq on the same thread; a short chunk or a mismatch sends out work
+// recorded earlier, whose records came before.
+struct EagerRecord {
+  uint64_t seq;
+  uint8_t reason;  // EagerReason (engine_stats.h)
+  uint8_t memop;   // 1: an async memset or copy, 0: a launch
+  uint16_t reserved;
+  uint32_t count;  // this many, for one reason
 };
 
 struct EndRecord {

@@ -110,9 +110,21 @@ bool parse_launch(Cursor& c, Trace* t) {
   return true;
 }
 
-bool parse_op(Cursor& c, Trace* t) {
+bool valid_kind(uint8_t k) {
+  return k <= static_cast<uint8_t>(MemoryKind::kOther);
+}
+
+bool parse_op(Cursor& c, size_t size, uint32_t version, Trace* t) {
   OpRecord r;
   if (!c.get(&r) || !valid_op(r.op) || !valid_door(r.door)) return false;
+  // Version 2 appends a MemopDetail to memops; the record's size says whether it is there.
+  MemopDetail d{};
+  const bool has_detail = size == sizeof(OpRecord) + sizeof(MemopDetail);
+  if (has_detail &&
+      (version < 2 || !c.get(&d) || !valid_kind(d.dst_kind) || !valid_kind(d.src_kind))) {
+    return false;
+  }
+  if (!has_detail && size != sizeof(OpRecord)) return false;
   TraceOp o;
   o.seq = r.seq;
   o.ts_ns = r.ts_ns;
@@ -126,8 +138,59 @@ bool parse_op(Cursor& c, Trace* t) {
   o.handle = r.handle;
   o.ptr = r.ptr;
   o.bytes = r.bytes;
+  o.has_detail = has_detail;
+  o.src = d.src;
+  o.value = d.value;
+  o.dst_kind = static_cast<MemoryKind>(d.dst_kind);
+  o.src_kind = static_cast<MemoryKind>(d.src_kind);
   t->ops.push_back(o);
   return true;
+}
+
+// Graph mode's events: fixed-size records of version 2 and later.
+template <class R>
+bool get_exact(Cursor& c, size_t size, uint32_t version, R* r) {
+  return version >= 2 && size == sizeof(R) && c.get(r);
+}
+
+bool parse_engine_event(RecordType type, Cursor& c, size_t size, uint32_t version, Trace* t) {
+  TraceEngineEvents& e = t->engine;
+  switch (type) {
+    case RecordType::kFollowed: {
+      FollowedRecord r;
+      if (!get_exact(c, size, version, &r) || r.periodic > 1) return false;
+      e.followed.push_back({r.seq, r.sequence, r.length, r.periodic == 1});
+      return true;
+    }
+    case RecordType::kChunk: {
+      ChunkRecord r;
+      if (!get_exact(c, size, version, &r) || r.start > r.end) return false;
+      e.chunks.push_back({r.seq, r.sequence, r.start, r.end, r.nodes});
+      return true;
+    }
+    case RecordType::kReplay: {
+      ReplayRecord r;
+      if (!get_exact(c, size, version, &r)) return false;
+      e.replays.push_back({r.seq, r.sequence, r.nodes, r.patched});
+      return true;
+    }
+    case RecordType::kFlush: {
+      FlushRecord r;
+      if (!get_exact(c, size, version, &r) || r.op > static_cast<uint16_t>(Op::kCount)) {
+        return false;
+      }
+      e.flushes.push_back({r.seq, r.cause, static_cast<Op>(r.op), r.pending, r.callsite_id});
+      return true;
+    }
+    case RecordType::kEager: {
+      EagerRecord r;
+      if (!get_exact(c, size, version, &r) || r.memop > 1) return false;
+      e.eager.push_back({r.seq, r.reason, r.memop == 1, r.count});
+      return true;
+    }
+    default:
+      return false;
+  }
 }
 
 std::string offset_text(size_t off) {
@@ -200,7 +263,15 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
         ok = parse_launch(c, t);
         break;
       case RecordType::kOp:
-        ok = parse_op(c, t);
+        ok = parse_op(c, h.size - sizeof(h), t->header.version, t);
+        break;
+      case RecordType::kFollowed:
+      case RecordType::kChunk:
+      case RecordType::kReplay:
+      case RecordType::kFlush:
+      case RecordType::kEager:
+        ok = parse_engine_event(static_cast<RecordType>(h.type), c, h.size - sizeof(h),
+                                t->header.version, t);
         break;
       case RecordType::kThread: {
         ThreadRecord r;
@@ -230,6 +301,17 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
   };
   std::sort(t->events.begin(), t->events.end(),
             [&](const TraceEvent& a, const TraceEvent& b) { return seq(a) < seq(b); });
+
+  // Threads write in blocks: each kind of engine event is put back in the program's order.
+  auto by_seq = [](auto& v) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  };
+  by_seq(t->engine.followed);
+  by_seq(t->engine.chunks);
+  by_seq(t->engine.replays);
+  by_seq(t->engine.flushes);
+  by_seq(t->engine.eager);
 
   if (!problem.empty()) {
     res.status = ReadStatus::kIncomplete;

@@ -49,6 +49,49 @@ struct TraceOp {
   int32_t result = 0;
   uint32_t callsite_id = 0;
   uint64_t stream = 0, handle = 0, ptr = 0, bytes = 0;
+  // Version 2, async memsets and 1-D copies only (has_detail): what graph mode was given.
+  bool has_detail = false;
+  uint64_t src = 0;
+  uint32_t value = 0;
+  trace::MemoryKind dst_kind = trace::MemoryKind::kUnknown, src_kind = trace::MemoryKind::kUnknown;
+};
+
+// Graph mode's own events (version 2), in the order of their seq.
+struct TraceFollowed {
+  uint64_t seq = 0;
+  uint32_t sequence = 0, length = 0;
+  bool periodic = false;
+};
+struct TraceChunk {
+  uint64_t seq = 0;
+  uint32_t sequence = 0, start = 0, end = 0, nodes = 0;
+};
+struct TraceReplay {
+  uint64_t seq = 0;
+  uint32_t sequence = 0, nodes = 0, patched = 0;
+};
+struct TraceFlush {
+  uint64_t seq = 0;
+  uint8_t cause = 0;  // FlushCause
+  Op op = Op::kCount;
+  uint32_t pending = 0, callsite_id = 0;
+};
+struct TraceEager {
+  uint64_t seq = 0;
+  uint8_t reason = 0;  // EagerReason
+  bool memop = false;
+  uint32_t count = 0;
+};
+struct TraceEngineEvents {
+  std::vector<TraceFollowed> followed;
+  std::vector<TraceChunk> chunks;
+  std::vector<TraceReplay> replays;
+  std::vector<TraceFlush> flushes;
+  std::vector<TraceEager> eager;
+  bool empty() const {
+    return followed.empty() && chunks.empty() && replays.empty() && flushes.empty() &&
+           eager.empty();
+  }
 };
 
 // One entry per launch or op, in the global order the program made them.
@@ -65,6 +108,7 @@ struct Trace {
   std::vector<TraceLaunch> launches;
   std::vector<TraceOp> ops;
   std::vector<TraceEvent> events;
+  TraceEngineEvents engine;  // empty unless graph mode wrote the trace
   bool has_end = false;
   trace::EndRecord end{};
 

@@ -1,0 +1,73 @@
+#include "recording/trace_observer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "trace/trace_writer.h"
+
+namespace pygraph {
+namespace {
+
+uint32_t u32(size_t n) {
+  return static_cast<uint32_t>(std::min<size_t>(n, 0xffffffffu));
+}
+
+// Writes one fixed-size record; its seq is taken last, so that it sorts after anything the
+// caller wrote before (a call site announced for a flush).
+template <class R>
+void write(trace::RecordType type, R r) {
+  TraceWriter& w = trace_writer();
+  uint8_t* p = w.begin(type, sizeof(trace::RecordHeader) + sizeof(R));
+  if (!p) return;
+  r.seq = w.next_seq();
+  std::memcpy(p, &r, sizeof(r));
+  w.commit();
+}
+
+}  // namespace
+
+void TraceObserver::eager(bool memop, EagerReason reason) {
+  trace::EagerRecord r{};
+  r.reason = static_cast<uint8_t>(reason);
+  r.memop = memop ? 1 : 0;
+  r.count = 1;
+  write(trace::RecordType::kEager, r);
+}
+
+void TraceObserver::flushed(FlushCause cause, Op op, size_t pending) {
+  trace::FlushRecord r{};
+  r.cause = static_cast<uint8_t>(cause);
+  r.op = static_cast<uint16_t>(op);
+  r.pending = u32(pending);
+  // The op's call site, captured here because the hook records it only after the call; the
+  // shim's own frames are left out, so it is the same site (and id) as the op record's.
+  if (cause == FlushCause::kOp && op < Op::kCount) r.callsite_id = recorder_->callsite();
+  write(trace::RecordType::kFlush, r);
+}
+
+void TraceObserver::followed(uint32_t sequence, bool periodic, size_t length) {
+  trace::FollowedRecord r{};
+  r.sequence = sequence;
+  r.length = u32(length);
+  r.periodic = periodic ? 1 : 0;
+  write(trace::RecordType::kFollowed, r);
+}
+
+void TraceObserver::chunk_built(uint32_t sequence, uint32_t start, uint32_t end, size_t nodes) {
+  trace::ChunkRecord r{};
+  r.sequence = sequence;
+  r.start = start;
+  r.end = end;
+  r.nodes = u32(nodes);
+  write(trace::RecordType::kChunk, r);
+}
+
+void TraceObserver::replayed(uint32_t sequence, size_t nodes, uint32_t patched) {
+  trace::ReplayRecord r{};
+  r.sequence = sequence;
+  r.nodes = u32(nodes);
+  r.patched = patched;
+  write(trace::RecordType::kReplay, r);
+}
+
+}  // namespace pygraph
