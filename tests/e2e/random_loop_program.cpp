@@ -46,28 +46,8 @@ void k_xor(const unsigned*, const unsigned*, void** p) {  // y ^= a * golden rat
   y[unsigned(a) % kLen] ^= int(unsigned(a) * 2654435761u);
 }
 
-struct Api {
-  decltype(&cuLaunchKernel) launch;
-  decltype(&cuModuleGetFunction) get_function;
-  decltype(&cuCtxSynchronize_v2) ctx_sync;
-  decltype(&cuStreamSynchronize) stream_sync;
-  decltype(&cuMemAlloc_v2) alloc;
-  decltype(&cuMemFree_v2) free;
-  decltype(&cuMemsetD32Async) memset_async;
-  decltype(&cuMemcpyDtoH_v2) copy_dh;
-};
-
-bool load(Api* a) {
-  standin::GetProcAddress get = standin::runtime_get_proc_address();
-  return get && standin::resolve(get, "cuLaunchKernel", &a->launch) &&
-         standin::resolve(get, "cuModuleGetFunction", &a->get_function) &&
-         standin::resolve(get, "cuCtxSynchronize", &a->ctx_sync) &&
-         standin::resolve(get, "cuStreamSynchronize", &a->stream_sync) &&
-         standin::resolve(get, "cuMemAlloc", &a->alloc) &&
-         standin::resolve(get, "cuMemFree", &a->free) &&
-         standin::resolve(get, "cuMemsetD32Async", &a->memset_async) &&
-         standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
-}
+using random_support::Api;
+using random_support::load;
 
 // One launch (or memset) of an iteration. Its scalar: constant, the iteration number, or one of
 // two values taken every other iteration; its buffers: fixed, or swapped every other iteration.

@@ -1,6 +1,7 @@
 // What the generated-program binaries of the randomized differential tests share
-// (random_program.cpp, random_loop_program.cpp): the digest of what the host observed, and one
-// clear line and a failing exit for a driver call that fails.
+// (random_program.cpp, random_loop_program.cpp, random_streams_program.cpp): the driver's entry
+// points, the digest of what the host observed, and one clear line and a failing exit for a
+// driver call that fails.
 #pragma once
 
 #include <cuda.h>
@@ -10,7 +11,74 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "runtime_bootstrap.h"
+
 namespace random_support {
+
+// The driver's entry points the generated programs use, found as the CUDA runtime finds them
+// (cuGetProcAddress), so that every call goes through the shim's wrappers.
+struct Api {
+  decltype(&cuLaunchKernel) launch;
+  decltype(&cuModuleGetFunction) get_function;
+  decltype(&cuModuleLoadData) module_load;
+  decltype(&cuModuleUnload) module_unload;
+  decltype(&cuCtxGetCurrent) ctx_get;
+  decltype(&cuCtxSetCurrent) ctx_set;
+  decltype(&cuStreamCreate) stream_create;
+  decltype(&cuStreamDestroy_v2) stream_destroy;
+  decltype(&cuStreamSynchronize) stream_sync;
+  decltype(&cuStreamQuery) stream_query;
+  decltype(&cuStreamWaitEvent) wait_event;
+  decltype(&cuEventCreate) event_create;
+  decltype(&cuEventDestroy_v2) event_destroy;
+  decltype(&cuEventRecord) event_record;
+  decltype(&cuEventSynchronize) event_sync;
+  decltype(&cuEventQuery) event_query;
+  decltype(&cuCtxSynchronize_v2) ctx_sync;
+  decltype(&cuMemAlloc_v2) alloc;
+  decltype(&cuMemFree_v2) free;
+  decltype(&cuMemsetD32Async) memset_async;
+  decltype(&cuMemsetD8Async) memset8_async;
+  decltype(&cuMemcpyDtoDAsync_v2) copy_dd_async;
+  decltype(&cuMemcpyAsync) copy_async;
+  decltype(&cuMemcpyHtoDAsync_v2) copy_hd_async;
+  decltype(&cuMemcpyDtoHAsync_v2) copy_dh_async;
+  decltype(&cuMemAllocHost_v2) alloc_host;
+  decltype(&cuMemFreeHost) free_host;
+  decltype(&cuMemcpyDtoH_v2) copy_dh;
+};
+
+inline bool load(Api* a) {
+  standin::GetProcAddress get = standin::runtime_get_proc_address();
+  return get && standin::resolve(get, "cuLaunchKernel", &a->launch) &&
+         standin::resolve(get, "cuModuleGetFunction", &a->get_function) &&
+         standin::resolve(get, "cuModuleLoadData", &a->module_load) &&
+         standin::resolve(get, "cuModuleUnload", &a->module_unload) &&
+         standin::resolve(get, "cuCtxGetCurrent", &a->ctx_get) &&
+         standin::resolve(get, "cuCtxSetCurrent", &a->ctx_set) &&
+         standin::resolve(get, "cuStreamCreate", &a->stream_create) &&
+         standin::resolve(get, "cuStreamDestroy", &a->stream_destroy) &&
+         standin::resolve(get, "cuStreamSynchronize", &a->stream_sync) &&
+         standin::resolve(get, "cuStreamQuery", &a->stream_query) &&
+         standin::resolve(get, "cuStreamWaitEvent", &a->wait_event) &&
+         standin::resolve(get, "cuEventCreate", &a->event_create) &&
+         standin::resolve(get, "cuEventDestroy", &a->event_destroy) &&
+         standin::resolve(get, "cuEventRecord", &a->event_record) &&
+         standin::resolve(get, "cuEventSynchronize", &a->event_sync) &&
+         standin::resolve(get, "cuEventQuery", &a->event_query) &&
+         standin::resolve(get, "cuCtxSynchronize", &a->ctx_sync) &&
+         standin::resolve(get, "cuMemAlloc", &a->alloc) &&
+         standin::resolve(get, "cuMemFree", &a->free) &&
+         standin::resolve(get, "cuMemsetD32Async", &a->memset_async) &&
+         standin::resolve(get, "cuMemsetD8Async", &a->memset8_async) &&
+         standin::resolve(get, "cuMemcpyDtoDAsync", &a->copy_dd_async) &&
+         standin::resolve(get, "cuMemcpyAsync", &a->copy_async) &&
+         standin::resolve(get, "cuMemcpyHtoDAsync", &a->copy_hd_async) &&
+         standin::resolve(get, "cuMemcpyDtoHAsync", &a->copy_dh_async) &&
+         standin::resolve(get, "cuMemAllocHost", &a->alloc_host) &&
+         standin::resolve(get, "cuMemFreeHost", &a->free_host) &&
+         standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
+}
 
 struct Digest {  // FNV-1a
   uint64_t h = 1469598103934665603ull;
