@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/decisions/decision_store.h"
 #include "../core/log.h"
 #include "../core/options/option_docs.h"
 #include "../core/recording/trace_observer.h"
@@ -38,6 +39,12 @@ pthread_t g_init_thread;
 Config g_config;
 // Never destroyed: other libraries' exit handlers may still launch after ours ran.
 GraphEngine* g_engine = nullptr;
+// Decisions kept across runs, while measuring (decision_cache.h); saved at exit. Never destroyed,
+// like the engine that holds the store.
+DecisionCache* g_cache = nullptr;
+DecisionStore* g_store = nullptr;
+// Sequences listed in the stats' "decisions" (most launches first).
+constexpr size_t kStatsSequences = 50;
 
 Recorder& recorder_instance() {
   // Never destroyed: other libraries' exit handlers may still call the driver after ours.
@@ -76,8 +83,10 @@ std::string stats_document() {
   }
   EngineStats stats;
   DoorCounts doors;
+  std::vector<SequenceStat> sequences;
   auto read = [&] {
     if (g_engine) stats = g_engine->stats();
+    if (g_engine) sequences = g_engine->sequence_stats(kStatsSequences);
     const Recorder& r = recorder_instance();
     doors = {r.launches(Door::kExport), r.launches(Door::kDlsym), r.launches(Door::kProcAddr)};
   };
@@ -87,7 +96,53 @@ std::string stats_document() {
     EngineLock lock;
     read();
   }
-  return stats_json(stats, doors, mode_name(g_mode));
+  return stats_json(stats, doors, mode_name(g_mode), sequences);
+}
+
+// What decisions are made on: the current device's name, the driver's version, this shim's.
+// Asked for at the first lookup, when the program has initialized the driver.
+DecisionEnvironment decision_environment() {
+  DecisionEnvironment env;
+  CUdevice device = 0;
+  if (g_driver_api.ctx_get_device && g_driver_api.ctx_get_device(&device) != CUDA_SUCCESS) {
+    device = 0;
+  }
+  char name[256] = "";
+  if (!g_driver_api.device_get_name ||
+      g_driver_api.device_get_name(name, sizeof name, device) != CUDA_SUCCESS) {
+    name[0] = '\0';
+  }
+  env.gpu = name;
+  int version = 0;
+  if (g_driver_api.driver_get_version) g_driver_api.driver_get_version(&version);
+  env.driver = std::to_string(version);
+  env.shim = PYGRAPH_VERSION;
+  return env;
+}
+
+// The decision cache, when measuring: read now (a bad file is set aside with one warning).
+DecisionStore* open_decision_store(const Config& config) {
+  if (config.measure_windows == 0) return nullptr;
+  const std::string path =
+      config.cache_path.empty()
+          ? default_decision_cache_path([](const char* n) -> const char* { return std::getenv(n); })
+          : config.cache_path;
+  if (path.empty()) return nullptr;  // neither PYGRAPH_CACHE, XDG_CACHE_HOME nor HOME
+  g_cache = new DecisionCache(path);
+  std::vector<std::string> warnings;
+  g_cache->load(&warnings);
+  for (const auto& w : warnings) log_error("%s", w.c_str());
+  return new CacheDecisionStore(g_cache, &decision_environment);
+}
+
+// After the stats: this run's verdicts merged into the file.
+void save_decisions() {
+  if (!g_cache) return;
+  std::string error;
+  if (!g_cache->save(&error)) {
+    log_error("cannot save decisions to PYGRAPH_CACHE='%s': %s", g_cache->path().c_str(),
+              error.c_str());
+  }
 }
 
 void write_stats() {
@@ -107,6 +162,10 @@ void graph_mode_at_exit() {
     stop_stall_watchdog();
   }
   write_stats();
+  if (g_engine) {
+    EngineLock lock;
+    save_decisions();
+  }
 }
 
 // Fork: the parent's deferred work goes out first, so that the child inherits no half-submitted
@@ -119,14 +178,16 @@ void atfork_prepare() {
   if (g_init_state.load() != 2 || !g_engine) return;
   g_engine_mutex.lock();
   g_fork_locked = true;
+  // Until the fork is over (atfork_parent, atfork_child) this thread's driver calls, and a
+  // stats snapshot another library's fork handler may ask for, must not take the lock it holds.
   t_in_hook = true;
   g_engine->flush_all(FlushCause::kFork);
-  t_in_hook = false;
 }
 
 void atfork_parent() {
   if (g_fork_locked) {
     g_fork_locked = false;
+    t_in_hook = false;
     g_engine_mutex.unlock();
   }
 }
@@ -136,6 +197,7 @@ void atfork_child() {
   // call. The parent's graphs are not the child's to use or destroy.
   if (g_fork_locked) {
     g_fork_locked = false;
+    t_in_hook = false;
     g_engine_mutex.reset();
   }
   stall_watchdog_forked();
@@ -270,6 +332,9 @@ bool shim_init() {
   load(&g_driver_api.event_record, "cuEventRecord");
   load(&g_driver_api.event_query, "cuEventQuery");
   load(&g_driver_api.event_destroy, "cuEventDestroy_v2");
+  load(&g_driver_api.ctx_get_device, "cuCtxGetDevice");
+  load(&g_driver_api.device_get_name, "cuDeviceGetName");
+  load(&g_driver_api.driver_get_version, "cuDriverGetVersion");
   for (int r = 0; r < kRowCount; ++r) {
     g_real[r][static_cast<int>(Door::kExport)].store(real_dlsym(g_driver, kRows[r].symbol));
   }
@@ -287,6 +352,10 @@ bool shim_init() {
     options.policy.pairs = config.measure_windows;
     options.policy.window = config.measure_iterations;
     options.policy.min_gain_percent = config.min_gain_percent;
+    options.allow_kernels = config.allow_kernels;
+    options.deny_kernels = config.deny_kernels;
+    if (!g_store) g_store = open_decision_store(config);
+    options.store = g_store;
     g_engine = new GraphEngine(&g_driver_api, options);
   }
 

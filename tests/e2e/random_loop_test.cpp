@@ -2,8 +2,10 @@
 // nested periods, breaks at random launches, odd launches, changing and alternating arguments;
 // the same digests with and without the shim, while graph mode really follows the loops.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "differential.h"
+#include "run_program.h"
 
 namespace pygraph::test {
 namespace {
@@ -28,9 +30,14 @@ TEST(RandomLoops, GraphModeChangesNoResult) {
 TEST(RandomLoops, MeasuredDecisionsChangeNoResult) {
   // Windows of 2 occurrences, so that sequences switch between graphs and eager runs often
   // (and reach verdicts, timed by the real clock, either way).
-  const nlohmann::json s =
-      expect_same_digests(RANDOM_LOOP_PROGRAM, kSeeds, "graph",
-                          {{"PYGRAPH_MEASURE_WINDOWS", "1"}, {"PYGRAPH_MEASURE_ITERATIONS", "2"}});
+  // A fresh decision cache: verdicts of an earlier run (or the user's) would be adopted.
+  const std::string cache = temp_path("random-loop-decisions.json");
+  const nlohmann::json s = expect_same_digests(RANDOM_LOOP_PROGRAM, kSeeds, "graph",
+                                               {{"PYGRAPH_MEASURE_WINDOWS", "1"},
+                                                {"PYGRAPH_MEASURE_ITERATIONS", "2"},
+                                                {"PYGRAPH_CACHE", cache}});
+  unlink(cache.c_str());
+  unlink((cache + ".lock").c_str());
   ASSERT_TRUE(s.is_object());
   EXPECT_GT(s["decisions"]["measurements"].get<int>(), 100);
   EXPECT_GT(s["decisions"]["graph"].get<int>() + s["decisions"]["eager"].get<int>(), 10);

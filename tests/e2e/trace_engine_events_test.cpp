@@ -49,7 +49,9 @@ TEST(TraceEngineEvents, GraphModeEventsAddUpToItsStats) {
     const bool by_op = f.cause == uint8_t(FlushCause::kOp);
     flushes[by_op ? op_info(f.op).name : flush_cause_name(FlushCause(f.cause))]++;
     // The op that caused it was made somewhere in the program: its call site is named.
-    if (by_op) EXPECT_NE(t.callsite(f.callsite_id), nullptr) << op_info(f.op).name;
+    if (by_op) {
+      EXPECT_NE(t.callsite(f.callsite_id), nullptr) << op_info(f.op).name;
+    }
   }
   EXPECT_EQ(e.flushes.size(), s["flushes"]["total"].get<size_t>());
   EXPECT_EQ(nlohmann::json(flushes), s["flushes"]["by_reason"]);

@@ -1,5 +1,6 @@
 // Kernels, memory, streams, events and launches of the driver stand-in.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -319,6 +320,18 @@ API cuDriverGetVersion(int* v) {
 API cuDeviceGet(CUdevice* d, int ordinal) {
   if (!d || ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
   *d = 0;
+  return CUDA_SUCCESS;
+}
+API cuCtxGetDevice(CUdevice* d) {
+  if (!d) return CUDA_ERROR_INVALID_VALUE;
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+// STANDIN_GPU_NAME: another device name, so that tests can make cached decisions stale.
+API cuDeviceGetName(char* name, int length, CUdevice d) {
+  if (!name || length <= 0 || d != 0) return CUDA_ERROR_INVALID_VALUE;
+  const char* env = std::getenv("STANDIN_GPU_NAME");
+  std::snprintf(name, size_t(length), "%s", env && *env ? env : "Stand-in GPU");
   return CUDA_SUCCESS;
 }
 API cuDeviceGetCount(int* n) {

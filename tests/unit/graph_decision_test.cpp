@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 
 #include "graph/graph_engine.h"
 #include "standin.h"
@@ -20,6 +21,23 @@ uint64_t fake_clock() {
   return g_now;
 }
 
+// A store in memory: `verdict` answers every lookup ("" for none); records are kept.
+class FakeStore : public DecisionStore {
+ public:
+  const Decision* find(const std::string& signature) override {
+    asked.push_back(signature);
+    if (verdict.empty()) return nullptr;
+    answer.verdict = verdict;
+    return &answer;
+  }
+  void record(const std::string& signature, const Decision& d) override { recorded[signature] = d; }
+
+  std::string verdict;
+  Decision answer;
+  std::vector<std::string> asked;
+  std::map<std::string, Decision> recorded;
+};
+
 class GraphDecisionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -32,8 +50,7 @@ class GraphDecisionTest : public ::testing::Test {
     g_now = 1;
   }
 
-  void make_engine(uint64_t recheck = 2000) {
-    EngineOptions o;
+  void make_engine(uint64_t recheck = 2000, EngineOptions o = {}) {
     o.measure = true;
     o.clock_ns = &fake_clock;
     o.policy.recheck_iterations = recheck;
@@ -134,6 +151,103 @@ TEST_F(GraphDecisionTest, ALoopWithoutSyncsIsMeasuredByItsUnrolledPeriod) {
   const EngineStats& s = engine_->stats();
   EXPECT_EQ(s.decided_graph, 1u);
   EXPECT_GT(s.replayed, s.launches * 8 / 10);
+}
+
+}  // namespace
+}  // namespace pygraph
+
+namespace pygraph {
+namespace {
+
+TEST_F(GraphDecisionTest, ACachedVerdictIsAdoptedWithoutMeasuring) {
+  for (const char* verdict : {"graph", "eager"}) {
+    FakeStore store;
+    store.verdict = verdict;
+    EngineOptions o;
+    o.store = &store;
+    make_engine(2000, o);
+    g_now = 1;
+    // Steps 1-2 find the sequence; step 3, its first recorded occurrence, names it.
+    for (int n = 1; n <= 3; ++n) step(n, 800'000, 1'000'000);
+    ASSERT_EQ(store.asked.size(), 1u) << verdict;
+    EXPECT_EQ(store.asked[0].substr(0, 5), "s-20-");
+    const bool graph = std::string(verdict) == "graph";
+    for (int n = 4; n <= 30; ++n) EXPECT_EQ(step(n, 800'000, 1'000'000), graph) << verdict << n;
+    const EngineStats& s = engine_->stats();
+    EXPECT_EQ(s.decided_cached, 1u);
+    EXPECT_EQ(s.measurements, 0u);
+    EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kMeasuring)], 0u) << "no eager window";
+    EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kDecidedEager)], graph ? 0u : 27u * 20u);
+    EXPECT_TRUE(store.recorded.empty()) << "a cached verdict is not recorded again";
+    const std::vector<SequenceStat> seq = engine_->sequence_stats(50);
+    ASSERT_EQ(seq.size(), 1u);
+    EXPECT_EQ(seq[0].source, "cached");
+    EXPECT_EQ(seq[0].verdict, verdict);
+    EXPECT_EQ(seq[0].signature, store.asked[0]);
+  }
+}
+
+TEST_F(GraphDecisionTest, AMissingVerdictIsMeasuredThenRecordedWithItsFigures) {
+  FakeStore store;
+  EngineOptions o;
+  o.store = &store;
+  make_engine(2000, o);
+  for (int n = 1; n <= 51; ++n) step(n, 800'000, 1'000'000);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.decided_graph, 1u);
+  EXPECT_EQ(s.measurements, 1u);
+  EXPECT_EQ(s.decided_cached, 0u);
+  ASSERT_EQ(store.recorded.size(), 1u);
+  const auto& [signature, d] = *store.recorded.begin();
+  EXPECT_EQ(signature, store.asked.at(0));
+  EXPECT_EQ(d.verdict, "graph");
+  EXPECT_DOUBLE_EQ(d.eager_us, 1000.0);
+  EXPECT_DOUBLE_EQ(d.graph_us, 800.0);
+  EXPECT_EQ(d.windows, 6u);
+  EXPECT_EQ(d.launches, 20u);
+  EXPECT_NE(d.why.find("20.0 % faster"), std::string::npos) << d.why;
+  const std::vector<SequenceStat> seq = engine_->sequence_stats(50);
+  ASSERT_EQ(seq.size(), 1u);
+  EXPECT_EQ(seq[0].source, "measured");
+  EXPECT_NEAR(seq[0].gain_percent, 20.0, 1e-9);
+  EXPECT_EQ(seq[0].launches, 49u * 20u);
+}
+
+// Kernel patterns decide without measuring, and also when measuring is off.
+TEST_F(GraphDecisionTest, ADeniedOrNotAllowedKernelKeepsItsSequenceEager) {
+  struct Case {
+    std::vector<std::string> allow, deny;
+    bool graphed;
+  };
+  const Case cases[] = {{{"*"}, {"decision_add"}, false},
+                        {{"decision_scale"}, {}, false},
+                        {{"decision_*"}, {}, true},
+                        {{"*"}, {"*_scale", "nothing"}, false},
+                        {{"decision_*"}, {"other*"}, true}};
+  for (const Case& c : cases) {
+    EngineOptions o;
+    o.allow_kernels = c.allow;
+    o.deny_kernels = c.deny;
+    engine_ = std::make_unique<GraphEngine>(&api_, o);
+    // Step 3 is the first recorded occurrence: its kernels are known at its end.
+    for (int n = 1; n <= 3; ++n) step(n, 1, 1);
+    for (int n = 4; n <= 20; ++n) EXPECT_EQ(step(n, 1, 1), c.graphed) << n;
+    const EngineStats& s = engine_->stats();
+    EXPECT_EQ(s.decided_config, c.graphed ? 0u : 1u);
+    EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kDecidedEager)], c.graphed ? 0u : 17u * 20u);
+    EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+    const std::vector<SequenceStat> seq = engine_->sequence_stats(50);
+    ASSERT_EQ(seq.size(), 1u);
+    EXPECT_EQ(seq[0].source, c.graphed ? "unmeasured" : "config");
+  }
+  // Measuring on: a denied sequence is never measured.
+  EngineOptions o;
+  o.deny_kernels = {"decision_add"};
+  make_engine(20, o);
+  for (int n = 1; n <= 80; ++n) step(n, 800'000, 1'000'000);
+  EXPECT_EQ(engine_->stats().measurements, 0u);
+  EXPECT_EQ(engine_->stats().decided_config, 1u);
+  EXPECT_EQ(engine_->stats().eager[static_cast<int>(EagerReason::kMeasuring)], 0u);
 }
 
 }  // namespace

@@ -348,7 +348,10 @@ TEST_F(GraphEngineTest, TheProgramsOwnCaptureIsLeftAlone) {
 }
 
 TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
-  GraphEngine small{&api_, EngineOptions{2, 8, 128, 2}};
+  EngineOptions o;
+  o.first_chunk = 8;
+  o.max_graphs = 2;
+  GraphEngine small{&api_, o};
   float a = 0.5f;
   CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
   auto run = [&](const FunctionInfo* f, int count, unsigned block = 32) {

@@ -62,6 +62,11 @@ struct DriverApi {
   CUresult (*event_record)(CUevent event, CUstream stream) = nullptr;
   CUresult (*event_query)(CUevent event) = nullptr;
   CUresult (*event_destroy)(CUevent event) = nullptr;
+
+  // What a measured decision was made on (decision_cache.h): the device, the driver.
+  CUresult (*ctx_get_device)(CUdevice* device) = nullptr;
+  CUresult (*device_get_name)(char* name, int length, CUdevice device) = nullptr;
+  CUresult (*driver_get_version)(int* version) = nullptr;
 };
 
 }  // namespace pygraph

@@ -55,7 +55,8 @@ uint64_t EngineStats::flushes_total() const {
   return n;
 }
 
-std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode) {
+std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode,
+                       const std::vector<SequenceStat>& sequences) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["schema"] = "pygraph-stats/1";
@@ -102,9 +103,22 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       memop_eager[eager_reason_name(static_cast<EagerReason>(i))] = s.memop_eager[i];
   }
   // Measured decisions (off unless PYGRAPH_MEASURE_WINDOWS > 0): verdicts reached, by kind,
-  // and measurements begun (a first one per sequence followed, then re-measurements).
-  j["decisions"] = {
-      {"graph", s.decided_graph}, {"eager", s.decided_eager}, {"measurements", s.measurements}};
+  // and measurements begun (a first one per sequence followed, then re-measurements); verdicts
+  // taken from the cache, and sequences the kernel patterns keep eager.
+  ordered_json list = ordered_json::array();
+  for (const SequenceStat& q : sequences) {
+    list.push_back({{"signature", q.signature.empty() ? ordered_json() : ordered_json(q.signature)},
+                    {"verdict", q.verdict},
+                    {"source", q.source},
+                    {"why", q.why},
+                    {"launches", q.launches},
+                    {"gain_percent", q.gain_percent},
+                    {"eager_us", q.eager_us},
+                    {"graph_us", q.graph_us}});
+  }
+  j["decisions"] = {{"graph", s.decided_graph},       {"eager", s.decided_eager},
+                    {"measurements", s.measurements}, {"cached", s.decided_cached},
+                    {"config", s.decided_config},     {"sequences", list}};
   j["memops"] = {{"seen_by_engine", s.memops},
                  {"recorded", s.memops_recorded},
                  {"replayed_in_graphs", s.memops_replayed},

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "driver/ops.h"
 
@@ -62,6 +63,9 @@ struct EngineStats {
   uint64_t replays = 0;
   // Measured decisions (decision_policy.h): verdicts reached, by kind, and measurements begun.
   uint64_t decided_graph = 0, decided_eager = 0, measurements = 0;
+  // Verdicts taken from the decision cache (not measured), and sequences the kernel patterns
+  // keep eager.
+  uint64_t decided_cached = 0, decided_config = 0;
   uint64_t patched_nodes = 0;
   uint64_t mismatches = 0;          // recorded prefixes sent out eagerly
   uint64_t variant_switches = 0;    // a sequence with the same prefix took over instead
@@ -88,7 +92,18 @@ struct DoorCounts {
   uint64_t exported = 0, dlsym = 0, procaddr = 0;
 };
 
+// One followed sequence's decision, for the stats (GraphEngine::sequence_stats).
+struct SequenceStat {
+  std::string signature;  // "" until its nodes were all seen recorded (signature.h)
+  std::string verdict;    // "graph", "eager" or "measuring"
+  std::string source;     // "measured", "cached", "config", "unmeasured", "disabled"
+  std::string why;        // SequencePolicy::why()
+  uint64_t launches = 0;  // launches and memops of its occurrences, as started
+  double gain_percent = 0, eager_us = 0, graph_us = 0;
+};
+
 // The JSON document PYGRAPH_STATS receives (docs/stats-format.md).
-std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode);
+std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode,
+                       const std::vector<SequenceStat>& sequences = {});
 
 }  // namespace pygraph

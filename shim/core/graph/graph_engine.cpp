@@ -1,9 +1,12 @@
 #include "graph/graph_engine.h"
 
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cstring>
 #include <ctime>
 
+#include "decisions/signature.h"
 #include "driver/launch_attributes.h"
 #include "driver/packed_args.h"
 #include "graph/flush_rules.h"
@@ -97,21 +100,25 @@ EagerReason GraphEngine::unrecordable(const EngineLaunch& l, Work* w) const {
   return EagerReason::kCount;
 }
 
-uint64_t GraphEngine::token(const EngineLaunch& l) const {
+uint64_t GraphEngine::node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const {
   // Attributes the node carries are part of the shape: a node is never patched for them.
-  uint64_t attrs = 0;
+  uint64_t h = 0;
   for (uint32_t i = 0; i < l.attr_count; ++i) {
-    if (attr_use(l.attrs[i].id) != AttrUse::kNode) continue;
-    attrs =
-        attr_hash_add(attrs, l.attrs[i].id, reinterpret_cast<const uint8_t*>(&l.attrs[i].value));
+    if (attr_use(attrs[i].id) != AttrUse::kNode) continue;
+    h = attr_hash_add(h, attrs[i].id, reinterpret_cast<const uint8_t*>(&attrs[i].value));
   }
   if (!options_.patch_grid) {
     // Not an attribute id: a tag that folds grid and shared memory into the same hash.
     uint8_t value[sizeof(CUlaunchAttributeValue)] = {};
     std::memcpy(value, l.grid, sizeof l.grid);
     std::memcpy(value + sizeof l.grid, &l.shared_mem, sizeof l.shared_mem);
-    attrs = attr_hash_add(attrs, 0x80000000u, value);
+    h = attr_hash_add(h, 0x80000000u, value);
   }
+  return h;
+}
+
+uint64_t GraphEngine::token(const EngineLaunch& l) const {
+  const uint64_t attrs = node_attrs(l, l.attrs);
   LaunchShape shape{l.info->id,
                     {l.block[0], l.block[1], l.block[2]},
                     normalized_stream(l.stream, l.per_thread),
@@ -181,7 +188,7 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
   following_periodic_ = best->periodic;
   const size_t plans = plans_.size();
   plan_ = &plans_[best->id];
-  if (plans_.size() != plans) new_plan(plan_);
+  if (plans_.size() != plans) new_plan(plan_, *best);
   following_tokens_.assign(best->tokens.begin(), best->tokens.end());
   position_ = 0;
   if (best->periodic) {
@@ -211,15 +218,134 @@ void GraphEngine::end_of_occurrence() {
   stop_following();  // a segment's occurrence is complete
 }
 
-void GraphEngine::new_plan(Plan* plan) {
+void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
   ++stats_.sequences_followed;
-  if (observer_) {
-    for (const Sequence& s : detector_.sequences()) {
-      if (s.id == following_id_) observer_->followed(s.id, s.periodic, s.tokens.size());
+  if (observer_) observer_->followed(s.id, s.periodic, s.tokens.size());
+  plan->policy = SequencePolicy(options_.policy);
+  plan->length = static_cast<uint32_t>(s.tokens.size());
+  plan->periodic = s.periodic;
+  plan->names.resize(s.tokens.size());
+  plan->names_left = s.tokens.size();
+}
+
+void GraphEngine::name_nodes(Plan& plan, size_t start) {
+  // A loop's positions run over its unrolled period from its canonical rotation's start.
+  size_t position = start;
+  for (const Pending& p : pending_) {
+    NodeName& n = plan.names[position++ % plan.names.size()];
+    if (n.known) continue;
+    n.known = true;
+    if (p.kind == NodeKind::kKernel) {
+      const EngineLaunch& l = p.launch;
+      n.kernel = l.info->name;
+      std::memcpy(n.block, l.block, sizeof n.block);
+      n.op = static_cast<uint16_t>(l.op);
+      n.attrs = node_attrs(l, attrs_.data() + p.attrs_offset);
+      n.stream = normalized_stream(l.stream, l.per_thread);
+    } else {
+      n.memop = true;
+      n.op = static_cast<uint16_t>(p.memop.op);
+      n.element_size = memset_element_size(p.memop.op);
+      n.src_kind = p.kind == NodeKind::kCopy ? static_cast<uint32_t>(p.src) : 0;
+      n.stream = normalized_stream(p.memop.stream, p.memop.per_thread);
+    }
+    if (--plan.names_left == 0) {
+      name_plan(plan);
+      return;
     }
   }
-  plan->policy = SequencePolicy(options_.policy);
-  if (options_.measure) ++stats_.measurements;
+}
+
+bool GraphEngine::kernel_allowed(const std::string& name) const {
+  for (const std::string& p : options_.deny_kernels) {
+    if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return false;  // deny wins
+  }
+  for (const std::string& p : options_.allow_kernels) {
+    if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+void GraphEngine::name_plan(Plan& plan) {
+  SignatureBuilder b;
+  std::vector<uint64_t> streams;  // in order of first use within the sequence
+  bool allowed = true;
+  for (const NodeName& n : plan.names) {
+    const auto at = std::find(streams.begin(), streams.end(), n.stream);
+    const uint32_t ordinal = static_cast<uint32_t>(at - streams.begin());
+    if (at == streams.end()) streams.push_back(n.stream);
+    if (n.memop) {
+      b.add_memop(n.op, n.element_size, n.src_kind, ordinal);
+    } else {
+      b.add_launch(n.kernel, n.block, n.op, n.attrs, ordinal);
+      allowed = allowed && kernel_allowed(n.kernel);
+    }
+  }
+  plan.signature = b.finish(plan.periodic);
+  plan.names = {};
+  if (!allowed) {
+    // Final: the config is not measured against. Its occurrences run eagerly from the next on.
+    plan.config_eager = true;
+    plan.policy.adopt(false, "config");
+    ++stats_.decided_config;
+    return;
+  }
+  if (!options_.measure) return;
+  const Decision* d = options_.store ? options_.store->find(plan.signature) : nullptr;
+  if (d) {
+    // Warm start: an earlier run measured it on this GPU, driver and shim.
+    plan.policy.adopt(d->verdict == "graph", "cached");
+    ++stats_.decided_cached;
+  } else {
+    ++stats_.measurements;  // its first measurement: the windows under way go on
+  }
+}
+
+void GraphEngine::record_decision(const Plan& plan) {
+  if (!options_.store || plan.signature.empty()) return;
+  const SequencePolicy& p = plan.policy;
+  Decision d;
+  d.verdict = p.phase() == SequencePolicy::Phase::kGraph ? "graph" : "eager";
+  d.why = p.why();
+  d.eager_us = p.eager_ns() / 1e3;
+  d.graph_us = p.graph_ns() / 1e3;
+  d.windows = 2 * options_.policy.pairs;
+  d.launches = plan.length;
+  options_.store->record(plan.signature, d);
+}
+
+std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
+  std::vector<SequenceStat> out;
+  for (const auto& [id, plan] : plans_) {
+    const SequencePolicy& p = plan.policy;
+    SequenceStat s;
+    s.signature = plan.signature;
+    s.launches = plan.followed;
+    if (plan.disabled) {
+      s.verdict = "eager";
+      s.source = "disabled";
+      s.why = "eager (graph failure or module unload)";
+    } else if (!options_.measure && !plan.config_eager) {
+      s.verdict = "graph";
+      s.source = "unmeasured";
+      s.why = "graph (measuring off)";
+    } else {
+      s.verdict = p.phase() == SequencePolicy::Phase::kGraph   ? "graph"
+                  : p.phase() == SequencePolicy::Phase::kEager ? "eager"
+                                                               : "measuring";
+      s.source = p.source();
+      s.why = p.why();
+      s.gain_percent = p.gain_percent();
+      s.eager_us = p.eager_ns() / 1e3;
+      s.graph_us = p.graph_ns() / 1e3;
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const SequenceStat& a, const SequenceStat& b) {
+    return a.launches != b.launches ? a.launches > b.launches : a.signature < b.signature;
+  });
+  if (out.size() > max) out.resize(max);
+  return out;
 }
 
 namespace {
@@ -234,14 +360,20 @@ uint64_t monotonic_ns() {
 
 void GraphEngine::start_occurrence() {
   eager_arm_ = false;
-  if (!options_.measure || !plan_) return;
+  if (!plan_) return;
+  plan_->followed += following_tokens_.size() - position_;
   // An iteration is one start of the sequence to its next: only consecutive starts of one
   // plan make a sample (variants taking turns, or other work between, make none).
-  if (last_started_ != plan_) {
+  if (options_.measure && last_started_ != plan_) {
     if (last_started_) last_started_->policy.interrupt();
     plan_->policy.interrupt();
     last_started_ = plan_;
   }
+  if (plan_->config_eager) {
+    eager_arm_ = true;  // never measured: the config said so
+    return;
+  }
+  if (!options_.measure) return;
   SequencePolicy& policy = plan_->policy;
   const auto before = policy.phase();
   eager_arm_ = policy.next(options_.clock_ns ? options_.clock_ns() : monotonic_ns()) == Arm::kEager;
@@ -250,6 +382,7 @@ void GraphEngine::start_occurrence() {
     if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
     if (after == SequencePolicy::Phase::kGraph) ++stats_.decided_graph;
     if (after == SequencePolicy::Phase::kEager) ++stats_.decided_eager;
+    if (after != SequencePolicy::Phase::kMeasuring) record_decision(*plan_);
   }
 }
 
@@ -262,7 +395,8 @@ bool GraphEngine::switch_variant(uint64_t tok) {
   // Variants of one step (another grid, a branch taken every other step) share a prefix: the
   // one whose next token is this one takes over, recorded work and all. A loop that goes
   // elsewhere ends (its positions are in an unrolled, rotated period, no other's).
-  if (following_periodic_) return false;
+  // An eager occurrence (measuring or decided) belongs to its own plan's policy: it ends here.
+  if (following_periodic_ || eager_arm_) return false;
   for (const Sequence& s : detector_.sequences()) {
     if (s.id == following_id_ || s.periodic != following_periodic_ ||
         s.occurrences < options_.min_repeats || s.tokens.size() <= position_ ||
@@ -275,7 +409,7 @@ bool GraphEngine::switch_variant(uint64_t tok) {
     following_id_ = s.id;
     const size_t plans = plans_.size();
     plan_ = &plans_[s.id];
-    if (plans_.size() != plans) new_plan(plan_);
+    if (plans_.size() != plans) new_plan(plan_, s);
     following_tokens_.assign(s.tokens.begin(), s.tokens.end());
     ++stats_.variant_switches;
     return true;
@@ -305,6 +439,7 @@ bool GraphEngine::record(const Work& w) {
     Pending& p = pending_.add();
     p.kind = kind;
     p.memop = m;
+    p.src = w.src;
     ++position_;
     ++stats_.memops_recorded;
     return true;
@@ -394,7 +529,13 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     if (at_segment_start_) {
       if (start_following(tok, false, 0, 0)) start_occurrence();
     } else if (expected_period_) {
-      if (start_following(tok, true, expected_period_, expected_phase_)) start_occurrence();
+      // A loop whose graphs failed is not looked up again at every period (up to every second
+      // launch) once its plan is disabled.
+      auto plan = plans_.find(expected_period_);
+      if ((plan == plans_.end() || !plan->second.disabled) &&
+          start_following(tok, true, expected_period_, expected_phase_)) {
+        start_occurrence();
+      }
     }
   }
   at_segment_start_ = false;
@@ -649,6 +790,7 @@ CUresult GraphEngine::submit() {
   const size_t start = chunk_start_;
   chunk_start_ = position_;
   chunk_size_ = std::min<size_t>(chunk_size_ * 2, options_.max_chunk);
+  if (plan_ && plan_->names_left) name_nodes(*plan_, start);
   if (pending_.size() < 2 || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
@@ -791,8 +933,11 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
   }
   // A switch to another context than the chunk's submits it (flush_rules.h); no call can return
   // the submission's error now.
+  // Only the chunk's own thread: another thread's switch (one thread per device, each setting
+  // its context every iteration) changes nothing for it, and a launch of that thread into the
+  // chunk checks its context in take().
   if (flush_rule(op) == FlushRule::kContext && !pending_.empty() &&
-      current_context() != chunk_context_) {
+      this_thread() == chunk_thread_ && current_context() != chunk_context_) {
     defer_error(flush(FlushCause::kOp, op));
   }
   // A boundary on a stream the recorded work does not share still ends the sequence, and with it

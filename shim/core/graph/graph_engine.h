@@ -23,10 +23,12 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "decisions/decision_policy.h"
+#include "decisions/decision_store.h"
 #include "driver/driver_api.h"
 #include "driver/function_table.h"
 #include "driver/launch_call.h"
@@ -65,6 +67,13 @@ struct EngineOptions {
   // (PYGRAPH_MEASURE_WINDOWS=0; the hooks turn it on for a positive value).
   bool measure = false;
   PolicyOptions policy;
+  // Decisions of earlier runs (decision_store.h), consulted and filled while measuring; null:
+  // none. Not owned.
+  DecisionStore* store = nullptr;
+  // Kernel name patterns (fnmatch): a sequence holding a kernel no allow pattern matches, or one
+  // a deny pattern matches, runs eagerly (a "config" decision), whether measuring or not.
+  std::vector<std::string> allow_kernels{"*"};
+  std::vector<std::string> deny_kernels;
   // A monotonic clock in ns, read once per occurrence of a followed sequence (tests inject one).
   uint64_t (*clock_ns)() = nullptr;
 };
@@ -113,6 +122,8 @@ class GraphEngine {
   bool capturing() const { return !capturing_.empty(); }
   bool idle() const { return pending_.empty(); }
   const EngineStats& stats() const { return stats_; }
+  // Each followed sequence's decision, most launches first, at most `max` (stats' "sequences").
+  std::vector<SequenceStat> sequence_stats(size_t max) const;
   // Told what the engine does where it is slow anyway (engine_observer.h); null: nobody.
   void set_observer(EngineObserver* observer) { observer_ = observer; }
 
@@ -140,6 +151,7 @@ class GraphEngine {
     uint32_t args_offset;   // into arena_
     uint32_t attrs_offset;  // into attrs_
     uint32_t packed_size;   // kernels: >0, the arena holds a block for `extra` (layout unknown)
+    MemKind src;            // memops: the source's memory (for the signature)
   };
   // The current chunk's work. Slots are reused from chunk to chunk and filled field by field:
   // no allocation and no zeroing of a whole slot on the launch path.
@@ -163,6 +175,17 @@ class GraphEngine {
     uint32_t start, end;  // positions in the sequence
     ChunkGraph graph;
   };
+  // What a sequence's signature and the kernel patterns need of one node.
+  struct NodeName {
+    bool known = false;
+    bool memop = false;
+    uint16_t op = 0;
+    uint32_t block[3] = {};
+    uint64_t attrs = 0;  // node attributes, as in the token
+    uint32_t element_size = 0, src_kind = 0;
+    uint64_t stream = 0;  // normalized
+    std::string kernel;
+  };
   struct Plan {  // per sequence id
     std::vector<Chunk> chunks;
     bool disabled = false;
@@ -171,12 +194,22 @@ class GraphEngine {
     // Replay figures since they were last told to the policy.
     uint32_t replays = 0;
     uint64_t replayed_nodes = 0, patched = 0;
+    // Its name across runs (signature.h), put together from the nodes its graph-arm occurrences
+    // record, by position in the sequence (name_nodes: once per chunk until all are known).
+    std::vector<NodeName> names;  // freed once the signature is known
+    size_t names_left = 0;
+    uint32_t length = 0;  // nodes in the sequence (a loop's period)
+    bool periodic = false;
+    std::string signature;      // "" until known
+    bool config_eager = false;  // a kernel's name is denied (or not allowed): always eager
+    uint64_t followed = 0;      // launches and memops of its occurrences, as started
   };
 
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
   EagerReason packed_args(const EngineLaunch& l, Work* w) const;   // `extra`: what a node takes
   EagerReason unrecordable(const MemopCall& m, MemKind* src) const;
   MemKind memory_kind(uint64_t address) const;
+  uint64_t node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const;
   uint64_t token(const EngineLaunch& l) const;
   uint64_t token(const MemopCall& m, MemKind src) const;
   CUresult admit(Work& w);  // a launch or memop: capture passthrough, refusal, or take()
@@ -194,9 +227,16 @@ class GraphEngine {
   // The followed sequence went elsewhere: its running iteration is no sample.
   void interrupt_occurrence();
   // A sequence followed for the first time: counted, and given its policy.
-  void new_plan(Plan* plan);
-  bool switch_variant(uint64_t token);  // another found sequence with the same prefix goes on
-  bool record(const Work& w);           // false: a snapshot found no staging space
+  void new_plan(Plan* plan, const Sequence& s);
+  // The current chunk's nodes, from position `start`, named in the plan; the last one missing
+  // completes its signature (name_plan).
+  void name_nodes(Plan& plan, size_t start);
+  // Its signature is known: kernel patterns, then the store, may decide it at once.
+  void name_plan(Plan& plan);
+  bool kernel_allowed(const std::string& name) const;
+  void record_decision(const Plan& plan);  // a measured verdict, into the store
+  bool switch_variant(uint64_t token);     // another found sequence with the same prefix goes on
+  bool record(const Work& w);              // false: a snapshot found no staging space
   void count_eager(bool memop, EagerReason reason);
   CUresult flush(FlushCause cause, Op op);  // counted, then submit()
   CUresult submit();  // the current chunk, as a graph replay (eagerly if it cannot be one)

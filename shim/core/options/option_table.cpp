@@ -76,17 +76,18 @@ const OptionSpec kTable[] = {
      "window (the first of each is not counted).",
      false},
     {"allow_kernels", &Config::allow_kernels, "*", 0, 0,
-     "Used by the decision policy (not in effect yet): glob patterns of kernel names; only "
-     "sequences whose kernels all match one may be graphed.",
+     "Graph mode: glob patterns (fnmatch) of kernel names; a sequence with a kernel that matches "
+     "none of them runs eagerly (decided `config` in the stats), measured or not.",
      false},
     {"deny_kernels", &Config::deny_kernels, "", 0, 0,
-     "Used by the decision policy (not in effect yet): glob patterns of kernel names; a sequence "
-     "with a kernel matching one is never graphed (deny wins over allow).",
+     "Graph mode: glob patterns (fnmatch) of kernel names; a sequence with a kernel that matches "
+     "one runs eagerly (deny wins over allow), measured or not.",
      false},
     {"cache", &Config::cache_path, "", 0, 0,
-     "Used by the decision policy (not in effect yet): the file of decisions kept across runs "
-     "and shared by the processes that use it. Empty: `$XDG_CACHE_HOME/pygraph/decisions.json`, "
-     "else `~/.cache/pygraph/decisions.json`.",
+     "Graph mode, with measure_windows > 0: the file of measured decisions kept across runs "
+     "and shared by the processes that use it; a sequence decided there for this GPU, driver "
+     "and pygraph version is not measured again. Empty: "
+     "`$XDG_CACHE_HOME/pygraph/decisions.json`, else `~/.cache/pygraph/decisions.json`.",
      false},
     {"strict", &Config::strict, "0", 0, 0,
      "`1`: a configuration error (bad value, unreadable or malformed file) ends the process at "
