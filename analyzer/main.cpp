@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "       pygraph-analyze export --perfetto OUT.json [--limit N] [--json] TRACE\n"
     "       pygraph-analyze plot [--out OUT.svg] [--bucket-ms N] [--min-repeats N] [--json] "
     "TRACE\n"
-    "       pygraph-analyze simulate [--min-repeats N] [--first-chunk N] [--json] TRACE\n"
+    "       pygraph-analyze simulate [--config FILE | --compare A.json B.json] [--json] TRACE\n"
     "       pygraph-analyze breaks [--top N] [--launch-us X] [--json] TRACE\n"
     "\n"
     "commands:\n"

@@ -10,29 +10,53 @@
 #include "cli.h"
 #include "counting_driver.h"
 #include "driver/memop_call.h"
+#include "graph/engine_config.h"
 #include "graph/engine_stats.h"
+#include "options/config.h"
 
 namespace pygraph::analyze {
 namespace {
 
 const char* const kSimulateUsage =
-    "usage: pygraph-analyze simulate [--min-repeats N] [--first-chunk N] [--json] TRACE\n"
+    "usage: pygraph-analyze simulate [--config FILE | --compare A.json B.json] [--json] TRACE\n"
     "\n"
     "Runs a trace recorded in trace mode through graph mode's own engine, offline, on a driver\n"
     "that only counts, and says what graph mode would do with the program: the share of\n"
     "launches that would run in graphs, graphs built and replayed, launches and patched nodes\n"
     "per replay, eager launches and flushes by reason (--json: the PYGRAPH_STATS document).\n"
-    "Not in a trace, so approximated: time (no stall flushes); in a format-1 trace also copy\n"
-    "sources and memset values.\n"
+    "Not in a trace, so approximated: time (no stall flushes, no measured decisions: every\n"
+    "sequence is graphed), contexts, what an unloaded module held; in a format-1 trace also\n"
+    "copy sources and memset values.\n"
     "\n"
     "options:\n"
-    "  --min-repeats N   times a sequence runs eagerly before it is graphed (default 2)\n"
-    "  --first-chunk N   launches in the first graph of an occurrence (default 2)\n"
-    "  --json            the stats document instead of a summary\n"
+    "  --config FILE         the engine configured by this pygraph config file (the format of\n"
+    "                        PYGRAPH_CONFIG, config/pygraph.json; PYGRAPH_* variables are not\n"
+    "                        read); default: every option at its default\n"
+    "  --compare A.json B.json   two configurations side by side\n"
+    "  --json                the stats document (with --compare: {\"A\": ..., \"B\": ...})\n"
     "\n"
     "example:\n"
     "  PYGRAPH_MODE=trace PYGRAPH_TRACE=run.trace LD_PRELOAD=build/libpygraph.so python train.py\n"
-    "  pygraph-analyze simulate run.trace\n";
+    "  pygraph-analyze simulate run.trace\n"
+    "  pygraph-analyze simulate --compare config/pygraph.json big-chunks.json run.trace\n";
+
+// The engine a config file sets up, as the shim would (graph/engine_config.h); the file only.
+bool options_from_file(const std::string& file, EngineOptions* out, std::string* error) {
+  ConfigSources sources = process_config_sources();
+  sources.getenv = [file](const char* name) -> const char* {
+    return std::strcmp(name, "PYGRAPH_CONFIG") == 0 ? file.c_str() : nullptr;
+  };
+  sources.env_names = [] { return std::vector<std::string>{"PYGRAPH_CONFIG"}; };
+  const ConfigResult r = parse_config(sources);
+  for (const std::string& w : r.warnings) std::cerr << "pygraph-analyze: " << w << "\n";
+  if (!r.errors.empty()) {
+    *error = r.errors.front();
+    return false;
+  }
+  *out = engine_options(r.config);
+  out->measure = false;  // offline there is no time to measure
+  return true;
+}
 
 // The kernels as the engine knows them, from the trace's function records (same ids).
 std::vector<FunctionInfo> functions_of(const Trace& trace) {
@@ -233,28 +257,87 @@ std::string simulate_text(const nlohmann::json& s, const std::string& config_nam
   return out;
 }
 
-int run_simulate(const std::vector<std::string>& args) {
+// --compare's two figures per row, as text.
+std::string compare_text(const nlohmann::json& a, const nlohmann::json& b, const std::string& na,
+                         const std::string& nb) {
+  auto num = [](const nlohmann::json& s, const char* section, const char* key) {
+    const nlohmann::json& v = section ? s[section][key] : s[key];
+    char out[32];
+    std::snprintf(out, sizeof out, v.is_number_float() ? "%.1f" : "%.0f", v.get<double>());
+    return std::string(out);
+  };
+  struct Row {
+    const char* label;
+    const char* section;
+    const char* key;
+  };
+  const Row rows[] = {{"coverage %", nullptr, "coverage_percent"},
+                      {"launches in graphs", "launches", "replayed_in_graphs"},
+                      {"eager launches", "launches", "eager"},
+                      {"graphs built", "graphs", "instantiated"},
+                      {"graph launches", "graphs", "replays"},
+                      {"launches per replay", "graphs", "launches_per_replay"},
+                      {"patched nodes per replay", "graphs", "patched_nodes_per_replay"},
+                      {"early submissions", "flushes", "total"}};
+  char line[256];
+  auto name = [](const std::string& path) {  // the file's name, as much as fits
+    return path.substr(path.find_last_of('/') + 1).substr(0, 16);
+  };
+  std::snprintf(line, sizeof line, "%-26s %16s %16s\n", "", name(na).c_str(), name(nb).c_str());
+  std::string out = line;
+  for (const Row& r : rows) {
+    std::snprintf(line, sizeof line, "%-26s %16s %16s\n", r.label, num(a, r.section, r.key).c_str(),
+                  num(b, r.section, r.key).c_str());
+    out += line;
+  }
+  return out;
+}
+
+int run_simulate(std::vector<std::string> args) {
   bool as_json = false;
-  uint64_t min_repeats = 2, first_chunk = 2;
+  std::string config;
+  std::vector<std::string> compare;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--compare") continue;
+    if (i + 2 >= args.size())
+      return usage_error("--compare needs two config files", kSimulateUsage);
+    compare = {args[i + 1], args[i + 2]};
+    args.erase(args.begin() + i, args.begin() + i + 3);
+    break;
+  }
   const std::vector<Option> accepted = {flag_option("--json", &as_json),
-                                        count_option("--min-repeats", 1, 1000, &min_repeats),
-                                        count_option("--first-chunk", 1, 128, &first_chunk)};
+                                        file_option("--config", &config)};
   std::string path;
   if (int status = parse_options(args, accepted, kSimulateUsage, &path); status >= 0) {
     return status;
   }
+  if (!compare.empty() && !config.empty()) {
+    return usage_error("--config and --compare do not go together", kSimulateUsage);
+  }
+  std::vector<std::string> files = compare.empty() ? std::vector<std::string>{config} : compare;
+  std::vector<EngineOptions> options(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string error;
+    if (!files[i].empty() && !options_from_file(files[i], &options[i], &error)) {
+      return usage_error(error, kSimulateUsage);
+    }
+  }
   Trace trace;
   ReadResult read;
   if (int status = load_trace(path, &trace, &read)) return status;
-  EngineOptions options;
-  options.min_repeats = static_cast<uint32_t>(min_repeats);
-  options.first_chunk = static_cast<uint32_t>(first_chunk);
-  const nlohmann::json stats = simulate(trace, options);
-  if (as_json) {
-    std::cout << stats.dump(2) << "\n";
+  std::vector<nlohmann::json> stats;
+  for (const EngineOptions& o : options) stats.push_back(simulate(trace, o));
+  if (stats.size() == 2) {
+    if (as_json) {
+      std::cout << nlohmann::json{{"A", stats[0]}, {"B", stats[1]}}.dump(2) << "\n";
+    } else {
+      std::cout << "Graph mode simulated on " << path << " with two configurations:\n"
+                << compare_text(stats[0], stats[1], files[0], files[1]);
+    }
+  } else if (as_json) {
+    std::cout << stats[0].dump(2) << "\n";
   } else {
-    std::cout << simulate_text(stats, "min repeats " + std::to_string(min_repeats) +
-                                          ", first chunk " + std::to_string(first_chunk));
+    std::cout << simulate_text(stats[0], config.empty() ? "default options" : config);
   }
   return finish(path, read);
 }

@@ -30,6 +30,6 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
                             const std::function<void(const TraceEvent&)>& before_event);
 std::string simulate_text(const nlohmann::json& stats, const std::string& config_name);
 // The subcommand: options, the trace, the report (cli.h's exit statuses).
-int run_simulate(const std::vector<std::string>& args);
+int run_simulate(std::vector<std::string> args);
 
 }  // namespace pygraph::analyze

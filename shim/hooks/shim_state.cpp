@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../core/decisions/decision_store.h"
+#include "../core/graph/engine_config.h"
 #include "../core/log.h"
 #include "../core/options/option_docs.h"
 #include "../core/recording/trace_observer.h"
@@ -341,19 +342,7 @@ bool shim_init() {
   g_mode = config.mode;
   g_config = config;
   if (g_mode == Mode::kGraph && !g_engine) {
-    EngineOptions options;
-    options.min_repeats = config.min_repeats;
-    options.max_graphs = config.max_graphs;
-    options.first_chunk = config.first_chunk;
-    options.max_chunk = config.max_chunk;
-    options.staging_bytes = size_t(config.staging_mb) << 20;
-    options.patch_grid = config.patch_grid;
-    options.measure = config.measure_windows > 0;
-    options.policy.pairs = config.measure_windows;
-    options.policy.window = config.measure_iterations;
-    options.policy.min_gain_percent = config.min_gain_percent;
-    options.allow_kernels = config.allow_kernels;
-    options.deny_kernels = config.deny_kernels;
+    EngineOptions options = engine_options(config);
     if (!g_store) g_store = open_decision_store(config);
     options.store = g_store;
     g_engine = new GraphEngine(&g_driver_api, options);

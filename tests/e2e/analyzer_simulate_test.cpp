@@ -88,10 +88,35 @@ TEST(AnalyzerSimulate, HumanSummaryAndBadInput) {
   RunResult help = run_program({ANALYZER, "simulate", "--help"}, {});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("example:"), std::string::npos);
-  RunResult bad = run_program({ANALYZER, "simulate", "--first-chunk", "0", "x.trace"}, {});
+  RunResult bad =
+      run_program({ANALYZER, "simulate", "--config", "/nonexistent.json", "x.trace"}, {});
   EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("/nonexistent.json"), std::string::npos) << bad.err;
   RunResult missing = run_program({ANALYZER, "simulate", "/nonexistent.trace"}, {});
   EXPECT_EQ(missing.exit_code, 2);
+}
+
+TEST(AnalyzerSimulate, TwoConfigurationsSideBySide) {
+  // The checked-in defaults against chunks of 16: the same program, other graphs.
+  const std::string big = temp_path("big-chunks.json");
+  std::ofstream(big) << R"({"first_chunk": 16, "max_chunk": 256})";
+  RunResult r = run_program({ANALYZER, "simulate", "--json", "--compare",
+                             CONFIG_DIR "/pygraph.json", big, GOLDEN_DIR "/loop_program.trace"},
+                            {});
+  unlink(big.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  RunResult plain =
+      run_program({ANALYZER, "simulate", "--json", GOLDEN_DIR "/loop_program.trace"}, {});
+  const nlohmann::json d = nlohmann::json::parse(plain.out, nullptr, false);
+  EXPECT_EQ(j["A"]["launches"], d["launches"]);  // the checked-in file is the defaults
+  EXPECT_EQ(j["A"]["graphs"]["instantiated"], 5);
+  EXPECT_EQ(j["B"]["graphs"]["instantiated"], 1);  // one chunk of 16 per step
+  RunResult text = run_program({ANALYZER, "simulate", "--compare", CONFIG_DIR "/pygraph.json",
+                                CONFIG_DIR "/pygraph.json", GOLDEN_DIR "/loop_program.trace"},
+                               {});
+  EXPECT_NE(text.out.find("coverage %"), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+#include "graph/engine_config.h"
+
+namespace pygraph {
+
+EngineOptions engine_options(const Config& config) {
+  EngineOptions options;
+  options.min_repeats = config.min_repeats;
+  options.max_graphs = config.max_graphs;
+  options.first_chunk = config.first_chunk;
+  options.max_chunk = config.max_chunk;
+  options.staging_bytes = size_t(config.staging_mb) << 20;
+  options.patch_grid = config.patch_grid;
+  options.measure = config.measure_windows > 0;
+  options.policy.pairs = config.measure_windows;
+  options.policy.window = config.measure_iterations;
+  options.policy.min_gain_percent = config.min_gain_percent;
+  options.allow_kernels = config.allow_kernels;
+  options.deny_kernels = config.deny_kernels;
+  return options;
+}
+
+}  // namespace pygraph
