@@ -38,6 +38,14 @@ extern "C" __attribute__((visibility("default"))) CUcontext standin_context_crea
   return reinterpret_cast<CUcontext>(s.contexts.back());
 }
 
+// A new context, pushed as current (the driver's documented behaviour).
+API cuCtxCreate_v2(CUcontext* ctx, unsigned int, CUdevice) {
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+  *ctx = standin_context_create();
+  stack().push_back(*ctx);
+  return CUDA_SUCCESS;
+}
+
 API cuCtxGetCurrent(CUcontext* ctx) {
   if (!ctx) return CUDA_ERROR_INVALID_VALUE;
   *ctx = stack().empty() ? nullptr : stack().back();

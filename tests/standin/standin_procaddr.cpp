@@ -112,6 +112,7 @@ int cuCtxGetCurrent();
 int cuCtxSetCurrent();
 int cuCtxPushCurrent_v2();
 int cuCtxPopCurrent_v2();
+int cuCtxCreate_v2();
 int cuGraphLaunch_ptsz();
 int cuStreamBeginCapture_v2();
 int cuStreamBeginCapture_v2_ptsz();
@@ -238,6 +239,7 @@ const Export kExports[] = {
     {"cuCtxSetCurrent", reinterpret_cast<void*>(&cuCtxSetCurrent)},
     {"cuCtxPushCurrent_v2", reinterpret_cast<void*>(&cuCtxPushCurrent_v2)},
     {"cuCtxPopCurrent_v2", reinterpret_cast<void*>(&cuCtxPopCurrent_v2)},
+    {"cuCtxCreate_v2", reinterpret_cast<void*>(&cuCtxCreate_v2)},
     {"cuGraphLaunch_ptsz", reinterpret_cast<void*>(&cuGraphLaunch_ptsz)},
     {"cuStreamBeginCapture_v2", reinterpret_cast<void*>(&cuStreamBeginCapture_v2)},
     {"cuStreamBeginCapture_v2_ptsz", reinterpret_cast<void*>(&cuStreamBeginCapture_v2_ptsz)},

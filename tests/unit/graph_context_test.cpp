@@ -3,6 +3,7 @@
 // ends nothing, so a loop that makes one in every step replays exactly as the same loop without
 // it; a switch to another context submits what was recorded (flush_rules.h, kContext). Results
 // are compared bit for bit with the same launches made eagerly.
+#include <cudaTypedefs.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -25,7 +26,7 @@ using test::take;
 
 // What each step does between its 5th and 6th launch (and, for kToOtherAndBack, between its 8th
 // and 9th).
-enum class Switch { kNone, kSetSame, kPushPopSame, kToOtherAndBack };
+enum class Switch { kNone, kSetSame, kPushPopSame, kToOtherAndBack, kCreateAndPop };
 
 class GraphContextTest : public ::testing::Test {
  protected:
@@ -33,6 +34,7 @@ class GraphContextTest : public ::testing::Test {
     test::fill_standin_driver_api(&api_);
     take(&launch_, "cuLaunchKernel");
     take(&set_current_, "cuCtxSetCurrent");
+    take(&create_, "cuCtxCreate_v2");
     take(&push_, "cuCtxPushCurrent_v2");
     take(&pop_, "cuCtxPopCurrent_v2");
     const size_t sizes[2] = {4, 8};
@@ -76,6 +78,11 @@ class GraphContextTest : public ::testing::Test {
           context_op(e, Op::CtxSetCurrent, [&] { return set_current_(b_); });
         } else if (i == 8 && what == Switch::kToOtherAndBack) {
           context_op(e, Op::CtxSetCurrent, [&] { return set_current_(a_); });
+        } else if (i == 5 && what == Switch::kCreateAndPop) {
+          CUcontext made = nullptr;  // a new context, current from here on
+          context_op(e, Op::CtxCreate, [&] { return create_(&made, 0, 0); });
+        } else if (i == 8 && what == Switch::kCreateAndPop) {
+          context_op(e, Op::CtxPopCurrent, [&] { return pop_(&popped); });
         }
         float a = 0.5f;
         void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
@@ -105,6 +112,7 @@ class GraphContextTest : public ::testing::Test {
   FunctionTable table_{&api_};
   decltype(&cuLaunchKernel) launch_ = nullptr;
   decltype(&cuCtxSetCurrent) set_current_ = nullptr;
+  PFN_cuCtxCreate_v3020 create_ = nullptr;  // cuda.h declares only the newest ABI
   decltype(&cuCtxPushCurrent_v2) push_ = nullptr;
   decltype(&cuCtxPopCurrent_v2) pop_ = nullptr;
   const FunctionInfo* scale_ = nullptr;
@@ -133,6 +141,13 @@ TEST_F(GraphContextTest, ASwitchToAnotherContextSubmitsWhatWasRecorded) {
   // in B go out at the switch back.
   EXPECT_EQ(s.flushes_by_op[static_cast<int>(Op::CtxSetCurrent)], 2u * 10u);
   EXPECT_GT(s.replays, none.replays);
+  EXPECT_EQ(s.mismatches, 0u);
+}
+
+TEST_F(GraphContextTest, CreatingAContextMakesItCurrentAndSubmitsWhatWasRecorded) {
+  // cuCtxCreate pushes the new context: the chunk recorded in A goes out at once, as at a switch.
+  const EngineStats s = run(Switch::kCreateAndPop);
+  EXPECT_EQ(s.flushes_by_op[static_cast<int>(Op::CtxCreate)], 10u);
   EXPECT_EQ(s.mismatches, 0u);
 }
 

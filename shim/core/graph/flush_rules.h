@@ -29,7 +29,7 @@
 //           may wait for a value deferred work writes), context destruction and primary-context
 //           reset (the context's work must have been submitted while it exists).
 //  kContext the op changes the calling thread's current context (cuCtxSetCurrent,
-//           cuCtxPushCurrent, cuCtxPopCurrent). Deferred work is submitted in the context it was
+//           cuCtxPushCurrent, cuCtxPopCurrent, and cuCtxCreate, which makes the new one current). Deferred work is submitted in the context it was
 //           recorded in whatever is current then, but a chunk must not go on in another context:
 //           a launch on the chunk's thread does not ask which context is current (a driver call
 //           per launch). So when, after the op, the thread's current context is no longer the
@@ -79,6 +79,7 @@ constexpr FlushRule flush_rule(Op op) {
     case Op::CtxSetCurrent:
     case Op::CtxPushCurrent:
     case Op::CtxPopCurrent:
+    case Op::CtxCreate:  // makes the new context current
       return FlushRule::kContext;
     default:
       break;
