@@ -33,11 +33,13 @@ TEST(Random, GraphModeChangesNoResult) {
   EXPECT_EQ(l["seen_by_engine"], l["intercepted"]);
   EXPECT_EQ(l["seen_by_engine"].get<int>(),
             l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
-  // Packed arguments became nodes (no launch of them was refused), module unloads dropped
-  // graphs without ending graph mode, switches to another context submitted what was recorded.
+  // Packed arguments became nodes (none was refused; an unknown layout's block size goes out
+  // eagerly once, the first time it is seen, where the driver could refuse it), module unloads
+  // dropped graphs without ending graph mode, switches to another context submitted what was
+  // recorded.
   const auto& eager = s["eager_launches_by_reason"];
   EXPECT_FALSE(eager.contains("packed_args")) << eager.dump();
-  EXPECT_FALSE(eager.contains("packed_args_size")) << eager.dump();
+  EXPECT_LE(eager.value("packed_args_size", 0), 2) << eager.dump();
   EXPECT_GT(s["graphs"]["unloaded"].get<int>(), 0);
   EXPECT_GT(s["flushes"]["by_reason"]["cuCtxSetCurrent"].get<int>(), 0);
   // Memsets and copies ran inside graphs too, pageable sources from snapshots.

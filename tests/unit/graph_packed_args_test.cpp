@@ -162,13 +162,31 @@ TEST_F(GraphPackedArgsTest, PackedBlocksOfAnUnknownLayoutAreNodesThroughExtra) {
     host_read(("step " + std::to_string(n)).c_str());
   }
   const EngineStats& s = engine_.stats();
-  EXPECT_EQ(s.replayed, 4u * 10u);
-  EXPECT_EQ(s.patched_nodes, 3u);  // launch 3's block changes every step
+  // The kernel's block size is seen to launch eagerly once first (step 1's first launch, which
+  // ends that step's segment there), so steps 2 and 3 find the step and 4..6 replay it.
+  EXPECT_EQ(eager(EagerReason::kPackedArgsSize), 1u);
+  EXPECT_EQ(s.replayed, 3u * 10u);
+  EXPECT_EQ(s.patched_nodes, 2u);  // launch 3's block changes every step
   // The same kernel through kernelParams: no layout, no node.
   for (int i = 0; i < 4; ++i) ASSERT_EQ(both(opaque_, Args::kParams, 1.0f), CUDA_SUCCESS);
   host_read("kernelParams of an unknown layout");
   EXPECT_EQ(eager(EagerReason::kUnknownLayout), 4u);
   expect_all_accounted();
+}
+
+TEST_F(GraphPackedArgsTest, ABlockTheDriverRefusesIsNeverRecorded) {
+  // An unknown layout and a block larger than the kernel's parameters: the driver refuses every
+  // such launch, and the program must see that every time, however often the step repeats (a
+  // recorded launch would return success and fail later, where no call can report it).
+  // The refused launch comes last in a step of recordable launches, so that "3 launches and the
+  // refused one" repeats as a segment (its failure ends the segment at it).
+  for (int n = 1; n <= 6; ++n) {
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(both(known_, Args::kParams, 0.5f, 32 + i), CUDA_SUCCESS);
+    EXPECT_NE(both(opaque_, Args::kPacked, 0.5f, 40, kParamBytes + 8), CUDA_SUCCESS) << n;
+    host_read("refused blocks");
+  }
+  EXPECT_EQ(engine_.stats().eager[static_cast<int>(EagerReason::kLaunchError)], 0u);
+  EXPECT_EQ(eager(EagerReason::kPackedArgsSize), 6u);
 }
 
 TEST_F(GraphPackedArgsTest, RecordedBlocksOfAnUnknownLayoutGoOutEagerlyThroughExtra) {

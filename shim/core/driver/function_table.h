@@ -29,6 +29,11 @@ struct FunctionInfo {
   uint64_t context = 0;
   std::vector<trace::ParamLayout> params;
   uint32_t arg_bytes = 0;  // size of the packed argument block (max offset + size)
+  // Layout unknown: the packed-argument size this kernel last launched with, eagerly and
+  // without error. Graph mode records only that size: the driver refuses a block larger than
+  // the kernel's parameters, and a recorded launch could not report that. Written by the
+  // engine under its lock.
+  mutable uint32_t packed_size_ok = 0;
 
   // Copies the values `kernelParams` points to into `out` (arg_bytes bytes, padding zeroed), the
   // block the driver would build. Only for params_known.

@@ -76,6 +76,12 @@ EagerReason GraphEngine::packed_args(const EngineLaunch& l, Work* w) const {
   const bool fits = l.info->params_known ? packed.size == l.info->arg_bytes
                                          : packed.size > 0 && packed.size <= kMaxParamBytes;
   if (!fits) return EagerReason::kPackedArgsSize;
+  if (!l.info->params_known && packed.size != l.info->packed_size_ok) {
+    // Not yet seen to launch at this size: eagerly, where the driver can refuse it (refuse()
+    // remembers the size once it did not).
+    w->packed_size = static_cast<uint32_t>(packed.size);
+    return EagerReason::kPackedArgsSize;
+  }
   w->packed = packed.data;
   w->packed_size = static_cast<uint32_t>(packed.size);
   w->packed_node = !l.info->params_known;
@@ -486,6 +492,9 @@ CUresult GraphEngine::refuse(const Work& w, EagerReason reason) {
   const CUresult flushed = end_segment(w.op());
   count_eager(w.memop != nullptr, reason);
   const CUresult r = issue(w);
+  if (r == CUDA_SUCCESS && w.launch && w.packed_size && !w.packed && w.launch->info) {
+    w.launch->info->packed_size_ok = w.packed_size;  // this size launches: record it next time
+  }
   return flushed != CUDA_SUCCESS ? flushed : r;
 }
 
