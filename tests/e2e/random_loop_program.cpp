@@ -122,28 +122,12 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: random_loop_program FIRST_SEED COUNT\n");
-    return 2;
-  }
+  static const size_t s3[3] = {4, 8, 8}, s2[2] = {4, 8};
+  const random_support::Kernel kernels[3] = {
+      {"axpy", &k_axpy, 3, s3}, {"rotate", &k_rotate, 2, s2}, {"xor", &k_xor, 2, s2}};
   Api cu;
-  if (!load(&cu)) {
-    std::fprintf(stderr, "random_loop_program: driver entry points missing\n");
-    return 1;
-  }
-  const size_t s3[3] = {4, 8, 8}, s2[2] = {4, 8};
-  standin_register_kernel("axpy", &k_axpy, 3, s3);
-  standin_register_kernel("rotate", &k_rotate, 2, s2);
-  standin_register_kernel("xor", &k_xor, 2, s2);
   CUfunction fn[3];
-  const char* names[3] = {"axpy", "rotate", "xor"};
-  for (int i = 0; i < 3; ++i) {
-    if (cu.get_function(&fn[i], nullptr, names[i]) != CUDA_SUCCESS) return 1;
-  }
-  const unsigned first = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
-  const unsigned count = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
-  for (unsigned seed = first; seed < first + count; ++seed) {
-    std::printf("%u %016llx\n", seed, static_cast<unsigned long long>(run_seed(cu, fn, seed)));
-  }
-  return 0;
+  return random_support::run_seeds(
+      argc, argv, kProgram, kernels, 3, fn, &cu,
+      [&](const Api& api, unsigned seed) { return run_seed(api, fn, seed); });
 }

@@ -288,39 +288,32 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: random_program FIRST_SEED COUNT\n");
-    return 2;
-  }
-  Api cu;
-  if (!load(&cu)) {
-    std::fprintf(stderr, "random_program: driver entry points missing\n");
-    return 1;
-  }
-  const size_t s1[2] = {4, 8}, s2[3] = {4, 8, 8}, s3[2] = {8, 8};
-  standin_register_kernel("add", &k_add, 2, s1);
-  standin_register_kernel("mix", &k_mix, 3, s2);
-  standin_register_kernel("shift", &k_shift, 2, s1);
-  standin_register_kernel("step", &k_step, 2, s3);
+  static const size_t s1[2] = {4, 8}, s2[3] = {4, 8, 8}, s3[2] = {8, 8};
+  const random_support::Kernel kernels[4] = {{"add", &k_add, 2, s1},
+                                             {"mix", &k_mix, 3, s2},
+                                             {"shift", &k_shift, 2, s1},
+                                             {"step", &k_step, 2, s3}};
+  // A kernel whose parameter layout the driver does not give (packed arguments through extra),
+  // a context to switch to, and a module loaded and unloaded as the programs run.
   standin_register_kernel("shift_opaque", &k_shift, 2, s1);
   standin_hide_layout("shift_opaque");
+  Api cu;
   CUfunction fn[4];
-  const char* names[4] = {"add", "mix", "shift", "step"};
-  for (int i = 0; i < 4; ++i) {
-    if (cu.get_function(&fn[i], nullptr, names[i]) != CUDA_SUCCESS) return 1;
-  }
   Extra ex{};
-  ex.add = fn[0];
-  ex.other = standin_context_create();
-  if (cu.get_function(&ex.shift_opaque, nullptr, "shift_opaque") != CUDA_SUCCESS ||
-      cu.module_load(&ex.module, "reloaded") != CUDA_SUCCESS ||
-      cu.get_function(&ex.mix, ex.module, "mix") != CUDA_SUCCESS) {
-    return 1;
-  }
-  const unsigned first = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
-  const unsigned count = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
-  for (unsigned seed = first; seed < first + count; ++seed) {
-    std::printf("%u %016llx\n", seed, static_cast<unsigned long long>(run_seed(cu, fn, &ex, seed)));
-  }
-  return 0;
+  bool extra_ready = false;
+  return random_support::run_seeds(
+      argc, argv, kProgram, kernels, 4, fn, &cu, [&](const Api& api, unsigned seed) -> uint64_t {
+        if (!extra_ready) {
+          ex.add = fn[0];
+          ex.other = standin_context_create();
+          if (api.get_function(&ex.shift_opaque, nullptr, "shift_opaque") != CUDA_SUCCESS ||
+              api.module_load(&ex.module, "reloaded") != CUDA_SUCCESS ||
+              api.get_function(&ex.mix, ex.module, "mix") != CUDA_SUCCESS) {
+            std::fprintf(stderr, "%s: cannot set up kernels and modules\n", kProgram);
+            std::exit(1);
+          }
+          extra_ready = true;
+        }
+        return run_seed(api, fn, &ex, seed);
+      });
 }

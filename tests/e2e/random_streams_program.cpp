@@ -281,31 +281,15 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: random_streams_program FIRST_SEED COUNT\n");
-    return 2;
-  }
-  Api cu;
-  if (!load(&cu)) {
-    std::fprintf(stderr, "random_streams_program: driver entry points missing\n");
-    return 1;
-  }
-  const size_t s1[2] = {4, 8}, s2[3] = {4, 8, 8};
-  standin_register_kernel("add", &k_add, 2, s1);
-  standin_register_kernel("mix", &k_mix, 3, s2);
-  standin_register_kernel("shift", &k_shift, 2, s1);
-  CUfunction fn[3];
-  const char* names[3] = {"add", "mix", "shift"};
-  for (int i = 0; i < 3; ++i) {
-    if (cu.get_function(&fn[i], nullptr, names[i]) != CUDA_SUCCESS) return 1;
-  }
+  static const size_t s1[2] = {4, 8}, s2[3] = {4, 8, 8};
+  const random_support::Kernel kernels[3] = {
+      {"add", &k_add, 2, s1}, {"mix", &k_mix, 3, s2}, {"shift", &k_shift, 2, s1}};
+  // The mutation the test uses to show the asynchronous stand-in catches a missing wait.
   const char* drop_env = std::getenv("RANDOM_STREAMS_DROP_WAIT");
   const bool drop = drop_env && std::atoi(drop_env) != 0;
-  const unsigned first = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
-  const unsigned count = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
-  for (unsigned seed = first; seed < first + count; ++seed) {
-    std::printf("%u %016llx\n", seed,
-                static_cast<unsigned long long>(run_seed(cu, fn, seed, drop)));
-  }
-  return 0;
+  Api cu;
+  CUfunction fn[3];
+  return random_support::run_seeds(
+      argc, argv, kProgram, kernels, 3, fn, &cu,
+      [&](const Api& api, unsigned seed) { return run_seed(api, fn, seed, drop); });
 }

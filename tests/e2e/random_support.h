@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "runtime_bootstrap.h"
+#include "standin.h"
 
 namespace random_support {
 
@@ -92,6 +93,40 @@ inline void ok_or_exit(CUresult r, const char* program, unsigned seed, const cha
   if (r == CUDA_SUCCESS) return;
   std::fprintf(stderr, "%s: seed %u: %s failed\n", program, seed, call);
   std::exit(1);
+}
+
+// A stand-in kernel a program registers and gets a CUfunction for.
+struct Kernel {
+  const char* name;
+  standin_kernel_fn fn;
+  int nparams;
+  const size_t* sizes;
+};
+
+// What every generated-program binary's main does: "PROGRAM FIRST_SEED COUNT", the driver's entry
+// points, its kernels registered and looked up into `fn`, then one line "<seed> <digest>" per
+// seed from `run(cu, seed)`. Returns the exit status.
+template <class Run>
+int run_seeds(int argc, char** argv, const char* program, const Kernel* kernels, int count,
+              CUfunction* fn, Api* cu, Run run) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s FIRST_SEED COUNT\n", program);
+    return 2;
+  }
+  if (!load(cu)) {
+    std::fprintf(stderr, "%s: driver entry points missing\n", program);
+    return 1;
+  }
+  for (int i = 0; i < count; ++i) {
+    standin_register_kernel(kernels[i].name, kernels[i].fn, kernels[i].nparams, kernels[i].sizes);
+    if (cu->get_function(&fn[i], nullptr, kernels[i].name) != CUDA_SUCCESS) return 1;
+  }
+  const unsigned first = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
+  const unsigned seeds = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
+  for (unsigned seed = first; seed < first + seeds; ++seed) {
+    std::printf("%u %016llx\n", seed, static_cast<unsigned long long>(run(*cu, seed)));
+  }
+  return 0;
 }
 
 }  // namespace random_support
