@@ -70,9 +70,7 @@ std::vector<FunctionInfo> functions_of(const Trace& trace) {
     info.is_kernel_handle = f.is_kernel_handle;
     info.params_known = f.params_known;
     info.params = f.params;
-    for (const trace::ParamLayout& p : f.params) {
-      info.arg_bytes = std::max(info.arg_bytes, p.offset + p.size);
-    }
+    info.size_args();
   }
   return out;
 }

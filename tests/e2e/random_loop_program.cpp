@@ -47,7 +47,6 @@ void k_xor(const unsigned*, const unsigned*, void** p) {  // y ^= a * golden rat
 }
 
 using random_support::Api;
-using random_support::load;
 
 // One launch (or memset) of an iteration. Its scalar: constant, the iteration number, or one of
 // two values taken every other iteration; its buffers: fixed, or swapped every other iteration.

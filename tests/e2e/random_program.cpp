@@ -62,7 +62,6 @@ void k_step(const unsigned*, const unsigned*, void** p) {  // y[0] ^= iteration 
 }
 
 using random_support::Api;
-using random_support::load;
 
 enum StepKind {
   kAdd,

@@ -63,7 +63,6 @@ void k_shift(const unsigned*, const unsigned*, void** p) {  // y[i] = y[(i + s) 
 }
 
 using random_support::Api;
-using random_support::load;
 
 enum StepKind {
   kAdd,

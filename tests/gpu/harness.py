@@ -30,8 +30,6 @@ import statistics
 import subprocess
 import time
 
-WORKER_ARGS = ("chunks", "steps", "warmup", "go", "done", "core", "stats_prefix", "result")
-
 
 # ---------------------------------------------------------------- worker side
 

@@ -9,6 +9,11 @@
 
 namespace pygraph {
 
+void FunctionInfo::size_args() {
+  arg_bytes = 0;
+  for (const auto& p : params) arg_bytes = std::max(arg_bytes, p.offset + p.size);
+}
+
 void FunctionInfo::pack_args(void* const* kernel_params, uint8_t* out) const {
   std::memset(out, 0, arg_bytes);
   for (size_t i = 0; i < params.size(); ++i) {
@@ -82,7 +87,7 @@ FunctionInfo* FunctionTable::describe(uint64_t handle) {
   }
   if (name) info->name = name;
   if (!info->params_known) info->params.clear();
-  for (const auto& p : info->params) info->arg_bytes = std::max(info->arg_bytes, p.offset + p.size);
+  info->size_args();
   return info;
 }
 

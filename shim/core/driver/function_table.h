@@ -35,6 +35,8 @@ struct FunctionInfo {
   // engine under its lock.
   mutable uint32_t packed_size_ok = 0;
 
+  // arg_bytes from `params` (the driver's layout, or a trace's record of it).
+  void size_args();
   // Copies the values `kernelParams` points to into `out` (arg_bytes bytes, padding zeroed), the
   // block the driver would build. Only for params_known.
   void pack_args(void* const* kernel_params, uint8_t* out) const;
