@@ -3,7 +3,7 @@
 # workload there, then runs tests/bench/suite/run.py (every workload in every variant that
 # applies, with and without the shim, side by side) and prints a short table last.
 #   ./scripts/bench.sh [--parts small,infer,train,ddp] [--workloads a,b] [--chunks N] [--quick]
-#                      [--merge FILE.json ...]
+#                      [--budget SECONDS] [--merge FILE.json ...]
 # Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls
@@ -24,14 +24,21 @@ while (($#)); do
   esac
 done
 
-./scripts/gpu-build.sh build-bench "$out/build.log" -DPYGRAPH_BUILD_TESTS=OFF
-nvcc -O2 -o build-bench/cuda_loop tests/bench/suite/cuda_loop.cu
+# BENCH_BUILD=build-gpu reuses the GPU check's build in the same call (an incremental build).
+if [[ -n ${BENCH_BUILD:-} ]]; then
+  build=$BENCH_BUILD
+  ./scripts/gpu-build.sh "$build" "$out/build.log"
+else
+  build=build-bench
+  ./scripts/gpu-build.sh "$build" "$out/build.log" -DPYGRAPH_BUILD_TESTS=OFF
+fi
+[[ -x $build/cuda_loop ]] || nvcc -O2 -o "$build"/cuda_loop tests/bench/suite/cuda_loop.cu
 
 if ((${#merge[@]})); then
   python3 tests/bench/suite/report.py "${merge[@]}" --out "$out" >/dev/null
 fi
 status=0
-python3 tests/bench/suite/run.py --build build-bench --out "$out" "${args[@]}" || status=$?
+python3 tests/bench/suite/run.py --build "$build" --out "$out" "${args[@]}" || status=$?
 if [[ -n ${OUT:-} ]]; then
   cp "$out"/results.json "$out"/table.md "$out"/table.txt "$OUT"/ 2>/dev/null || true
   cp "$out"/speedup.png "$OUT"/ 2>/dev/null || true

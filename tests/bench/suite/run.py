@@ -2,7 +2,7 @@
 without the shim, side by side (run by scripts/bench.sh on the GPU machine).
 
     python run.py --build BUILD --out DIR [--parts small,infer,train,ddp] [--workloads a,b]
-                  [--chunks N] [--quick] [--ddp-nproc N]
+                  [--chunks N] [--quick] [--ddp-nproc N] [--budget S]
 
 Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
@@ -106,6 +106,18 @@ class Suite:
         self.work = os.path.join(self.out, "cells")
         os.makedirs(self.work, exist_ok=True)
         self.memory = MemoryWatch()
+        self.t0 = time.monotonic()
+
+    def time_left(self):
+        """Seconds left of --budget (None: no budget)."""
+        if not self.a.budget:
+            return None
+        return self.a.budget - (time.monotonic() - self.t0)
+
+    def ready_timeout(self):
+        # Under a budget, warm-ups may not run past it (the timed chunks need about a minute).
+        left = self.time_left()
+        return self.a.ready_timeout if left is None else max(30, min(self.a.ready_timeout, left - 60))
 
     def env(self, shim, stats_exit=None):
         env = dict(os.environ)
@@ -143,7 +155,7 @@ class Suite:
             wk.start(argv, self.env(shim, base + ".exit.%p.json"))
             groups[cell], meta[cell] = [wk], (variant, shim, base)
         t0 = time.monotonic()
-        ls = harness.Lockstep(groups, ready_timeout=a.ready_timeout, chunk_timeout=120)
+        ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
         print(f"[{name}] {len(groups)} cells warming up", flush=True)
         ls.run(chunks, progress=None)
         print(f"[{name}] done in {time.monotonic() - t0:.0f} s", flush=True)
@@ -228,7 +240,7 @@ class Suite:
             for r in ranks[1:]:
                 r.attach(ranks[0])
             groups[cell], meta[cell] = ranks, base
-        ls = harness.Lockstep(groups, ready_timeout=a.ready_timeout, chunk_timeout=120)
+        ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
         print(f"[ddp] {n} ranks per cell, warming up", flush=True)
         ls.run(a.chunks)
         cells = {}
@@ -299,6 +311,9 @@ def main():
     p.add_argument("--ready-timeout", type=float, default=480,
                    help="seconds a workload's cells may take to build and warm up")
     p.add_argument("--ddp-nproc", type=int, default=2)
+    p.add_argument("--budget", type=float,
+                   help="seconds for the whole run: no workload starts with less than 90 s left, "
+                        "and warm-ups end a minute before it (the device's per-call limit)")
     a = p.parse_args()
     names = a.workloads.split(",") if a.workloads else \
         [n for part in a.parts.split(",") for n in PARTS[part]]
@@ -313,6 +328,10 @@ def main():
     t0 = time.monotonic()
     for k, name in enumerate(names):
         print(f"== {k + 1}/{len(names)} {name} ({time.monotonic() - t0:.0f} s so far)", flush=True)
+        left = suite.time_left()
+        if left is not None and left < 90:
+            print(f"[{name}] not run: {left:.0f} s left of the --budget", flush=True)
+            continue  # a workload of an earlier run keeps its results in the merged file
         try:
             res = suite.run_workload(name)
         except Exception as e:  # one broken workload must not stop the others
