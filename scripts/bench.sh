@@ -3,7 +3,7 @@
 # workload there, then runs tests/bench/suite/run.py (every workload in every variant that
 # applies, with and without the shim, side by side) and prints a short table last.
 #   ./scripts/bench.sh [--parts small,infer,train,ddp] [--workloads a,b] [--chunks N] [--quick]
-#                      [--budget SECONDS] [--merge FILE.json ...]
+#                      [--traces] [--budget SECONDS] [--merge FILE.json ...]
 # Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls
@@ -42,7 +42,12 @@ python3 tests/bench/suite/run.py --build "$build" --out "$out" "${args[@]}" || s
 if [[ -n ${OUT:-} ]]; then
   cp "$out"/results.json "$out"/table.md "$out"/table.txt "$OUT"/ 2>/dev/null || true
   cp "$out"/speedup.png "$OUT"/ 2>/dev/null || true
-  tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace' --exclude='*.go' --exclude='*.done' \
+  tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace*' --exclude='*.go' --exclude='*.done' \
     cells build.log 2>/dev/null || true
+  # --traces: the trace-mode cells' traces (and children's, .trace.<pid>), for the analyzer.
+  traces=("$out"/cells/*.trace*)
+  if [[ -e ${traces[0]} ]]; then
+    tar czf "$OUT/traces.tgz" -C "$out/cells" "${traces[@]##*/}" || true
+  fi
 fi
 exit $status

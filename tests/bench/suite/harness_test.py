@@ -126,7 +126,7 @@ class SuiteTest(unittest.TestCase):
                 "fake", "a fake loop", None, steps=3, warmup=0, variants=("eager",),
                 program="fake_loop", train=True)
             try:
-                args = argparse.Namespace(build=build, out=tmp, quick=False, chunks=4, budget=None,
+                args = argparse.Namespace(build=build, out=tmp, quick=False, chunks=4, budget=None, traces=False,
                                           ready_timeout=30, ddp_nproc=1)
                 suite = run.Suite(args)
                 res = suite.run_workload("fake")

@@ -88,13 +88,13 @@ def shim_rows(doc):
     for name, res in doc["workloads"].items():
         cells = res.get("cells", {})
         if res.get("error"):
-            rows.append([name, "-", "ERROR: " + res["error"][:80]] + [""] * 8)
+            rows.append([name, "-", "", "ERROR: " + res["error"][:80]] + [""] * 8)
         for cell, c in cells.items():
             if not cell.endswith("+shim"):
                 continue
             s = status(c)
             if s:
-                rows.append([name, cell, f"{s}: {c.get('reason', '')[:90]}"] + [""] * 8)
+                rows.append([name, cell, "", f"{s}: {c.get('reason', '')[:90]}"] + [""] * 8)
                 continue
             d = c.get("shim") or {}
             base = cells.get(cell[:-5], {})
@@ -107,7 +107,8 @@ def shim_rows(doc):
             if c.get("bitwise") is False and res.get("baseline_deterministic") is False:
                 bit += " (baseline too)"
             rows.append([
-                name, cell,
+                name + (f" ({res['nproc']} rank{'s' * (res['nproc'] > 1)})" if "nproc" in res else ""),
+                cell, f"{res.get('chunks', '?')} × {res.get('steps_per_chunk', '?')}",
                 f"{base.get('ms_per_iter', 0):.3f} → {c['ms_per_iter']:.3f}",
                 pct(c.get("vs_without_shim")),
                 f"{d.get('launches_per_iter', 0):.1f}" if d else "-",
@@ -118,7 +119,7 @@ def shim_rows(doc):
                 top(d.get("flushes/by_reason", {})) if d else "-",
                 bit + "; " + mem,
             ])
-    head = ["workload", "cell", "ms/iter without → with", "change (quartiles)", "launches/iter",
+    head = ["workload", "cell", "chunks × iters", "ms/iter without → with", "change (quartiles)", "launches/iter",
             "coverage", "launches/replay", "patched/replay", "eager launches (top)",
             "flushes (top)", "bitwise; peak mem"]
     return head, rows
@@ -185,7 +186,7 @@ def header(doc):
 def table(doc):
     """The short table printed last by run.py."""
     h1, r1 = shim_rows(doc)
-    keep = [0, 1, 2, 3, 5, 6, 10]
+    keep = [0, 1, 3, 4, 6, 7, 11]
     h1 = [h1[i] for i in keep]
     r1 = [[r[i] for i in keep] for r in r1]
     return "\n".join([header(doc), "", text(h1, r1), "", text(*variant_rows(doc)), "",

@@ -2,7 +2,7 @@
 without the shim, side by side (run by scripts/bench.sh on the GPU machine).
 
     python run.py --build BUILD --out DIR [--parts small,infer,train,ddp] [--workloads a,b]
-                  [--chunks N] [--quick] [--ddp-nproc N] [--budget S]
+                  [--chunks N] [--quick] [--traces] [--ddp-nproc N] [--budget S]
 
 Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
@@ -49,10 +49,12 @@ TIMING_CORE = 3
 DDP_WHAT = "DDP training of a small transformer under torchrun, one GPU per rank"
 
 
-def cells_of(w):
+def cells_of(w, traces=False):
     """Cell names of a workload: each variant, its "+shim" twin, and for training workloads a
     second run of eager without the shim, which says whether the baseline itself is
-    deterministic (a bitwise difference that it shows too is no fault of the shim)."""
+    deterministic (a bitwise difference that it shows too is no fault of the shim). With
+    `traces`, "eager+trace" too: eager under the shim in trace mode, for the analyzer (its
+    trace, whose time is no figure of graph mode)."""
     cells = []
     for v in w.variants:
         cells.append(v)
@@ -60,6 +62,8 @@ def cells_of(w):
             cells.append(v + "+shim")
     if w.train:
         cells.append("eager-rerun")
+    if traces and "eager" in w.variants:
+        cells.append("eager+trace")
     return cells
 
 
@@ -119,12 +123,14 @@ class Suite:
         left = self.time_left()
         return self.a.ready_timeout if left is None else max(30, min(self.a.ready_timeout, left - 60))
 
-    def env(self, shim, stats_exit=None):
+    def env(self, shim, stats_exit=None, trace=None):
         env = dict(os.environ)
         env.pop("LD_PRELOAD", None)
         env["PYTHONUNBUFFERED"] = "1"
         if shim:
             env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE="graph", PYGRAPH_STATS=stats_exit)
+        if trace:
+            env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE="trace", PYGRAPH_TRACE=trace)
         return env
 
     def worker_argv(self, w, variant, base, chunks, steps):
@@ -140,10 +146,13 @@ class Suite:
         if name == "ddp":
             return self.run_ddp()
         w = workloads.WORKLOADS[name]
-        steps = max(1, w.steps // 4) if a.quick else w.steps
-        chunks = a.chunks
+        # --quick times fewer chunks, never fewer iterations per chunk: the iterations between
+        # two syncs are part of the workload's shape (a chunk of 1 iteration is another program
+        # than one of 40 for graph mode).
+        steps = w.steps
+        chunks = max(4, a.chunks // 2) if a.quick else a.chunks
         groups, meta = {}, {}
-        for cell in cells_of(w):
+        for cell in cells_of(w, a.traces):
             variant, shim = cell.split("+")[0].replace("-rerun", ""), cell.endswith("+shim")
             base = os.path.join(self.work, f"{name}.{cell.replace('+', '_')}")
             for f in glob.glob(glob.escape(base) + ".*json"):
@@ -152,7 +161,8 @@ class Suite:
             argv = self.worker_argv(w, variant, base, chunks, steps) + ["--go", wk.go, "--done",
                                                                        wk.done]
             # %p: child processes that inherit the shim (compile workers) write files of their own.
-            wk.start(argv, self.env(shim, base + ".exit.%p.json"))
+            trace = base + ".trace" if cell.endswith("+trace") else None
+            wk.start(argv, self.env(shim, base + ".exit.%p.json", trace))
             groups[cell], meta[cell] = [wk], (variant, shim, base)
         t0 = time.monotonic()
         ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
@@ -307,7 +317,10 @@ def main():
     p.add_argument("--parts", default="small,infer,train", help=",".join(PARTS))
     p.add_argument("--workloads", help="comma-separated, instead of --parts")
     p.add_argument("--chunks", type=int, default=12)
-    p.add_argument("--quick", action="store_true", help="a quarter of the iterations per chunk")
+    p.add_argument("--quick", action="store_true",
+                   help="half the chunks (at least 4), the same iterations per chunk")
+    p.add_argument("--traces", action="store_true",
+                   help="also run eager in trace mode: DIR/cells/WORKLOAD.eager_trace.trace")
     p.add_argument("--ready-timeout", type=float, default=480,
                    help="seconds a workload's cells may take to build and warm up")
     p.add_argument("--ddp-nproc", type=int, default=2)
