@@ -156,6 +156,11 @@ TEST_P(AnalyzerBadFile, OneClearErrorAndNonZeroExit) {
     write_file(path, "");
   } else if (kind == "truncated") {
     write_file(path, good.substr(0, good.size() * 2 / 3 + 1));
+  } else if (kind == "cut_header") {
+    write_file(path, good.substr(0, sizeof(trace::FileHeader) / 2));
+  } else if (kind == "killed") {  // every record but the end record
+    write_file(
+        path, good.substr(0, good.size() - sizeof(trace::RecordHeader) - sizeof(trace::EndRecord)));
   } else if (kind == "newer") {
     std::string newer = good;
     uint32_t v = trace::kTraceVersion + 1;
@@ -180,6 +185,8 @@ INSTANTIATE_TEST_SUITE_P(Files, AnalyzerBadFile,
                                            BadFile{"garbage", 2, "not a pygraph trace"},
                                            BadFile{"empty", 2, "not a pygraph trace"},
                                            BadFile{"truncated", 3, "trace truncated at byte"},
+                                           BadFile{"cut_header", 2, "trace header is truncated"},
+                                           BadFile{"killed", 3, "trace has no end record"},
                                            BadFile{"newer", 2,
                                                    "is newer than this analyzer supports"},
                                            BadFile{"corrupt", 3, "corrupt record"}),

@@ -36,7 +36,15 @@ class Cursor {
   const uint8_t* end_;
 };
 
-bool parse_function(Cursor& c, Trace* t) {
+// Function and call-site ids count up from 1, each announced by a record of its own, so a file
+// of `size` bytes holds no id above the number of such records that fit in it (a writer that
+// dropped records leaves gaps, never that many). The tables indexed by id stay proportional to
+// the file: one damaged id of millions would otherwise cost gigabytes of empty slots.
+uint32_t id_bound(size_t size, size_t min_record_bytes) {
+  return static_cast<uint32_t>(std::min<size_t>(size / min_record_bytes, 1u << 24));
+}
+
+bool parse_function(Cursor& c, uint32_t max_id, Trace* t) {
   FunctionRecord r;
   const uint8_t* name;
   if (!c.get(&r) || !c.bytes(r.name_len, &name)) return false;
@@ -53,15 +61,15 @@ bool parse_function(Cursor& c, Trace* t) {
       if (!c.get(&p)) return false;
     }
   }
-  if (r.id == 0 || r.id > (1u << 24)) return false;
+  if (r.id == 0 || r.id > max_id) return false;
   if (t->functions.size() < r.id) t->functions.resize(r.id);
   t->functions[r.id - 1] = std::move(f);
   return true;
 }
 
-bool parse_callsite(Cursor& c, Trace* t) {
+bool parse_callsite(Cursor& c, uint32_t max_id, Trace* t) {
   CallSiteRecord r;
-  if (!c.get(&r) || r.id == 0 || r.id > (1u << 24) || r.frame_count > 1024) return false;
+  if (!c.get(&r) || r.id == 0 || r.id > max_id || r.frame_count > 1024) return false;
   TraceCallSite s;
   s.id = r.id;
   for (uint32_t i = 0; i < r.frame_count; ++i) {
@@ -233,6 +241,8 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
     return res;
   }
   size_t off = t->header.header_size;
+  const uint32_t max_function_id = id_bound(size, sizeof(RecordHeader) + sizeof(FunctionRecord));
+  const uint32_t max_callsite_id = id_bound(size, sizeof(RecordHeader) + sizeof(CallSiteRecord));
   std::string problem;
   while (off < size) {
     if (size - off < sizeof(RecordHeader)) {
@@ -254,10 +264,10 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
     bool ok = true;
     switch (static_cast<RecordType>(h.type)) {
       case RecordType::kFunction:
-        ok = parse_function(c, t);
+        ok = parse_function(c, max_function_id, t);
         break;
       case RecordType::kCallSite:
-        ok = parse_callsite(c, t);
+        ok = parse_callsite(c, max_callsite_id, t);
         break;
       case RecordType::kLaunch:
         ok = parse_launch(c, t);

@@ -101,7 +101,9 @@ struct TraceEvent {
 };
 
 struct Trace {
-  trace::FileHeader header{};
+  // The file's packed structs, aligned here so that their fields can be bound by reference
+  // (as nlohmann::json's assignment does): packed, `end` after a bool was at an odd address.
+  alignas(8) trace::FileHeader header{};
   std::vector<TraceFunction> functions;  // index = id - 1
   std::vector<TraceCallSite> callsites;  // index = id - 1
   std::vector<trace::ThreadRecord> threads;
@@ -110,7 +112,7 @@ struct Trace {
   std::vector<TraceEvent> events;
   TraceEngineEvents engine;  // empty unless graph mode wrote the trace
   bool has_end = false;
-  trace::EndRecord end{};
+  alignas(8) trace::EndRecord end{};
 
   const TraceFunction* function(uint32_t id) const;
   const TraceCallSite* callsite(uint32_t id) const;
