@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check, for the H200 machine: builds pygraph there, runs the CPU test suite, then the
 # GPU checks and benchmarks of tests/gpu/check.py, and prints a short table last.
-#   ./scripts/gpu-check.sh [--sections doors,trace,graph,cost,bench,idle,grid] [--models mlp,...]
+#   ./scripts/gpu-check.sh [--sections doors,trace,graph,cost,bench,idle,grid,decide]
+#                          [--models mlp,...]
 # (tests/gpu/check.py says what each section checks; logs in /tmp/pygraph-gpu, the table,
 # summaries and stats also in $OUT when set)
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in

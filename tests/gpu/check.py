@@ -20,6 +20,12 @@ Sections (--sections, all by default):
          (PYGRAPH_PATCH_GRID=0): coverage, and step time in lockstep.
   bench  step times side by side in lockstep: the MLP without the shim / off / trace, and each
          workload without the shim / graph mode.
+  decide measured decisions and their cache (issue 11; tests/gpu/decide.py has the rules), on
+         the benchmark suite's workloads: GPU-bound resnet50-b64 within 1 % of no shim and its
+         sequences decided eager or graphs not slower; launch-bound mlp-train and compiled-b1
+         end with verdict "graph"; mlp-train compile-ro never slower with the shim; a second
+         run with the same cache measures nothing and graphs no later; two torchrun ranks share
+         one cache file without losing an entry. About 3 minutes on an H100.
 Prints a table last; exits non-zero if any check fails.
 """
 import argparse
@@ -29,11 +35,13 @@ import statistics
 import subprocess
 import sys
 
+import decide
 import harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "..", "..", "scripts", "examples", "torch_workload.py")
 WORKLOAD = os.path.normpath(WORKLOAD)
+SECTIONS = "doors,trace,graph,cost,bench,idle,grid,decide"  # the default: all
 
 
 class Check:
@@ -346,8 +354,8 @@ def main():
     p.add_argument("--build", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--ctest-status", type=int, default=0)
-    p.add_argument("--sections", default="doors,trace,graph,cost,bench,idle,grid",
-                   help="comma-separated: doors, trace, graph, cost, bench, idle, grid")
+    p.add_argument("--sections", default=SECTIONS, help="comma-separated: " +
+                   SECTIONS.replace(",", ", "))
     p.add_argument("--models", default="mlp,mlp-compile,mlp-dropout,resnet18,bert,gpt2",
                    help="workloads for the graph section and its benchmark")
     a = p.parse_args()
@@ -373,6 +381,8 @@ def main():
         steps += [lambda m=m: c.idle(m) for m in models]
     if "grid" in sections:
         steps.append(c.grid)
+    if "decide" in sections:
+        steps += decide.Decide(c).parts()
     for s in steps:
         try:
             s()

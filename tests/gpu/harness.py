@@ -18,7 +18,9 @@ does the same in C++):
   5. per chunk: read one byte from the go FIFO, synchronize, run S iterations, synchronize,
      write one byte to the done FIFO; keep ms per iteration;
   6. write the snapshot PREFIX + "end.json"; 7. write the result JSON.
-Steady-state figures are the end snapshot minus the warm one.
+Steady-state figures are the end snapshot minus the warm one. With --stats-every-chunk a worker
+also writes PREFIX + "chunkK.json" after chunk K (from 0; after its closing synchronize, outside
+the timed part): when graphs start, chunk by chunk.
 """
 import ctypes
 import hashlib
@@ -42,6 +44,8 @@ def add_worker_args(parser, steps=None, warmup=10):
     parser.add_argument("--done", help="FIFO: one byte when ready, one after each chunk")
     parser.add_argument("--core", type=int, default=-1, help="CPU to time on (-1: no pinning)")
     parser.add_argument("--stats-prefix", default="", help="stats snapshots PREFIX{warm,end}.json")
+    parser.add_argument("--stats-every-chunk", action="store_true",
+                        help="also a snapshot PREFIX + chunkK.json after chunk K (from 0)")
     parser.add_argument("--result", help="result JSON")
 
 
@@ -54,6 +58,11 @@ def write_stats(path):
         return False
     fn.argtypes = [ctypes.c_char_p]
     return fn(path.encode()) == 0
+
+
+def chunk_stats_path(prefix, k):
+    """The snapshot written after chunk k (from 0) with --stats-every-chunk."""
+    return f"{prefix}chunk{k}.json"
 
 
 def pin_all_threads(core):
@@ -80,8 +89,9 @@ def run_chunks(args, step, sync):
         # O_RDWR: opening a FIFO this way never blocks, whoever opens first.
         go, done = os.open(args.go, os.O_RDWR), os.open(args.done, os.O_RDWR)
         os.write(done, b"r")
+    every_chunk = args.stats_prefix and getattr(args, "stats_every_chunk", False)
     chunk_ms = []
-    for _ in range(args.chunks):
+    for k in range(args.chunks):
         if go is not None:
             os.read(go, 1)
         sync()
@@ -90,6 +100,8 @@ def run_chunks(args, step, sync):
             step()
         sync()
         chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
+        if every_chunk:
+            write_stats(chunk_stats_path(args.stats_prefix, k))
         if done is not None:
             os.write(done, b"c")
     if args.stats_prefix:

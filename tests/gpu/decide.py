@@ -1,0 +1,534 @@
+"""Section `decide` of tests/gpu/check.py: the GPU truth of issue 11, measured decisions per
+sequence and the decision cache (PYGRAPH_MEASURE_WINDOWS=3, measure_iterations and
+min_gain_percent at their defaults, 8 and 2 %, and a fresh PYGRAPH_CACHE file per run unless
+said otherwise).
+
+The workloads are the benchmark suite's (tests/bench/suite/workloads.py, run by its worker.py);
+the side-by-side timing is the suite's too (tests/gpu/harness.py: cells take turns chunk by
+chunk on one core, the change is the median of the chunk pairs' ratios with its quartiles). In
+the lockstep parts the cell with decisions warms up long enough to reach its verdicts (its
+sequences are measured in its warm-up), the cell without the shim for the suite's warm-up, so
+that the measuring windows run while the other cell already waits; the timed chunks come after.
+
+  1. GPU-bound: resnet50-b64 eager, no shim against the shim with decisions, in lockstep.
+     PASS if the median of the chunk pairs is at most +1.0 % (not more than 1 % slower; faster
+     is no failure), and PASS if at least 90 % of the launches of the sequences in the stats'
+     decisions.sequences are in sequences that ended "eager", or "graph" with graphs measured
+     not slower (gain >= 0); info: verdicts, quartiles.
+  2. Launch-bound: mlp-train eager and compiled-b1 eager, the same way. PASS if the sequence
+     with the most launches ends with verdict "graph" (one being measured again at the end
+     counts by its last verdict, from the cache file); info: the time change.
+  3. Reduce-overhead: mlp-train compile-ro without the shim and with it and decisions, in
+     lockstep. "Never slower", within the noise: PASS if the lower quartile of the chunk pairs'
+     change is <= 0 (zero within or above the middle half, i.e. the median is <= 0 within
+     noise) and the upper quartile is below +2 %.
+  4. Warm start: mlp-train eager run twice in plain mode (no lockstep), chunks of 4 iterations
+     from iteration 0 without warm-up, a stats snapshot after every chunk (--stats-every-chunk),
+     one cache file (fresh before the first run). Info per run: the iteration at which graphs
+     start (first chunk with launches replayed in graphs) and the time of the first 100
+     iterations. PASS if the second run measured nothing (decisions.measurements == 0 and
+     decisions.cached > 0), and PASS if it starts graphing no later than the first.
+  5. Shared cache: two torchrun ranks (tests/gpu/decide_ranks.py; no process group) on the same
+     GPU with one PYGRAPH_CACHE, rank 0 mlp-train eager, rank 1 compiled-b1 eager; before, the
+     same two runs at the same time but each with a cache file of its own. PASS if every
+     signature of the separate files is in the joint file, and PASS if every verdict the ranks
+     themselves reached in the joint run (measured "graph"/"eager" in their end snapshots) is in
+     it. A failure of the first with the second passing means the runs decided different
+     sequences (timing), not a lost entry; the info row lists what is missing and whether the
+     joint run's ranks decided it.
+
+Run time on an H100: about 3 minutes (1: 25 s, 2: 40 s, 3: 60-90 s, most of it compile-ro's
+cold compile, 4: 25 s, 5: 30 s; the processes of each part start torch, about 5-10 s). Files
+in OUT/decide/: per run the worker's result, its stats snapshots and exit stats, its cache file
+and log.
+"""
+import copy
+import glob
+import os
+import signal
+import statistics
+import subprocess
+import sys
+
+import harness
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SUITE = os.path.normpath(os.path.join(HERE, "..", "bench", "suite"))
+if SUITE not in sys.path:
+    sys.path.append(SUITE)
+import workloads  # noqa: E402  (the suite's registry; imports no torch)
+
+WORKER = os.path.join(SUITE, "worker.py")
+RANKS = os.path.join(HERE, "decide_ranks.py")
+CACHE_SCHEMA = "pygraph-decisions/1"  # shim/core/decisions/decision_cache.cpp
+MEASURE_WINDOWS = 3
+
+GPU_BOUND_LIMIT = 1.0  # %: the GPU-bound workload's median change at most this
+SETTLED_SHARE = 90.0  # %: of its launches in sequences decided eager or graph-not-slower
+RO_Q3_LIMIT = 2.0  # %: the reduce-overhead variant's upper quartile below this
+
+# What each part runs (worker.py's arguments); steps left out are the suite's. "warmup" is the
+# cell with decisions: long enough to measure its sequences, 3 pairs of windows of 8
+# occurrences, where a loop's occurrence is its period unrolled up to 128 launches (by its
+# launches per iteration: about 2 iterations of mlp-train, 8 of compiled-b1 and of mlp-train
+# compile-ro, 1 of resnet50-b64), with room for the loop to be found and for interruptions.
+PLAN = {
+    "gpu_bound": {"workload": "resnet50-b64", "variant": "eager", "warmup": 300, "chunks": 24},
+    "launch_bound": [
+        {"workload": "mlp-train", "variant": "eager", "warmup": 400, "chunks": 16},
+        {"workload": "compiled-b1", "variant": "eager", "warmup": 1000, "chunks": 16},
+    ],
+    "reduce_overhead": {"workload": "mlp-train", "variant": "compile-ro", "warmup": 1000,
+                        "chunks": 24},
+    "warm_start": {"workload": "mlp-train", "variant": "eager", "warmup": 0, "chunks": 120,
+                   "steps": 4, "first": 100},
+    "shared_cache": [
+        {"workload": "mlp-train", "variant": "eager", "warmup": 400, "chunks": 4},
+        {"workload": "compiled-b1", "variant": "eager", "warmup": 1000, "chunks": 4},
+    ],
+}
+
+
+# ---------------------------------------------------------------- rules and figures (pure)
+
+def sequences(stats):
+    """decisions.sequences of a stats document ([] without one)."""
+    return ((stats or {}).get("decisions") or {}).get("sequences") or []
+
+
+def verdict_counts(stats):
+    """{verdict: (sequences, launches)}."""
+    out = {}
+    for s in sequences(stats):
+        n, launches = out.get(s.get("verdict"), (0, 0))
+        out[s.get("verdict")] = (n + 1, launches + (s.get("launches") or 0))
+    return out
+
+
+def verdict_text(stats):
+    """e.g. "graph 2 (95 %), eager 1 (5 %), measuring 0 (0 %)": sequences and share of
+    launches per verdict."""
+    c = verdict_counts(stats)
+    total = sum(l for _, l in c.values())
+    if not sequences(stats):
+        return "no sequences"
+    return ", ".join(f"{v} {c.get(v, (0, 0))[0]} ({100.0 * c.get(v, (0, 0))[1] / total:.0f} %)"
+                     if total else f"{v} {c.get(v, (0, 0))[0]}"
+                     for v in ("graph", "eager", "measuring"))
+
+
+def settled_share(stats):
+    """Percent of the launches of decisions.sequences in sequences that ended "eager", or
+    "graph" with graphs measured not slower (gain >= 0); None without sequences or launches."""
+    seqs = sequences(stats)
+    total = sum(s.get("launches") or 0 for s in seqs)
+    if not total:
+        return None
+    settled = sum(s.get("launches") or 0 for s in seqs
+                  if s.get("verdict") == "eager" or
+                  (s.get("verdict") == "graph" and (s.get("gain_percent") or 0) >= 0))
+    return 100.0 * settled / total
+
+
+def cache_gain(entry):
+    e, g = entry.get("eager_us") or 0, entry.get("graph_us") or 0
+    return 100.0 * (1 - g / e) if e > 0 else 0.0
+
+
+def main_verdict(stats, cache=None):
+    """The sequence with the most launches: {"verdict", "gain", "signature", "from_cache"}, or
+    None without sequences. One being measured again at the end ("measuring") counts by its last
+    verdict, the cache file's entry for its signature, when there is one."""
+    seqs = sequences(stats)
+    if not seqs:
+        return None
+    top = max(seqs, key=lambda s: s.get("launches") or 0)
+    v = {"verdict": top.get("verdict"), "gain": top.get("gain_percent") or 0.0,
+         "signature": top.get("signature"), "from_cache": False}
+    entry = (cache or {}).get(top.get("signature") or "")
+    if v["verdict"] == "measuring" and entry:
+        v.update(verdict=entry.get("verdict"), gain=cache_gain(entry), from_cache=True)
+    return v
+
+
+def gpu_bound_ok(change):
+    return change is not None and change["median"] <= GPU_BOUND_LIMIT
+
+
+def never_slower(change):
+    """Zero not above the middle half of the chunk pairs (q1 <= 0: the median is <= 0 within
+    noise) and the upper quartile below RO_Q3_LIMIT."""
+    return change is not None and change["q1"] <= 0 and change["q3"] < RO_Q3_LIMIT
+
+
+def change_text(change):
+    if change is None:
+        return "no pairs"
+    return f"{change['median']:+.2f} ({change['q1']:+.1f}/{change['q3']:+.1f})"
+
+
+def first_graph_chunk(snapshots):
+    """Index of the first snapshot (one after each chunk) with launches replayed in graphs;
+    None if none has."""
+    for k, s in enumerate(snapshots):
+        if s and ((s.get("launches") or {}).get("replayed_in_graphs") or 0) > 0:
+            return k
+    return None
+
+
+def first_iterations_ms(chunk_ms, steps, n):
+    """Time of the first n iterations (whole chunks: n rounded up to a multiple of steps), from
+    per-chunk ms per iteration; None if the run had fewer."""
+    k = -(-n // steps)
+    if len(chunk_ms) < k:
+        return None
+    return sum(chunk_ms[:k]) * steps
+
+
+def cache_entries(path):
+    """The entries of a decision cache file, by signature ({} when missing or not a cache)."""
+    doc = harness.read_json(path)
+    if not isinstance(doc, dict) or doc.get("schema") != CACHE_SCHEMA or \
+            not isinstance(doc.get("entries"), dict):
+        return {}
+    return doc["entries"]
+
+
+def decided_signatures(stats):
+    """Signatures whose verdict the process measured itself (and so recorded in its cache)."""
+    return {s["signature"] for s in sequences(stats)
+            if s.get("signature") and s.get("source") == "measured" and
+            s.get("verdict") in ("graph", "eager")}
+
+
+def compare_shared(separate, joint, ranks_decided):
+    """separate: entries of each separate run's cache; joint: entries of the joint run's;
+    ranks_decided: signatures the joint run's ranks decided. "missing": of the separate runs'
+    union, not in the joint file; "lost": decided by a joint rank, not in the joint file."""
+    union = set()
+    for entries in separate:
+        union |= set(entries)
+    return {"union": len(union), "joint": len(joint),
+            "missing": sorted(union - set(joint)),
+            "lost": sorted(set(ranks_decided) - set(joint)),
+            "decided": len(ranks_decided)}
+
+
+def fresh_cache(path):
+    """Removes a cache file and what its saves leave beside it."""
+    for f in [path, path + ".lock"] + glob.glob(glob.escape(path) + ".tmp-*") + \
+            glob.glob(glob.escape(path) + ".bad-*"):
+        try:
+            os.unlink(f)
+        except FileNotFoundError:
+            pass
+
+
+def log_tail(path, n=300):
+    try:
+        with open(path, errors="replace") as f:
+            lines = [l.strip() for l in f if l.strip()]
+    except OSError:
+        return "no log"
+    for l in reversed(lines):
+        if any(k in l for k in ("Error", "error", "failed", "FAIL", "what()")):
+            return l[-n:]
+    return (lines[-1] if lines else "no output")[-n:]
+
+
+# ---------------------------------------------------------------- the section
+
+class Decide:
+    """The parts of the section, each a step of check.py (rows through check.row / check.add).
+    worker_cmd and torchrun are attributes so that the CPU test can run it on fake programs."""
+
+    def __init__(self, check, plan=None):
+        self.c = check
+        self.out = os.path.join(check.out, "decide")
+        os.makedirs(self.out, exist_ok=True)
+        self.plan = copy.deepcopy(plan or PLAN)
+        self.worker_cmd = [WORKER]  # run with sys.executable, then WORKLOAD VARIANT ARGS
+        self.torchrun = [sys.executable, "-m", "torch.distributed.run"]
+        self.core = max(0, min(3, (os.cpu_count() or 1) - 1))
+        self.ready_timeout, self.run_timeout = 300, 300
+
+    def parts(self):
+        return [self.decide_gpu_bound, self.decide_launch_bound, self.decide_reduce_overhead,
+                self.decide_warm_start, self.decide_shared_cache]
+
+    # -------------------------------------------------------- helpers
+
+    def env(self, shim, cache=None, stats_exit=None):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("PYGRAPH_") and k != "LD_PRELOAD"}
+        env["PYTHONUNBUFFERED"] = "1"
+        if shim:
+            env.update(LD_PRELOAD=self.c.shim, PYGRAPH_MODE="graph",
+                       PYGRAPH_MEASURE_WINDOWS=str(MEASURE_WINDOWS), PYGRAPH_CACHE=cache)
+            if stats_exit:
+                env["PYGRAPH_STATS"] = stats_exit  # %p: compile workers inherit the shim
+        return env
+
+    def steps(self, spec):
+        return spec.get("steps") or workloads.WORKLOADS[spec["workload"]].steps
+
+    def worker_args(self, spec, base, extra=()):
+        """worker.py's command line after the interpreter (script first)."""
+        return self.worker_cmd + [
+            spec["workload"], spec["variant"], "--chunks", str(spec["chunks"]),
+            "--steps", str(self.steps(spec)), "--warmup", str(spec["warmup"]),
+            "--stats-prefix", base + ".", "--result", base + ".json"] + list(extra)
+
+    def clean(self, base):
+        for f in glob.glob(glob.escape(base) + ".*"):
+            if not os.path.isdir(f):
+                os.unlink(f)
+
+    def lockstep(self, tag, spec):
+        """The workload without the shim (the suite's warm-up) and with the shim and decisions
+        (spec's warm-up), in lockstep. Returns {cell: {"chunk_ms", "warm", "end", "cache"}}."""
+        w = workloads.WORKLOADS[spec["workload"]]
+        cells = {"none": (dict(spec, warmup=w.warmup), False), "decide": (spec, True)}
+        groups, bases = {}, {}
+        try:
+            for cell, (cspec, shim) in cells.items():
+                name = f"{tag}.{cell}"
+                base = os.path.join(self.out, name)
+                self.clean(base)
+                cache = base + ".cache.json"
+                fresh_cache(cache)
+                wk = harness.Worker(name, self.out, label=f"{tag} {cell}")
+                argv = [sys.executable] + self.worker_args(
+                    cspec, base, ["--core", str(self.core), "--go", wk.go, "--done", wk.done])
+                wk.start(argv, self.env(shim, cache, base + ".exit.%p.json"))
+                groups[cell] = [wk]
+                bases[cell] = (base, cache)
+            ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout, chunk_timeout=120)
+            ls.run(spec["chunks"])
+        finally:
+            for g in groups.values():
+                for wk in g:
+                    wk.close()
+        if ls.failed:
+            raise RuntimeError("; ".join(f"{tag} {c}: {why}" for c, why in ls.failed.items()))
+        res = {}
+        for cell, (base, cache) in bases.items():
+            r = harness.read_json(base + ".json")
+            if not r:
+                raise RuntimeError(f"{tag} {cell}: no result file")
+            res[cell] = {"chunk_ms": r["chunk_ms"], "warm": harness.read_json(base + ".warm.json"),
+                         "end": harness.read_json(base + ".end.json"),
+                         "cache": cache_entries(cache)}
+        return res
+
+    def start(self, argv, env, log):
+        f = open(log, "w")
+        f.write("$ " + " ".join(argv) + "\n")
+        f.flush()
+        # Its own process group: a hung run is killed with its children (torchrun's ranks).
+        p = subprocess.Popen(argv, env=env, stdout=f, stderr=subprocess.STDOUT,
+                             start_new_session=True)
+        f.close()
+        return p
+
+    def wait(self, p, log, what):
+        try:
+            rc = p.wait(timeout=self.run_timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+            raise RuntimeError(f"{what}: no end within {self.run_timeout} s (killed)")
+        if rc != 0:
+            raise RuntimeError(f"{what}: exit {rc}: {log_tail(log)}")
+
+    def shim_rows(self, name, spec, res, change):
+        """Info rows common to the lockstep parts."""
+        none, dec = res["none"], res["decide"]
+        self.c.add((f"decide {name}: ms/iteration, no shim / decisions (median chunk)",
+                    f"{statistics.median(none['chunk_ms']):.3f}/"
+                    f"{statistics.median(dec['chunk_ms']):.3f}",
+                    f"{spec['chunks']} x {self.steps(spec)}", "info"))
+        end, warm = dec["end"], dec["warm"]
+        d = (end or {}).get("decisions") or {}
+        cov = harness.stats_delta(end, warm)["coverage_percent"] if end else 0.0
+        self.c.add((f"decide {name}: verdicts at the end (sequences, % of launches)",
+                    verdict_text(end),
+                    f"measured {d.get('measurements', 0)}; coverage {cov:.0f} %", "info"))
+        self.c.add((f"decide {name}: still measuring after warm-up (sequences)",
+                    verdict_counts(warm).get("measuring", (0, 0))[0],
+                    f"warm-up {spec['warmup']}", "info"))
+
+    # -------------------------------------------------------- the parts
+
+    def decide_gpu_bound(self):
+        spec = self.plan["gpu_bound"]
+        name = spec["workload"]
+        res = self.lockstep(f"gpu.{name}", spec)
+        change = harness.pair_change(res["decide"]["chunk_ms"], res["none"]["chunk_ms"])
+        self.c.row(f"decide {name}: time change with decisions (%, median of chunk pairs)",
+                   f"{change['median']:+.2f}" if change else "no pairs",
+                   f"<= +{GPU_BOUND_LIMIT:.1f}", gpu_bound_ok(change))
+        self.c.add((f"decide {name}: chunk-pair quartiles (%)",
+                    f"{change['q1']:+.1f}/{change['q3']:+.1f}" if change else "-", "spread",
+                    "info"))
+        share = settled_share(res["decide"]["end"])
+        self.c.row(f"decide {name}: launches in sequences decided eager or graph-not-slower (%)",
+                   "no stats" if share is None else f"{share:.1f}", f">= {SETTLED_SHARE:.0f}",
+                   share is not None and share >= SETTLED_SHARE)
+        self.shim_rows(name, spec, res, change)
+
+    def decide_launch_bound(self):
+        for spec in self.plan["launch_bound"]:
+            try:
+                self.launch_bound(spec)
+            except Exception as e:  # the next workload still runs
+                self.c.row(f"error in decide {spec['workload']}", str(e)[:200], "-", False)
+
+    def launch_bound(self, spec):
+        name = spec["workload"]
+        res = self.lockstep(f"launch.{name}", spec)
+        change = harness.pair_change(res["decide"]["chunk_ms"], res["none"]["chunk_ms"])
+        v = main_verdict(res["decide"]["end"], res["decide"]["cache"])
+        if v is None:
+            value = "no sequences"
+        else:
+            value = f"{v['verdict']} ({v['gain']:+.1f} %)" + \
+                (" (cache: measuring again)" if v["from_cache"] else "")
+        self.c.row(f"decide {name}: verdict of its main sequence (gain)", value, "graph",
+                   v is not None and v["verdict"] == "graph")
+        self.c.add((f"decide {name}: time change with decisions (%, median (q1/q3))",
+                    change_text(change), "chunk pairs", "info"))
+        self.shim_rows(name, spec, res, change)
+
+    def decide_reduce_overhead(self):
+        spec = self.plan["reduce_overhead"]
+        name = f"{spec['workload']} {spec['variant']}"
+        res = self.lockstep(f"ro.{spec['workload']}", spec)
+        change = harness.pair_change(res["decide"]["chunk_ms"], res["none"]["chunk_ms"])
+        self.c.row(f"decide {name}: shim+decisions vs without (%, pairs q1/median/q3)",
+                   f"{change['q1']:+.1f}/{change['median']:+.1f}/{change['q3']:+.1f}"
+                   if change else "no pairs",
+                   f"q1 <= 0, q3 < +{RO_Q3_LIMIT:.0f}", never_slower(change))
+        self.shim_rows(name, spec, res, change)
+
+    def decide_warm_start(self):
+        spec = self.plan["warm_start"]
+        name, steps, first = spec["workload"], self.steps(spec), spec["first"]
+        cache = os.path.join(self.out, "warm.cache.json")
+        fresh_cache(cache)
+        runs = []
+        for k in (1, 2):
+            base = os.path.join(self.out, f"warm.run{k}")
+            self.clean(base)
+            log = base + ".log"
+            argv = [sys.executable] + self.worker_args(spec, base, ["--stats-every-chunk"])
+            p = self.start(argv, self.env(True, cache, base + ".exit.%p.json"), log)
+            self.wait(p, log, f"warm start run {k}")
+            r = harness.read_json(base + ".json")
+            if not r:
+                raise RuntimeError(f"warm start run {k}: no result file: {log_tail(log)}")
+            snaps = [harness.read_json(harness.chunk_stats_path(base + ".", i))
+                     for i in range(len(r["chunk_ms"]))]
+            end = harness.read_json(base + ".end.json") or {}
+            run = {"start": first_graph_chunk(snaps),
+                   "first_ms": first_iterations_ms(r["chunk_ms"], steps, first),
+                   "decisions": end.get("decisions") or {}, "end": end,
+                   "snapshots": sum(1 for s in snaps if s)}
+            runs.append(run)
+            start = "never" if run["start"] is None else str(run["start"] * steps)
+            self.c.add((f"decide warm start {name} run {k}: graphs from iteration / "
+                        f"first {first} iterations (ms)",
+                        f"{start} / " + ("-" if run["first_ms"] is None
+                                         else f"{run['first_ms']:.1f}"),
+                        f"chunks of {steps}; {run['snapshots']} snapshots", "info"))
+            d = run["decisions"]
+            self.c.add((f"decide warm start {name} run {k}: measurements/cached/graph/eager",
+                        f"{d.get('measurements', 0)}/{d.get('cached', 0)}/"
+                        f"{d.get('graph', 0)}/{d.get('eager', 0)}",
+                        f"cache: {len(cache_entries(cache))} entries", "info"))
+        one, two = runs
+        d = two["decisions"]
+        measured, cached = d.get("measurements", 0), d.get("cached", 0)
+        self.c.row(f"decide warm start {name}: run 2 measurements / cached",
+                   f"{measured} / {cached}", "0 / > 0", measured == 0 and cached > 0)
+        if measured:
+            again = [f"{s.get('signature')} {s.get('verdict')}" for s in sequences(two["end"])
+                     if s.get("source") == "measured"]
+            self.c.add((f"decide warm start {name}: run 2 measured", "; ".join(again)[:200] or
+                        "-", "not in the cache", "info"))
+        s1, s2 = one["start"], two["start"]
+        fmt = lambda s: "never" if s is None else str(s * steps)
+        self.c.row(f"decide warm start {name}: graphs from iteration, run 2 vs run 1",
+                   f"{fmt(s2)} vs {fmt(s1)}", "run 2 <= run 1",
+                   s2 is not None and (s1 is None or s2 <= s1))
+        if one["first_ms"] and two["first_ms"]:
+            self.c.add((f"decide warm start {name}: first {first} iterations, run 2 vs run 1 (%)",
+                        f"{100.0 * (two['first_ms'] / one['first_ms'] - 1):+.1f}",
+                        "one run each: noisy", "info"))
+
+    def decide_shared_cache(self):
+        specs = self.plan["shared_cache"]
+        names = [s["workload"] for s in specs]
+        # Separate: each workload with a cache file of its own, both at once (the GPU shared as
+        # in the joint run, so that the same sequences are measured under the same conditions).
+        procs, separate = [], []
+        for i, spec in enumerate(specs):
+            base = os.path.join(self.out, f"shared.sep{i}")
+            self.clean(base)
+            cache = base + ".cache.json"
+            fresh_cache(cache)
+            argv = [sys.executable] + self.worker_args(spec, base)
+            log = base + ".log"
+            procs.append((self.start(argv, self.env(True, cache, base + ".exit.%p.json"), log),
+                          log, f"separate run of {spec['workload']}", cache))
+        errors = []
+        for p, log, what, cache in procs:
+            try:
+                self.wait(p, log, what)
+            except RuntimeError as e:  # the other run is still waited for
+                errors.append(str(e))
+            separate.append(cache_entries(cache))
+        if errors:
+            raise RuntimeError("; ".join(errors))
+        # Joint: torchrun's ranks, one cache file.
+        cache = os.path.join(self.out, "shared.joint.cache.json")
+        fresh_cache(cache)
+        commands, bases = [], []
+        for i, spec in enumerate(specs):
+            base = os.path.join(self.out, f"shared.joint{i}")
+            self.clean(base)
+            bases.append(base)
+            if commands:
+                commands.append("::")
+            commands += self.worker_args(spec, base)
+        argv = self.torchrun + ["--standalone", "--nproc-per-node", str(len(specs)), RANKS] + \
+            commands
+        log = os.path.join(self.out, "shared.joint.log")
+        env = self.env(True, cache, os.path.join(self.out, "shared.joint.exit.%p.json"))
+        self.wait(self.start(argv, env, log), log, "torchrun of the joint run")
+        joint = cache_entries(cache)
+        decided = set()
+        for base in bases:
+            end = harness.read_json(base + ".end.json")
+            if end is None:
+                raise RuntimeError(f"joint run: no end snapshot {base}.end.json")
+            decided |= decided_signatures(end)
+        cmp = compare_shared(separate, joint, decided)
+        bad = glob.glob(glob.escape(cache) + ".bad-*")
+        self.c.add((f"decide shared cache: entries, {' / '.join(names)} alone / joint",
+                    " / ".join(str(len(e)) for e in separate) + f" / {cmp['joint']}",
+                    f"{len(bad)} files set aside", "info"))
+        self.c.row("decide shared cache: entries of the separate runs in the joint file",
+                   f"{cmp['union'] - len(cmp['missing'])} of {cmp['union']}", "all, > 0",
+                   cmp["union"] > 0 and not cmp["missing"])
+        self.c.row("decide shared cache: verdicts the 2 ranks reached, in the joint file",
+                   f"{cmp['decided'] - len(cmp['lost'])} of {cmp['decided']}", "all, > 0",
+                   cmp["decided"] > 0 and not cmp["lost"])
+        if cmp["missing"]:
+            why = [f"{s} ({'decided by a rank: lost' if s in decided else 'not decided jointly'})"
+                   for s in cmp["missing"]]
+            self.c.add(("decide shared cache: missing from the joint file", "; ".join(why)[:200],
+                        "", "info"))
