@@ -13,10 +13,12 @@ does the same in C++):
   1. build the workload, run the warm-up iterations, synchronize the device;
   2. write the shim's stats snapshot PREFIX + "warm.json" (pygraph_write_stats, present only
      when libpygraph.so is preloaded);
-  3. pin every thread to CPU K (all configurations time on the same core);
+  3. move every thread off CPU K (the timing core; all configurations time on it, and only the
+     one whose turn it is runs there);
   4. write one byte to the done FIFO (ready);
-  5. per chunk: read one byte from the go FIFO, synchronize, run S iterations, synchronize,
-     write one byte to the done FIFO; keep ms per iteration;
+  5. per chunk: read one byte from the go FIFO, pin every thread to CPU K, synchronize, run S
+     iterations, synchronize, move off CPU K, write one byte to the done FIFO; keep ms per
+     iteration;
   6. write the snapshot PREFIX + "end.json"; 7. write the result JSON.
 Steady-state figures are the end snapshot minus the warm one. With --stats-every-chunk a worker
 also writes PREFIX + "chunkK.json" after chunk K (from 0; after its closing synchronize, outside
@@ -65,14 +67,20 @@ def chunk_stats_path(prefix, k):
     return f"{prefix}chunk{k}.json"
 
 
-def pin_all_threads(core):
-    """sched_setaffinity on every thread of the process: Python's own call pins only the calling
-    thread, and the driver's and the shim's threads must share the core too."""
+def pin_all_threads(core, on_core=True):
+    """sched_setaffinity on every thread of the process (Python's own call moves only the calling
+    thread, and the driver's and the shim's threads must move too): onto CPU `core`, or with
+    on_core False onto every CPU but it. A worker times its chunks on the timing core and leaves
+    it between them, so that the threads of the cells waiting for their turn (compile workers,
+    the driver's) never run there."""
     if core < 0:
         return
+    cpus = {core} if on_core else set(range(os.cpu_count() or 1)) - {core}
+    if not cpus:
+        return  # one CPU: nowhere else to go
     for tid in os.listdir("/proc/self/task"):
         try:
-            os.sched_setaffinity(int(tid), {core})
+            os.sched_setaffinity(int(tid), cpus)
         except OSError:
             pass  # a thread that just ended
 
@@ -83,7 +91,7 @@ def run_chunks(args, step, sync):
     to back (a plain run)."""
     if args.stats_prefix:
         write_stats(args.stats_prefix + "warm.json")
-    pin_all_threads(args.core)
+    pin_all_threads(args.core, on_core=False)
     go = done = None
     if args.go:
         # O_RDWR: opening a FIFO this way never blocks, whoever opens first.
@@ -94,6 +102,7 @@ def run_chunks(args, step, sync):
     for k in range(args.chunks):
         if go is not None:
             os.read(go, 1)
+        pin_all_threads(args.core)
         sync()
         t0 = time.perf_counter()
         for _ in range(args.steps):
@@ -102,6 +111,7 @@ def run_chunks(args, step, sync):
         chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
         if every_chunk:
             write_stats(chunk_stats_path(args.stats_prefix, k))
+        pin_all_threads(args.core, on_core=False)
         if done is not None:
             os.write(done, b"c")
     if args.stats_prefix:

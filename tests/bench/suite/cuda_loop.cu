@@ -90,13 +90,23 @@ void write_stats(const std::string& prefix, const char* name) {
   if (fn && !prefix.empty()) fn((prefix + name).c_str());
 }
 
-// Every thread of the process onto one CPU, the driver's too: sched_setaffinity(0) would pin
-// only this one. A thread that ended meanwhile is no error.
-void pin_all_threads(int core) {
+// Every thread of the process onto one CPU (on_core), or onto every CPU but that one, the
+// driver's threads too: sched_setaffinity(0) would move only this one. A cell times its chunks on
+// the timing core and leaves it between them, so that the threads of the cells waiting for
+// their turn never run there. A thread that ended meanwhile is no error.
+void pin_all_threads(int core, bool on_core) {
   if (core < 0) return;
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(core, &set);
+  if (on_core) {
+    CPU_SET(core, &set);
+  } else {
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n && c < CPU_SETSIZE; ++c) {
+      if (c != core) CPU_SET(c, &set);
+    }
+    if (CPU_COUNT(&set) == 0) return;  // one CPU: nowhere else to go
+  }
   DIR* d = opendir("/proc/self/task");
   if (!d) fail("/proc/self/task", std::strerror(errno));
   while (const dirent* e = readdir(d)) {
@@ -189,9 +199,10 @@ int main(int argc, char** argv) {
   check(cudaGetLastError(), "a warm-up launch");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the warm-up");
 
-  // 2-4. Snapshot, pinning, ready. O_RDWR: opening a FIFO so never blocks, whoever comes first.
+  // 2-4. Snapshot, off the timing core, ready. O_RDWR: opening a FIFO so never blocks, whoever
+  // comes first.
   write_stats(prefix, "warm.json");
-  pin_all_threads(core);
+  pin_all_threads(core, false);
   int go = -1, done = -1;
   if (!go_path.empty()) {
     if ((go = open(go_path.c_str(), O_RDWR)) < 0) fail(go_path.c_str(), std::strerror(errno));
@@ -203,6 +214,7 @@ int main(int argc, char** argv) {
   std::vector<double> chunk_ms;
   for (int c = 0; c < chunks; ++c) {
     if (go >= 0) get_byte(go);
+    pin_all_threads(core, true);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a chunk");
     const auto t0 = std::chrono::steady_clock::now();
     for (int k = 0; k < steps; ++k, ++it) iteration(it, x, y, z, s);
@@ -210,6 +222,7 @@ int main(int argc, char** argv) {
     const auto t1 = std::chrono::steady_clock::now();
     // Checked after the timing: one call per chunk, not per launch.
     check(cudaGetLastError(), "a launch in a chunk");
+    pin_all_threads(core, false);
     if (done >= 0) put_byte(done, 'c');
     chunk_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() / steps);
   }
