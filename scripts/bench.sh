@@ -8,8 +8,10 @@
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls
 # end in one file. results.json, the chart speedup.png, table.md/txt and the logs (logs.tgz)
-# are copied to $OUT when it is set. libunwind is not on that machine: carry Debian's
-# libunwind8 and libunwind-dev packages in .debs/, as for scripts/gpu-check.sh.
+# are copied to $OUT when it is set; with --traces also the traces (traces.tgz) and the
+# analyzer's simulate against graph mode (simulate.json, tests/bench/suite/simulate_check.py).
+# libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
+# .debs/, as for scripts/gpu-check.sh.
 # The results name the commit: from git where the tree has .git, else from BENCH_COMMIT=<sha>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,9 +41,14 @@ if ((${#merge[@]})); then
 fi
 status=0
 python3 tests/bench/suite/run.py --build "$build" --out "$out" "${args[@]}" || status=$?
+if [[ " ${args[*]} " == *" --traces "* && -x $build/pygraph-analyze ]]; then
+  # The analyzer's what-if on each trace against graph mode's coverage (issue 12's target).
+  python3 tests/bench/suite/simulate_check.py --out "$out" --analyzer "$build/pygraph-analyze" ||
+    true
+fi
 if [[ -n ${OUT:-} ]]; then
   cp "$out"/results.json "$out"/table.md "$out"/table.txt "$OUT"/ 2>/dev/null || true
-  cp "$out"/speedup.png "$OUT"/ 2>/dev/null || true
+  cp "$out"/speedup.png "$out"/simulate.json "$OUT"/ 2>/dev/null || true
   tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace*' --exclude='*.go' --exclude='*.done' \
     cells build.log 2>/dev/null || true
   # --traces: the trace-mode cells' traces (and children's, .trace.<pid>), for the analyzer.

@@ -212,6 +212,39 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(rows[0][head.index("compile")], "2.00×")
 
 
+class SimulateCheckTest(unittest.TestCase):
+    """simulate_check.py against a fake analyzer that predicts by the trace's name."""
+
+    def test_rows_compare_prediction_with_graph_mode(self):
+        import json
+        import simulate_check
+
+        with tempfile.TemporaryDirectory() as tmp:
+            cells = os.path.join(tmp, "cells")
+            os.makedirs(cells)
+            for name in ("close", "far", "broken"):
+                open(os.path.join(cells, f"{name}.eager_trace.trace"), "w").close()
+            analyzer = os.path.join(tmp, "analyzer")
+            with open(analyzer, "w") as f:
+                f.write("#!/bin/sh\ncase $3 in\n"
+                        "*close*) echo '{\"coverage_percent\": 93.0}' ;;\n"
+                        "*far*) echo '{\"coverage_percent\": 40.0}' ;;\n"
+                        "*) echo 'bad trace' >&2; exit 3 ;;\nesac\n")
+            os.chmod(analyzer, 0o755)
+            shim = lambda cov: {"cells": {"eager+shim": {"shim_whole_run_coverage": cov}}}
+            doc = {"workloads": {"close": shim(90.0), "far": shim(90.0), "broken": shim(90.0),
+                                 "untraced": shim(50.0)}}
+            rows = {r["workload"]: r for r in simulate_check.rows(doc, cells, analyzer)}
+            self.assertEqual(set(rows), {"close", "far", "broken"})
+            self.assertTrue(rows["close"]["ok"])
+            self.assertAlmostEqual(rows["close"]["difference"], 3.0)
+            self.assertFalse(rows["far"]["ok"])
+            self.assertFalse(rows["broken"]["ok"])
+            self.assertEqual(rows["broken"]["why"], "bad trace")
+            self.assertIn("FAIL: bad trace", simulate_check.table(list(rows.values())))
+            json.dumps(list(rows.values()))  # simulate.json is plain JSON
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         sys.exit(fake_worker(sys.argv[2:]))
