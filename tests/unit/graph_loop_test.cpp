@@ -149,6 +149,53 @@ TEST_F(GraphLoopTest, ALoopInsideALoopIsFollowedAsTheOuterOne) {
   EXPECT_LE(s.sequences_followed, 3u);
 }
 
+TEST_F(GraphLoopTest, ALoopCutByASyncGoesOnAfterItWhereItStopped) {
+  // A host read in the middle of an iteration, two syncs, and the loop goes on from the launch
+  // it had next: replayed from the first launch after the syncs, not found again two periods on.
+  const std::vector<int> body = {0, 1, 2, 3, 0, 2, 1};
+  loop(body, 40);
+  for (int i = 0; i < 3; ++i) both(body[i], 0.75f);
+  sync();
+  sync();
+  const EngineStats before = engine_.stats();
+  loop(body, 10, 3);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.launches - before.launches, 70u);
+  EXPECT_EQ(s.replayed - before.replayed, 70u);
+  EXPECT_EQ(s.mismatches, before.mismatches);
+  EXPECT_EQ(s.sequences_followed, 1u);
+}
+
+TEST_F(GraphLoopTest, ALoopEndedByOtherLaunchesGoesOnAtTheNextSegmentsStart) {
+  // The loop's iterations, then launches it does not have before each sync (a reduction the
+  // host reads): the next chunk's first launch goes on with the loop where those ended it.
+  const std::vector<int> body = {0, 1, 2, 0, 2, 1, 1};
+  loop(body, 40);
+  both(3, 0.5f);
+  sync();
+  const EngineStats before = engine_.stats();
+  loop(body, 10);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.replayed - before.replayed, 70u);
+  EXPECT_EQ(s.mismatches, before.mismatches);
+}
+
+TEST_F(GraphLoopTest, ALoopResumedByAWrongGuessEndsAsAMismatch) {
+  // After the sync, other work that begins with the launch the loop had next: the loop is
+  // followed, then the work goes elsewhere, and what was recorded goes out first, in order.
+  const std::vector<int> body = {0, 1, 2, 3, 0, 2, 1};
+  loop(body, 40);
+  sync();
+  const EngineStats before = engine_.stats();
+  for (const int k : {0, 1, 2, 3, 3, 1, 0, 2}) both(k, 0.25f);
+  sync();  // the results are compared
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.mismatches, before.mismatches + 1);
+  EXPECT_EQ(s.launches - before.launches, 8u);
+}
+
 TEST_F(GraphLoopTest, ALoopThatEndsSendsItsRecordedLaunchesOutInOrder) {
   loop({0, 1, 2}, 50);
   both(3, 0.5f);  // something else: the recorded part of the loop goes first, as it came

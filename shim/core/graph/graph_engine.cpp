@@ -424,6 +424,12 @@ bool GraphEngine::switch_variant(uint64_t tok) {
 }
 
 void GraphEngine::stop_following() {
+  if (following_id_ && following_periodic_ && plan_ && !plan_->disabled) {
+    // A loop that stops (a boundary cuts it, or a launch it does not have comes) may go on at
+    // the next segment's start, where it stopped (take()).
+    resume_period_ = following_id_;
+    resume_phase_ = static_cast<uint32_t>(position_ % plan_->length);
+  }
   following_id_ = 0;
   plan_ = nullptr;
   following_tokens_.clear();
@@ -536,7 +542,17 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   }
   if (!following_id_) {
     if (at_segment_start_) {
-      if (start_following(tok, false, 0, 0)) start_occurrence();
+      // A segment seen min_repeats times first (its exact launches, its natural end), else the
+      // loop that stopped last, where it stopped: a loop found before (in a warm-up without
+      // syncs, or in the previous segment) goes on from the first launch after a sync, instead
+      // of being found again two whole periods into the segment, and a segment of several
+      // iterations needs not occur twice first. A wrong guess ends as any mismatch does.
+      const uint32_t resume = resume_period_;
+      resume_period_ = 0;  // tried once
+      if (start_following(tok, false, 0, 0) ||
+          (resume && start_following(tok, true, resume, resume_phase_))) {
+        start_occurrence();
+      }
     } else if (expected_period_) {
       // A loop whose graphs failed is not looked up again at every period (up to every second
       // launch) once its plan is disabled.
@@ -956,6 +972,12 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
 
 CUresult GraphEngine::end_segment(Op op) {
   const CUresult r = flush(FlushCause::kOp, op);
+  if (expected_period_ && !(following_id_ && following_periodic_)) {
+    // The loop's period was completed by the last launch but not yet followed: it goes on at
+    // the next segment's start too (stop_following remembers one that was followed).
+    resume_period_ = expected_period_;
+    resume_phase_ = expected_phase_;
+  }
   // Cut short (the occurrence was not complete): no sample of its iteration.
   if (following_id_ && (following_periodic_ || position_ != 0)) interrupt_occurrence();
   stop_following();

@@ -286,6 +286,10 @@ class GraphEngine {
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
   uint32_t expected_phase_ = 0;   // at this index of its canonical rotation
+  // The loop that stopped last (stop_following), and where: the next segment's first launch
+  // may resume it there (take()).
+  uint32_t resume_period_ = 0;
+  uint32_t resume_phase_ = 0;  // index in its canonical rotation
 
   // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.
