@@ -226,5 +226,34 @@ TEST(FunctionTable, ManyUnloadsNeverHandOutAForgottenInfo) {
   EXPECT_EQ(table.size(), 1000u);
 }
 
+TEST(FunctionTable, UnloadsNeverFillTheTable) {
+  // An autotuner's pattern: many kernels loaded, their modules unloaded, again and again; in all
+  // more descriptions than the table has room for (49,152). Forgotten slots are reclaimed, a
+  // kernel that stays keeps its info, and ids keep growing.
+  const DriverApi api = modules_api();
+  FunctionTable table(&api);
+  bool created;
+  const FunctionInfo* kept = table.lookup(0x400, &created);  // module 0xA2: never unloaded
+  ModuleUnload unload;
+  unload.handle = 0xA1;  // also forgets the kernels whose module the driver does not say
+  uint32_t last = kept->id;
+  uint64_t h = 0x10000;
+  for (int round = 0; round < 8; ++round) {
+    for (int i = 0; i < 10000; ++i, h += 64) {
+      const FunctionInfo* f = table.lookup(h, &created);
+      ASSERT_NE(f, nullptr) << "round " << round << ", kernel " << i;
+      EXPECT_TRUE(created);
+      EXPECT_GT(f->id, last);
+      last = f->id;
+    }
+    EXPECT_EQ(table.lookup(0x400, &created), kept);
+    EXPECT_FALSE(created);
+    EXPECT_EQ(table.lookup(h - 64, &created)->id, last);  // a live one found after a rebuild
+    EXPECT_FALSE(created);
+    EXPECT_EQ(table.forget(unload), 10000u);
+  }
+  EXPECT_EQ(table.size(), 80001u);
+}
+
 }  // namespace
 }  // namespace pygraph

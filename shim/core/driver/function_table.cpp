@@ -110,7 +110,12 @@ const FunctionInfo* FunctionTable::lookup(uint64_t handle, bool* created) {
     if (!slots) return nullptr;
     slots_.store(slots, std::memory_order_release);
   }
-  if (count_.load() >= kSlots * 3 / 4) return nullptr;  // keep probes short
+  if (used_ >= kSlots * 3 / 4) {  // keep probes short
+    if (forgotten_slots_ < kSlots / 4) return nullptr;
+    rebuild();
+    slots = slots_.load(std::memory_order_acquire);
+    if (!slots || used_ >= kSlots * 3 / 4) return nullptr;
+  }
   for (size_t i = hash_handle(handle);; ++i) {
     Slot& s = slots[i & (kSlots - 1)];
     uint64_t key = s.key.load(std::memory_order_acquire);
@@ -118,12 +123,40 @@ const FunctionInfo* FunctionTable::lookup(uint64_t handle, bool* created) {
     if (key != 0) continue;
     FunctionInfo* info = describe(handle);
     if (!info) return nullptr;
-    info->id = count_.fetch_add(1) + 1;
+    info->id = ids_.fetch_add(1) + 1;
     s.info.store(info, std::memory_order_relaxed);
     s.key.store(handle, std::memory_order_release);
+    ++used_;
     *created = true;
     return info;
   }
+}
+
+void FunctionTable::rebuild() {
+  Slot* old = slots_.load(std::memory_order_acquire);
+  auto* fresh = new (std::nothrow) Slot[kSlots];
+  if (!old || !fresh) return;  // out of memory: the table stays full
+  uint32_t live = 0;
+  for (size_t i = 0; i < kSlots; ++i) {
+    const uint64_t key = old[i].key.load(std::memory_order_relaxed);
+    FunctionInfo* info = old[i].info.load(std::memory_order_relaxed);
+    if (key == 0 || key == kForgotten || !info) continue;
+    for (size_t j = hash_handle(key);; ++j) {
+      Slot& s = fresh[j & (kSlots - 1)];
+      if (s.key.load(std::memory_order_relaxed) != 0) continue;
+      s.info.store(info, std::memory_order_relaxed);
+      s.key.store(key, std::memory_order_relaxed);
+      break;
+    }
+    ++live;
+  }
+  // Release: a lookup that loads the new array sees its keys and infos. One that loaded the old
+  // array before reads it on, as it would have without the rebuild (it is never freed before
+  // clear()).
+  slots_.store(fresh, std::memory_order_release);
+  retired_.push_back(old);
+  used_ = live;
+  forgotten_slots_ = 0;
 }
 
 size_t FunctionTable::forget(const ModuleUnload& unload) {
@@ -141,6 +174,7 @@ size_t FunctionTable::forget(const ModuleUnload& unload) {
     s.key.store(kForgotten, std::memory_order_release);
     s.info.store(nullptr, std::memory_order_release);
     forgotten_.push_back(info);
+    ++forgotten_slots_;
     ++n;
   }
   return n;
@@ -154,11 +188,14 @@ void FunctionTable::clear() {
   std::lock_guard<std::mutex> lock(g_insert_mu);
   for (FunctionInfo* info : forgotten_) delete info;
   forgotten_.clear();
+  for (Slot* old : retired_) delete[] old;  // their live infos are the current array's too
+  retired_.clear();
+  used_ = forgotten_slots_ = 0;
+  ids_ = 0;
   Slot* slots = slots_.exchange(nullptr);
   if (!slots) return;
   for (size_t i = 0; i < kSlots; ++i) delete slots[i].info.load();
   delete[] slots;
-  count_ = 0;
 }
 
 }  // namespace pygraph

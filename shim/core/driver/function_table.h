@@ -51,7 +51,7 @@ class FunctionTable {
   // announce the new function (in the trace). Returns nullptr when out of memory or full, and
   // while a racing forget() drops the handle's info.
   const FunctionInfo* lookup(uint64_t handle, bool* created);
-  size_t size() const { return count_.load(std::memory_order_relaxed); }  // infos ever created
+  size_t size() const { return ids_.load(std::memory_order_relaxed); }  // infos ever created
 
   // A module or library is unloaded: the kernels that may be its own (module_unload.h) are
   // forgotten, so that their handles are described again, with new ids, at their next launch.
@@ -65,11 +65,16 @@ class FunctionTable {
 
  private:
   FunctionInfo* describe(uint64_t handle);
+  // Under the insert lock: a fresh array holding the live entries, published in place of the
+  // current one, which is retired (a lookup may still probe it) until clear().
+  void rebuild();
 
   static constexpr size_t kSlots = 1u << 16;  // power of two
   // The key of a forgotten handle's slot: never a handle, never empty, so lookups probe past it
-  // (no extra work on the launch path) and the slot is never taken again (a reader that saw the
-  // old key may still read the slot's info: it must not become another kernel's).
+  // (no extra work on the launch path) and the slot is never taken again in this array (a
+  // reader that saw the old key may still read the slot's info: it must not become another
+  // kernel's). When forgotten slots pass a quarter of the table and it fills, it is rebuilt
+  // without them, so that a long run that loads and unloads modules (autotuners) never fills it.
   static constexpr uint64_t kForgotten = ~uint64_t(0);
   struct Slot {
     std::atomic<uint64_t> key{0};
@@ -77,8 +82,13 @@ class FunctionTable {
   };
   const DriverApi* driver_;
   std::atomic<Slot*> slots_{nullptr};
-  std::atomic<uint32_t> count_{0};        // infos created, forgotten ones included: slots in use
-  std::vector<FunctionInfo*> forgotten_;  // under the insert lock; deleted by clear()
+  std::atomic<uint32_t> ids_{0};  // infos created, forgotten ones included: the last id
+  // Under the insert lock: slots of the current array with a key (forgotten ones included) and
+  // of those the forgotten; infos forgotten and arrays retired, deleted by clear().
+  uint32_t used_ = 0;
+  uint32_t forgotten_slots_ = 0;
+  std::vector<FunctionInfo*> forgotten_;
+  std::vector<Slot*> retired_;
 };
 
 }  // namespace pygraph
