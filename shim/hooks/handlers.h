@@ -35,6 +35,7 @@ struct OpArgs {
   void before(CUgraphExec g) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(g)); }
   void before(CUmodule m) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(m)); }
   void before(CUlibrary l) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(l)); }
+  void before(CUcontext c) { set(has_handle, call.handle, reinterpret_cast<uint64_t>(c)); }
   void before(CUdeviceptr p) { set(has_ptr, call.ptr, p); }
   void before(void* p) { set(has_ptr, call.ptr, reinterpret_cast<uint64_t>(p)); }
   void before(const void* p) { set(has_ptr, call.ptr, reinterpret_cast<uint64_t>(p)); }

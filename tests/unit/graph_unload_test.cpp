@@ -275,5 +275,44 @@ TEST_F(GraphUnloadTest, ALibraryUnloadTakesItsKernelsAndTheFunctionsTakenFromThe
   expect_all_accounted();
 }
 
+TEST_F(GraphUnloadTest, AContextEndDestroysEveryGraphAndTheLoopsBuildNewOnes) {
+  // cuCtxDestroy or a primary-context reset frees the context's graph execs in the driver: the
+  // engine submits what it deferred first, destroys every graph (any may be that context's), and
+  // the sequences go on with graphs built anew, results unchanged.
+  const CUmodule ma = load_module(), mb = load_module();
+  const FunctionInfo *scale_a = function(ma, "unload_scale"), *add_a = function(ma, "unload_add");
+  const FunctionInfo *scale_b = function(mb, "unload_scale"), *add_b = function(mb, "unload_add");
+  for (int n = 1; n <= 5; ++n) {
+    step(n, scale_a, add_a);
+    step(n, scale_b, add_b);
+  }
+  const EngineStats& s = engine_.stats();
+  ASSERT_EQ(s.graphs_live, 4u);
+  const long long execs = standin_graph_execs_live();
+  for (const Op op : {Op::CtxDestroy, Op::DevicePrimaryCtxReset}) {
+    for (int i = 0; i < 3; ++i) step_launch(6, i, scale_a, add_a);  // deferred, then submitted
+    ASSERT_FALSE(engine_.idle());
+    const uint64_t ended = s.graphs_context_ended;
+    ASSERT_EQ(engine_.before_op(op, nullptr, false, 0), CUDA_SUCCESS);
+    EXPECT_TRUE(engine_.idle());
+    engine_.after_op(op, nullptr, false, CUDA_SUCCESS);
+    host_read("after the context ended");
+    EXPECT_EQ(s.graphs_live, 0u);
+    EXPECT_GE(s.graphs_context_ended - ended, 4u);
+    EXPECT_LE(standin_graph_execs_live(), execs) << "destroyed in the driver too";
+    // Both loops go on: their graphs are built again and replayed.
+    const uint64_t built = s.graphs_built, replayed = s.replayed;
+    for (int n = 7; n <= 10; ++n) {
+      step(n, scale_a, add_a);
+      step(n, scale_b, add_b);
+    }
+    EXPECT_GE(s.graphs_built - built, 4u);  // two per step at least
+    EXPECT_EQ(s.graphs_live, s.graphs_built - built);
+    EXPECT_GE(s.replayed - replayed, 2u * 3u * 10u);
+  }
+  EXPECT_EQ(s.mismatches, 0u);
+  expect_all_accounted();
+}
+
 }  // namespace
 }  // namespace pygraph

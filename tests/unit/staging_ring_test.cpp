@@ -78,5 +78,46 @@ TEST_F(StagingRingTest, NoEventsMeansNoStaging) {
   EXPECT_EQ(fenced.stage(&v, 4), nullptr);
 }
 
+// Counts the ring's pinned allocations; the context it reports as current is set by the test.
+int g_allocs = 0;
+uint64_t g_current = 0x1000;
+decltype(DriverApi::mem_host_alloc) g_real_alloc = nullptr;
+CUresult counting_alloc(void** p, size_t bytes, unsigned flags) {
+  ++g_allocs;
+  return g_real_alloc(p, bytes, flags);
+}
+CUresult current_ctx(CUcontext* c) {
+  *c = reinterpret_cast<CUcontext>(g_current);
+  return CUDA_SUCCESS;
+}
+
+TEST_F(StagingRingTest, AContextEndForgetsOnlyThatContextsMemory) {
+  DriverApi api = api_;
+  g_real_alloc = api.mem_host_alloc;
+  api.mem_host_alloc = counting_alloc;
+  api.ctx_get_current = current_ctx;
+  g_allocs = 0;
+  StagingRing ring(&api, 1024);
+  int v = 5;
+  ASSERT_NE(ring.stage(&v, 4), nullptr);  // allocated in context 0x1000
+  ring.fence(nullptr);
+  EXPECT_EQ(g_allocs, 1);
+  ring.context_ends(0x2000);  // another context: the memory stays
+  ASSERT_NE(ring.stage(&v, 4), nullptr);
+  EXPECT_EQ(g_allocs, 1);
+  ring.fence(nullptr);
+  ring.context_ends(0x1000);  // its own: forgotten (the context frees it), allocated anew
+  EXPECT_FALSE(ring.unfenced());
+  g_current = 0x3000;
+  void* p = ring.stage(&v, 4);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(g_allocs, 2);
+  EXPECT_EQ(*static_cast<int*>(p), 5);
+  ring.fence(nullptr);
+  ring.context_ends(0);  // a primary-context reset: whose context is not known, so forgotten
+  ASSERT_NE(ring.stage(&v, 4), nullptr);
+  EXPECT_EQ(g_allocs, 3);
+}
+
 }  // namespace
 }  // namespace pygraph

@@ -74,6 +74,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"instantiated", s.graphs_built},
       {"evicted", s.graphs_evicted},
       {"unloaded", s.graphs_unloaded},
+      {"context_ended", s.graphs_context_ended},
       {"live", s.graphs_live},
       {"replays", s.replays},
       {"patched_nodes", s.patched_nodes},

@@ -58,7 +58,8 @@ struct EngineStats {
   uint64_t replayed = 0;  // ran inside graph replays
   uint64_t graphs_built = 0;
   uint64_t graphs_evicted = 0;
-  uint64_t graphs_unloaded = 0;  // destroyed at the unload of a module they may launch from
+  uint64_t graphs_unloaded = 0;       // destroyed at the unload of a module they may launch from
+  uint64_t graphs_context_ended = 0;  // destroyed at a context's destruction or reset
   uint64_t graphs_live = 0;
   uint64_t replays = 0;
   // Measured decisions (decision_policy.h): verdicts reached, by kind, and measurements begun.

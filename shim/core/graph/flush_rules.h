@@ -26,19 +26,22 @@
 //  kAll     the op can observe any work: context sync, synchronous copies and sets (they order
 //           with the legacy stream and make the host wait), every free (deferred work may still
 //           read the memory), stream-memory waits and external semaphore waits (another stream
-//           may wait for a value deferred work writes), context destruction and primary-context
-//           reset (the context's work must have been submitted while it exists).
+//           may wait for a value deferred work writes).
+//  kContextEnd  context destruction and primary-context reset: as kAll (the context's work must
+//           be submitted while it exists), then every graph is destroyed, since its context may
+//           be the one that ends (the sequences build new ones wherever they next run), and
+//           pinned staging memory of that context is forgotten (staging_ring.h).
 //  kContext the op changes the calling thread's current context (cuCtxSetCurrent,
-//           cuCtxPushCurrent, cuCtxPopCurrent, and cuCtxCreate, which makes the new one current). Deferred work is submitted in the context it was
-//           recorded in whatever is current then, but a chunk must not go on in another context:
-//           a launch on the chunk's thread does not ask which context is current (a driver call
-//           per launch). So when, after the op, the thread's current context is no longer the
-//           chunk's, everything deferred is submitted, as kAll does. A switch to the context
-//           already current (compiled PyTorch code calls cuCtxSetCurrent once per iteration, a
-//           push of the current context, a pop back to it) changes nothing and submits nothing;
-//           none of the three is a boundary. Checked after the op: only then does a pop say
-//           which context it made current, and the switch itself observes no GPU work, so
-//           submitting right after it is the same as right before it.
+//           cuCtxPushCurrent, cuCtxPopCurrent, and cuCtxCreate, which makes the new one current).
+//           Deferred work is submitted in the context it was recorded in whatever is current then,
+//           but a chunk must not go on in another context: a launch on the chunk's thread does not
+//           ask which context is current (a driver call per launch). So when, after the op, the
+//           thread's current context is no longer the chunk's, everything deferred is submitted, as
+//           kAll does. A switch to the context already current (compiled PyTorch code calls
+//           cuCtxSetCurrent once per iteration, a push of the current context, a pop back to it)
+//           changes nothing and submits nothing; none of the three is a boundary. Checked after the
+//           op: only then does a pop say which context it made current, and the switch itself
+//           observes no GPU work, so submitting right after it is the same as right before it.
 //  kCapture the program begins capturing a graph: everything deferred goes first, then graph
 //           mode passes every call through untouched until the capture ends.
 //  kUnload  a module or library is unloaded: everything deferred goes first (it may launch the
@@ -54,7 +57,7 @@
 
 namespace pygraph {
 
-enum class FlushRule : uint8_t { kNone, kStream, kAll, kContext, kCapture, kUnload };
+enum class FlushRule : uint8_t { kNone, kStream, kAll, kContextEnd, kContext, kCapture, kUnload };
 
 constexpr FlushRule flush_rule(Op op) {
   switch (op) {
@@ -76,6 +79,9 @@ constexpr FlushRule flush_rule(Op op) {
     case Op::ModuleUnload:
     case Op::LibraryUnload:
       return FlushRule::kUnload;
+    case Op::CtxDestroy:
+    case Op::DevicePrimaryCtxReset:
+      return FlushRule::kContextEnd;
     case Op::CtxSetCurrent:
     case Op::CtxPushCurrent:
     case Op::CtxPopCurrent:

@@ -795,6 +795,19 @@ void GraphEngine::forget_graphs(const ModuleUnload& unload) {
   }
 }
 
+void GraphEngine::drop_all_graphs() {
+  for (auto& [id, plan] : plans_) {
+    for (Chunk& c : plan.chunks) {
+      if (c.graph.usable()) {
+        ++stats_.graphs_context_ended;
+        --stats_.graphs_live;
+      }
+      c.graph.destroy(*api_);
+    }
+    plan.chunks.clear();
+  }
+}
+
 ChunkGraph* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh) {
   for (Chunk& c : plan.chunks) {
     if (c.start == start && c.end == end) {
@@ -922,6 +935,12 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       break;
     case FlushRule::kAll:
       r = flush(FlushCause::kOp, op);
+      break;
+    case FlushRule::kContextEnd:
+      r = flush(FlushCause::kOp, op);
+      stop_following();
+      drop_all_graphs();
+      staging_.context_ends(handle);
       break;
     case FlushRule::kContext:
       break;  // after_op, once the op made its context current

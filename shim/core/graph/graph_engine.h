@@ -245,6 +245,8 @@ class GraphEngine {
   // A module or library is unloaded: graphs that may launch its kernels go, and their sequences
   // are not followed again (module_unload.h).
   void forget_graphs(const ModuleUnload& unload);
+  // A context ends: every graph goes (its context may be that one); sequences stay followable.
+  void drop_all_graphs();
   CUresult issue(const Work& w);  // the program's call, made now
   CUresult call_eagerly(const EngineLaunch& l, void** params, void** extra,
                         const CUlaunchAttribute* attrs);

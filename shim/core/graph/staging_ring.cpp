@@ -16,6 +16,10 @@ void* StagingRing::stage(const void* src, size_t bytes) {
       return nullptr;
     }
     base_ = static_cast<uint8_t*>(p);
+    CUcontext ctx = nullptr;
+    context_ = api_->ctx_get_current && api_->ctx_get_current(&ctx) == CUDA_SUCCESS
+                   ? reinterpret_cast<uint64_t>(ctx)
+                   : 0;
   }
   const size_t n = (bytes + kAlign - 1) / kAlign * kAlign;
   bool wrap;
@@ -39,6 +43,15 @@ void* StagingRing::stage(const void* src, size_t bytes) {
   open_ += n;
   staged_ += bytes;
   return slot;
+}
+
+void StagingRing::context_ends(uint64_t ended) {
+  if (!base_ || (ended != 0 && context_ != 0 && ended != context_)) return;
+  base_ = nullptr;
+  context_ = 0;
+  broken_ = false;
+  head_ = used_ = open_ = 0;
+  first_ = count_ = 0;
 }
 
 void StagingRing::fence(CUstream stream) {

@@ -34,6 +34,13 @@ class StagingRing {
   // current context): its space is reused once that work is done.
   void fence(CUstream stream);
 
+  // A context ends (cuCtxDestroy of `ended`, or 0 for a primary-context reset, whose context
+  // is not known): if the ring's memory may be that context's, the ring forgets it and its
+  // fences without a driver call (the context frees them, and work in flight may still read
+  // them until then), and allocates anew at the next stage(). The memory of another context is
+  // kept.
+  void context_ends(uint64_t ended);
+
   bool unfenced() const { return open_ != 0; }
   uint64_t staged_bytes() const { return staged_; }  // total, for stats
 
@@ -50,10 +57,11 @@ class StagingRing {
   const DriverApi* api_;
   size_t capacity_;
   uint8_t* base_ = nullptr;
-  bool broken_ = false;  // no pinned memory or no events: stage() refuses
-  size_t head_ = 0;      // next offset handed out
-  size_t used_ = 0;      // bytes not free: fenced spans still in flight, plus open_
-  size_t open_ = 0;      // bytes staged since the last fence
+  uint64_t context_ = 0;  // current when base_ was allocated (0: not known)
+  bool broken_ = false;   // no pinned memory or no events: stage() refuses
+  size_t head_ = 0;       // next offset handed out
+  size_t used_ = 0;       // bytes not free: fenced spans still in flight, plus open_
+  size_t open_ = 0;       // bytes staged since the last fence
   uint64_t staged_ = 0;
   Fence fences_[kMaxFences] = {};
   int first_ = 0, count_ = 0;  // fences in flight, oldest first
