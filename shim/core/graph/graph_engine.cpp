@@ -383,6 +383,9 @@ void GraphEngine::start_occurrence() {
   SequencePolicy& policy = plan_->policy;
   const auto before = policy.phase();
   eager_arm_ = policy.next(options_.clock_ns ? options_.clock_ns() : monotonic_ns()) == Arm::kEager;
+  // A loop taken up in the middle of its period (found again, or resumed after a sync): this
+  // partial iteration is no sample; the first whole one begins at the wrap.
+  if (position_ != 0) policy.interrupt();
   const auto after = policy.phase();
   if (after != before) {
     if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
@@ -429,6 +432,7 @@ void GraphEngine::stop_following() {
     // the next segment's start, where it stopped (take()).
     resume_period_ = following_id_;
     resume_phase_ = static_cast<uint32_t>(position_ % plan_->length);
+    resume_thread_ = this_thread();
   }
   following_id_ = 0;
   plan_ = nullptr;
@@ -547,7 +551,9 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       // syncs, or in the previous segment) goes on from the first launch after a sync, instead
       // of being found again two whole periods into the segment, and a segment of several
       // iterations needs not occur twice first. A wrong guess ends as any mismatch does.
-      const uint32_t resume = resume_period_;
+      // Only on the thread the loop ran on: another thread's launch after the sync is no part
+      // of it (and a chunk's context is its thread's).
+      const uint32_t resume = resume_thread_ == this_thread() ? resume_period_ : 0;
       resume_period_ = 0;  // tried once
       if (start_following(tok, false, 0, 0) ||
           (resume && start_following(tok, true, resume, resume_phase_))) {
@@ -582,6 +588,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       count_eager(w.memop != nullptr, EagerReason::kLaunchError);
       interrupt_occurrence();
       end_segment(w.op());
+      resume_period_ = 0;  // a retry of the failing launch is no place to take the loop up
       return result != CUDA_SUCCESS ? result : r;
     }
     count_eager(w.memop != nullptr,
@@ -623,6 +630,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // the work was issued, so ending it submits nothing).
     count_eager(w.memop != nullptr, EagerReason::kLaunchError);
     end_segment(w.op());
+    resume_period_ = 0;  // a retry of the failing launch is no place to take the loop up
   } else {
     count_eager(w.memop != nullptr, EagerReason::kNotRepeating);
   }
@@ -996,6 +1004,7 @@ CUresult GraphEngine::end_segment(Op op) {
     // the next segment's start too (stop_following remembers one that was followed).
     resume_period_ = expected_period_;
     resume_phase_ = expected_phase_;
+    resume_thread_ = this_thread();
   }
   // Cut short (the occurrence was not complete): no sample of its iteration.
   if (following_id_ && (following_periodic_ || position_ != 0)) interrupt_occurrence();

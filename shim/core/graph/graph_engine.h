@@ -291,7 +291,8 @@ class GraphEngine {
   // The loop that stopped last (stop_following), and where: the next segment's first launch
   // may resume it there (take()).
   uint32_t resume_period_ = 0;
-  uint32_t resume_phase_ = 0;  // index in its canonical rotation
+  uint32_t resume_phase_ = 0;            // index in its canonical rotation
+  const void* resume_thread_ = nullptr;  // the thread it ran on
 
   // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.
