@@ -197,6 +197,32 @@ CUresult graph_memop(Fn real, Door door, Dst dst, SrcOrValue v, size_t count, CU
   return r;
 }
 
+// Graph mode, an event record or a stream's wait on an event: the engine records it into the
+// chunk (several streams in one graph, stream_fork.h) or issues it, under the engine lock.
+template <Op op, bool per_thread, class Fn, class... A>
+CUresult graph_event(Fn real, Door door, A... a) {
+  const OpArgs args = describe_op<op>(door, a...);
+  unsigned int flags = 0;
+  if constexpr (sizeof...(A) == 3)
+    flags = static_cast<unsigned int>(std::get<2>(std::tuple<A...>(a...)));
+  const EventCall e{op,
+                    reinterpret_cast<void*>(real),
+                    per_thread,
+                    reinterpret_cast<CUevent>(args.call.handle),
+                    reinterpret_cast<CUstream>(args.call.stream),
+                    flags};
+  const bool tracing = shim_recorder().tracing();
+  const uint64_t t0 = trace_time(tracing);
+  CUresult r;
+  {
+    EngineLock lock;
+    r = shim_engine().event_op(e);
+  }
+  ensure_stall_watchdog();
+  shim_recorder().record_op(args.call, t0, trace_time(tracing), r);
+  return r;
+}
+
 // A module or library unload (trace and graph mode): the kernel table forgets the kernels that
 // may be the module's, whose handles the driver may hand out again for other kernels
 // (module_unload.h); graph mode also drops the graphs that hold them (GraphEngine::before_op).
@@ -249,6 +275,10 @@ CUresult dispatch(Fn real, Door door, A... a) {
     }
     if (g_mode == Mode::kGraph) {
       if constexpr (engine_memop(op)) return graph_memop<op, per_thread>(real, door, a...);
+      if constexpr (op == Op::EventRecord || op == Op::EventRecordWithFlags ||
+                    op == Op::StreamWaitEvent) {
+        return graph_event<op, per_thread>(real, door, a...);
+      }
       return graph_op<op, per_thread>(real, door, a...);
     }
     return generic_op<op>(real, describe_op<op>(door, a...), a...);

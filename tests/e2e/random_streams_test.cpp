@@ -19,6 +19,11 @@ TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
   const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 3000, "graph", kAsync);
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
+  // Several streams in one graph: event records are nodes, waits on them edges, side streams
+  // forked and joined (stream_fork.h).
+  EXPECT_GT(s["streams"]["event_records_in_graphs"].get<int>(), 1000);
+  EXPECT_GT(s["streams"]["waits_as_edges"].get<int>(), 1000);
+  EXPECT_GT(s["streams"]["side_streams_forked"].get<int>(), 100);
 }
 TEST(RandomStreams, TraceModeChangesNoResultOnTheAsynchronousStandIn) {
   expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "trace", kAsync);

@@ -134,6 +134,9 @@ void run_node(const Node& n) {
     case NodeKind::kMemcpy:
       std::memmove(reinterpret_cast<void*>(n.copy_dst), n.copy_src, n.copy_bytes);
       break;
+    case NodeKind::kEventRecord:
+      if (Event* ev = event_of(n.event)) ev->pending.erase(n.number);
+      break;
   }
 }
 

@@ -61,16 +61,30 @@ CUresult launch_graph(CUgraphExec h, CUstream s) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   if (stream_of(s)->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   auto* e = reinterpret_cast<GraphExec*>(h);
+  // Event record nodes are records issued at the launch, in the order the launch runs them
+  // (the last one run is the event's latest record): waits and syncs issued after the launch
+  // name them, and in asynchronous mode they are pending until the graph has run.
+  auto copy = std::make_shared<GraphExec>(*e);
+  for (int i : copy->order) {
+    Node& n = copy->nodes[i];
+    if (n.kind != NodeKind::kEventRecord) continue;
+    Event* ev = event_of(n.event);
+    n.number = ev ? ++ev->recorded : 0;
+  }
   if (!state().async) {
-    for (int i : e->order) run_node(e->nodes[i]);
+    for (int i : copy->order) run_node(copy->nodes[i]);
     state().graph_launches++;
     return CUDA_SUCCESS;
   }
   // A copy: updates of the executable graph after the launch do not change what it runs.
   Op op;
   op.kind = OpKind::kGraph;
-  op.graph = std::make_shared<GraphExec>(*e);
-  submit(stream_of(s), std::move(op));
+  op.graph = copy;
+  Stream* st = stream_of(s);
+  for (Node& n : copy->nodes) {
+    if (n.kind == NodeKind::kEventRecord && n.number) event_of(n.event)->pending[n.number] = st;
+  }
+  submit(st, std::move(op));
   return CUDA_SUCCESS;
 }
 
@@ -162,6 +176,25 @@ API cuGraphAddMemcpyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, s
     return CUDA_ERROR_INVALID_VALUE;
   }
   return add(out, g, n, deps, ndeps);
+}
+API cuGraphAddEventRecordNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t ndeps,
+                              CUevent event) {
+  if (CUresult r = injected("cuGraphAddEventRecordNode")) return r;
+  if (!event) return CUDA_ERROR_INVALID_VALUE;
+  Node* n = new Node;
+  n->kind = NodeKind::kEventRecord;
+  n->event = event;
+  return add(out, g, n, deps, ndeps);
+}
+API cuGraphExecEventRecordNodeSetEvent(CUgraphExec h, CUgraphNode node, CUevent event) {
+  if (CUresult r = injected("cuGraphExecEventRecordNodeSetEvent")) return r;
+  auto* e = reinterpret_cast<GraphExec*>(h);
+  int i = e ? position(e, node) : -1;
+  if (i < 0 || !event || e->nodes[i].kind != NodeKind::kEventRecord) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  e->nodes[i].event = event;
+  return CUDA_SUCCESS;
 }
 API cuGraphInstantiateWithFlags(CUgraphExec* out, CUgraph g, unsigned long long) {
   if (CUresult r = injected("cuGraphInstantiateWithFlags")) return r;

@@ -107,6 +107,8 @@ int cuGraphExecMemsetNodeSetParams();
 int cuGraphExecMemcpyNodeSetParams();
 int cuGraphExecUpdate_v2();
 int cuGraphLaunch();
+int cuGraphAddEventRecordNode();
+int cuGraphExecEventRecordNodeSetEvent();
 int cuGraphKernelNodeSetAttribute();
 int cuCtxGetCurrent();
 int cuCtxSetCurrent();
@@ -234,6 +236,9 @@ const Export kExports[] = {
     {"cuGraphExecMemcpyNodeSetParams", reinterpret_cast<void*>(&cuGraphExecMemcpyNodeSetParams)},
     {"cuGraphExecUpdate_v2", reinterpret_cast<void*>(&cuGraphExecUpdate_v2)},
     {"cuGraphLaunch", reinterpret_cast<void*>(&cuGraphLaunch)},
+    {"cuGraphAddEventRecordNode", reinterpret_cast<void*>(&cuGraphAddEventRecordNode)},
+    {"cuGraphExecEventRecordNodeSetEvent",
+     reinterpret_cast<void*>(&cuGraphExecEventRecordNodeSetEvent)},
     {"cuGraphKernelNodeSetAttribute", reinterpret_cast<void*>(&cuGraphKernelNodeSetAttribute)},
     {"cuCtxGetCurrent", reinterpret_cast<void*>(&cuCtxGetCurrent)},
     {"cuCtxSetCurrent", reinterpret_cast<void*>(&cuCtxSetCurrent)},

@@ -67,7 +67,7 @@ struct Event {
   std::map<uint64_t, Stream*> pending;
 };
 
-enum class NodeKind { kKernel, kMemset, kMemcpy };
+enum class NodeKind { kKernel, kMemset, kMemcpy, kEventRecord };
 
 struct Node {
   NodeKind kind = NodeKind::kKernel;
@@ -78,6 +78,8 @@ struct Node {
   CUdeviceptr copy_dst = 0;
   const void* copy_src = nullptr;
   size_t copy_bytes = 0;
+  CUevent event = nullptr;  // kEventRecord: the handle, looked up when the graph is launched
+  uint64_t number = 0;      // kEventRecord, in a launched copy: which record of the event
   std::vector<Node*> deps;  // in its graph: the nodes it depends on
 };
 

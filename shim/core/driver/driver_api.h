@@ -45,6 +45,13 @@ struct DriverApi {
                                                 const CUDA_MEMCPY3D* params,
                                                 CUcontext ctx) = nullptr;
   CUresult (*graph_launch)(CUgraphExec exec, CUstream stream) = nullptr;
+  // Several streams in one graph (stream_fork.h): the program's event records as nodes, and the
+  // fork and join around a launch (an event recorded on one stream, waited for on another).
+  CUresult (*graph_add_event_record_node)(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                          size_t ndeps, CUevent event) = nullptr;
+  CUresult (*graph_exec_event_record_node_set_event)(CUgraphExec exec, CUgraphNode node,
+                                                     CUevent event) = nullptr;
+  CUresult (*stream_wait_event)(CUstream stream, CUevent event, unsigned int flags) = nullptr;
   CUresult (*graph_exec_destroy)(CUgraphExec exec) = nullptr;
   CUresult (*graph_destroy)(CUgraph graph) = nullptr;
 

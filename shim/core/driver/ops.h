@@ -122,8 +122,9 @@ enum class OpClass : uint8_t {
   X(MemPrefetchAsync, kExternal, false)              \
   X(StreamAttachMemAsync, kExternal, false)          \
   X(SignalExternalSemaphoresAsync, kExternal, false) \
-  X(WaitExternalSemaphoresAsync, kExternal, false)  \
-  X(CtxCreate, kContext, false)
+  X(WaitExternalSemaphoresAsync, kExternal, false)   \
+  X(CtxCreate, kContext, false)                      \
+  X(EventDestroy, kEvent, false)
 
 enum class Op : uint16_t {
 #define PYGRAPH_OP_ENUM(name, cls, blocks) name,

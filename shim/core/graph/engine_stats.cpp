@@ -126,6 +126,10 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                  {"eager", s.memop_eager_total()},
                  {"staged_bytes", s.staged_bytes},
                  {"eager_by_reason", memop_eager}};
+  j["streams"] = {{"event_records_in_graphs", s.events_recorded},
+                  {"waits_as_edges", s.event_waits},
+                  {"event_ops_issued", s.events_eager},
+                  {"side_streams_forked", s.side_streams}};
   return j.dump(2) + "\n";
 }
 

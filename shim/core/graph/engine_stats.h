@@ -81,6 +81,10 @@ struct EngineStats {
   uint64_t memops_recorded = 0;
   uint64_t memops_replayed = 0;  // ran as memset or memcpy nodes of graph replays
   uint64_t staged_bytes = 0;     // pageable copy sources snapshotted into pinned staging
+  // Several streams in one graph (stream_fork.h): event records taken into chunks (event record
+  // nodes), waits on them taken as edges, event records and waits at followed positions issued
+  // as they came, and side streams forked and joined at graph launches.
+  uint64_t events_recorded = 0, event_waits = 0, events_eager = 0, side_streams = 0;
   uint64_t memop_eager[static_cast<int>(EagerReason::kCount)] = {};
 
   uint64_t eager_total() const;

@@ -2,11 +2,13 @@
 // work before the op runs (docs/design-graph-mode.md, "Flush rules").
 //
 // The engine keeps one invariant that makes these rules small: deferred (recorded, not yet
-// submitted) launches all sit on one stream, the "deferred stream" D, and are the latest work
-// the program issued there. Work issued later on another stream S is unordered with them unless
-// the program orders it through an event (recording on D flushes), a stream-memory wait (flushes
-// everything), or the legacy default stream's implicit synchronization (flushes whenever S or D
-// is the legacy stream). The rules, derived from CUDA's stream semantics:
+// submitted) work sits on the chunk's streams (its first stream D, and side streams that joined
+// through a wait on an event the chunk records: stream_fork.h) and is the latest work the
+// program issued there; an op on any of them sees all of it (GraphEngine::chunk_sees). Work issued
+// later on another stream S is unordered with them unless the program orders it through an event
+// (recording on D flushes), a stream-memory wait (flushes everything), or the legacy default
+// stream's implicit synchronization (flushes whenever S or D is the legacy stream). The rules,
+// derived from CUDA's stream semantics:
 //
 //  kNone    the op neither waits for, observes nor orders GPU work: allocations (a fresh
 //           address cannot be used by work issued before it was returned; frees flush), capture
@@ -42,6 +44,12 @@
 //           changes nothing and submits nothing; none of the three is a boundary. Checked after the
 //           op: only then does a pop say which context it made current, and the switch itself
 //           observes no GPU work, so submitting right after it is the same as right before it.
+//  kEvent   the op names an event (cuEventQuery, cuEventSynchronize, cuEventDestroy). Deferred
+//           work may hold a record of it (several streams in one graph, stream_fork.h): a query or
+//           sync of such an event submits everything first; a destroy makes those records record
+//           the engine's own spare event instead (nobody can wait for a destroyed event, and a
+//           new event reusing the handle must not be recorded by the graph later). An event the
+//           chunk does not record needs nothing: its work was fixed when it was recorded.
 //  kCapture the program begins capturing a graph: everything deferred goes first, then graph
 //           mode passes every call through untouched until the capture ends.
 //  kUnload  a module or library is unloaded: everything deferred goes first (it may launch the
@@ -57,7 +65,16 @@
 
 namespace pygraph {
 
-enum class FlushRule : uint8_t { kNone, kStream, kAll, kContextEnd, kContext, kCapture, kUnload };
+enum class FlushRule : uint8_t {
+  kNone,
+  kStream,
+  kAll,
+  kContextEnd,
+  kContext,
+  kCapture,
+  kUnload,
+  kEvent
+};
 
 constexpr FlushRule flush_rule(Op op) {
   switch (op) {
@@ -67,10 +84,12 @@ constexpr FlushRule flush_rule(Op op) {
     case Op::WaitExternalSemaphoresAsync:
     case Op::SignalExternalSemaphoresAsync:
       return FlushRule::kAll;
-    case Op::StreamIsCapturing:
-    case Op::StreamEndCapture:
     case Op::EventSynchronize:
     case Op::EventQuery:
+    case Op::EventDestroy:
+      return FlushRule::kEvent;
+    case Op::StreamIsCapturing:
+    case Op::StreamEndCapture:
     case Op::GetProcAddress:
       return FlushRule::kNone;
     case Op::StreamBeginCapture:

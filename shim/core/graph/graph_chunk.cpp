@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "driver/launch_attributes.h"
+#include "graph/stream_fork.h"
 
 namespace pygraph {
 namespace {
@@ -105,11 +106,15 @@ CUresult ChunkGraph::add(const DriverApi& api, const RecordedNode& r, CUgraphNod
       const CUDA_MEMCPY3D p = copy_params(r);
       return api.graph_add_memcpy_node(out, graph_, deps, ndeps, &p, ctx);
     }
+    case NodeKind::kEventRecord:
+      if (!api.graph_add_event_record_node) return CUDA_ERROR_NOT_SUPPORTED;
+      return api.graph_add_event_record_node(out, graph_, deps, ndeps, r.event);
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 bool ChunkGraph::holds(const RecordedNode& r, const Node& n) const {
+  if (r.kind == NodeKind::kEventRecord) return n.event == r.event;
   if (r.kind != NodeKind::kKernel) {
     return n.dst == r.dst && n.src == r.src && n.count == r.count && n.value == r.value;
   }
@@ -119,6 +124,10 @@ bool ChunkGraph::holds(const RecordedNode& r, const Node& n) const {
 
 void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
   n.kind = r.kind;
+  if (r.kind == NodeKind::kEventRecord) {
+    n.event = r.event;
+    return;
+  }
   if (r.kind != NodeKind::kKernel) {
     n.dst = r.dst;
     n.src = r.src;
@@ -134,7 +143,7 @@ void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
 }
 
 CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size_t count,
-                           CUcontext ctx) {
+                           CUcontext ctx, const StreamFork* fork) {
   if (!api.graph_create || !api.graph_add_kernel_node || !api.graph_instantiate ||
       !api.graph_launch || !api.graph_exec_kernel_node_set_params || !api.graph_destroy ||
       !api.graph_exec_destroy) {
@@ -147,9 +156,18 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
     return r;
   }
   nodes_.resize(count);
+  std::vector<CUgraphNode> deps;
   for (size_t i = 0; i < count; ++i) {
-    CUgraphNode prev = i ? nodes_[i - 1].handle : nullptr;
-    r = add(api, nodes[i], i ? &prev : nullptr, i ? 1 : 0, ctx, &nodes_[i].handle);
+    deps.clear();
+    if (fork) {
+      size_t n = 0;
+      const uint32_t* d = fork->deps(i, &n);
+      for (size_t k = 0; k < n; ++k) deps.push_back(nodes_[d[k]].handle);
+    } else if (i) {
+      deps.push_back(nodes_[i - 1].handle);
+    }
+    r = add(api, nodes[i], deps.empty() ? nullptr : deps.data(), deps.size(), ctx,
+            &nodes_[i].handle);
     if (r != CUDA_SUCCESS) {
       destroy(api);
       return r;
@@ -182,6 +200,9 @@ CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n,
       const CUDA_MEMCPY3D p = copy_params(r);
       return api.graph_exec_memcpy_node_set_params(exec_, n.handle, &p, ctx);
     }
+    case NodeKind::kEventRecord:
+      if (!api.graph_exec_event_record_node_set_event) return CUDA_ERROR_NOT_SUPPORTED;
+      return api.graph_exec_event_record_node_set_event(exec_, n.handle, r.event);
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }

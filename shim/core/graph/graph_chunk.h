@@ -22,7 +22,11 @@
 
 namespace pygraph {
 
-enum class NodeKind : uint8_t { kKernel, kMemset, kCopy };
+// kEventWait is a recorded wait of one stream on an event recorded in the same chunk: an edge,
+// never a node of its own (stream_fork.h).
+enum class NodeKind : uint8_t { kKernel, kMemset, kCopy, kEventRecord, kEventWait };
+
+class StreamFork;
 
 // A node as graph mode records it: a kernel launch, a 1-D memset or a 1-D copy. A kernel's `args`
 // hold function->arg_bytes bytes at the layout's offsets, or, for a launch with packed arguments
@@ -49,6 +53,7 @@ struct RecordedNode {
   uint32_t value = 0, element_size = 0;
 
   uint32_t packed_size = 0;  // kernels: >0, `args` is a packed block passed through `extra`
+  CUevent event = nullptr;   // event records: the event the node records (patched)
   uint32_t arg_size() const { return packed_size ? packed_size : function->arg_bytes; }
 };
 
@@ -57,7 +62,10 @@ class ChunkGraph {
   // Builds and instantiates the graph; memset and copy nodes run in `ctx`. On failure nothing
   // stays allocated and the driver's error is returned, for the caller to launch the recorded
   // work eagerly instead.
-  CUresult build(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx);
+  // `fork`: the nodes' dependencies when the chunk spans several streams (stream_fork.h); null:
+  // one stream, each node after the previous one.
+  CUresult build(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx,
+                 const StreamFork* fork = nullptr);
 
   // Patches what changed since the last replay and launches the graph on `stream`. `nodes` must
   // have the kinds, functions and block shapes they had at build(). On failure the chunk is
@@ -90,6 +98,7 @@ class ChunkGraph {
     uint64_t dst = 0, src = 0;  // memsets and copies: what the node holds now
     size_t count = 0;
     uint32_t value = 0;
+    CUevent event = nullptr;  // event records: what the node records now
   };
   CUresult add(const DriverApi& api, const RecordedNode& r, CUgraphNode* deps, size_t ndeps,
                CUcontext ctx, CUgraphNode* out);

@@ -170,6 +170,45 @@ uint64_t GraphEngine::token(const MemopCall& m, MemKind src) const {
                      static_cast<uint32_t>(src), normalized_stream(m.stream, m.per_thread));
 }
 
+uint64_t GraphEngine::token(const EventCall& e) const {
+  // A wait's token says how far back (in work seen) its event was recorded, so that one token
+  // sequence has one cross-stream shape; the chunk's shape is checked at replay anyway.
+  uint32_t back = 0;
+  if (e.op == Op::StreamWaitEvent) {
+    auto it = event_tick_.find(reinterpret_cast<uint64_t>(e.event));
+    if (it != event_tick_.end())
+      back = static_cast<uint32_t>(std::min<uint64_t>(tick_ - it->second, 1u << 20));
+  }
+  return memop_token(static_cast<uint16_t>(e.op), back, e.flags,
+                     normalized_stream(e.stream, e.per_thread));
+}
+
+bool GraphEngine::chunk_sees(uint64_t s) const {
+  if (pending_.empty()) return false;
+  return fork_.holds_stream(s) || is_legacy_stream(s) || is_legacy_stream(chunk_stream_);
+}
+
+bool GraphEngine::tainted(uint64_t stream) const {
+  return all_tainted_ || std::find(tainted_.begin(), tainted_.end(), stream) != tainted_.end();
+}
+
+bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream) const {
+  if (e.flags != 0 || !e.event || is_per_thread_stream(stream)) return false;
+  const uint64_t event = reinterpret_cast<uint64_t>(e.event);
+  if (e.op != Op::StreamWaitEvent) {
+    // A record: of work in the chunk (or starting it); an event recorded twice in one chunk
+    // would leave which record is its latest to the graph's order.
+    return !fork_.holds_event(event) && (pending_.empty() || fork_.holds_stream(stream));
+  }
+  if (!fork_.holds_event(event)) return false;  // recorded outside the chunk: as today
+  if (fork_.holds_stream(stream)) return true;
+  // A new side stream: not the legacy stream (implicit order with every blocking stream), not
+  // beside a chunk on the legacy stream, nothing behind which the graph could wait forever, and
+  // a side stream needs the engine's own events and the driver's wait.
+  return !is_legacy_stream(stream) && !is_legacy_stream(chunk_stream_) && !tainted(stream) &&
+         fork_.streams() < 8 && api_->stream_wait_event && api_->event_record && api_->event_create;
+}
+
 size_t GraphEngine::chunk_end() const {
   return std::min(chunk_start_ + chunk_size_, following_tokens_.size());
 }
@@ -236,9 +275,9 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
 
 void GraphEngine::name_nodes(Plan& plan, size_t start) {
   // A loop's positions run over its unrolled period from its canonical rotation's start.
-  size_t position = start;
+  (void)start;
   for (const Pending& p : pending_) {
-    NodeName& n = plan.names[position++ % plan.names.size()];
+    NodeName& n = plan.names[p.position % plan.names.size()];
     if (n.known) continue;
     n.known = true;
     if (p.kind == NodeKind::kKernel) {
@@ -248,6 +287,10 @@ void GraphEngine::name_nodes(Plan& plan, size_t start) {
       n.op = static_cast<uint16_t>(l.op);
       n.attrs = node_attrs(l, attrs_.data() + p.attrs_offset);
       n.stream = normalized_stream(l.stream, l.per_thread);
+    } else if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) {
+      n.memop = true;
+      n.op = static_cast<uint16_t>(p.event.op);
+      n.stream = normalized_stream(p.event.stream, p.event.per_thread);
     } else {
       n.memop = true;
       n.op = static_cast<uint16_t>(p.memop.op);
@@ -443,6 +486,25 @@ void GraphEngine::stop_following() {
 }
 
 bool GraphEngine::record(const Work& w) {
+  if (w.event) {
+    const EventCall& e = *w.event;
+    const uint64_t stream = normalized_stream(e.stream, e.per_thread);
+    const uint64_t event = reinterpret_cast<uint64_t>(e.event);
+    Pending& p = pending_.add();
+    p.event = e;
+    p.position = static_cast<uint32_t>(position_);
+    if (e.op == Op::StreamWaitEvent) {
+      p.kind = NodeKind::kEventWait;
+      fork_.wait(stream, event);
+      ++stats_.event_waits;
+    } else {
+      p.kind = NodeKind::kEventRecord;
+      fork_.record(stream, event);
+      ++stats_.events_recorded;
+    }
+    ++position_;
+    return true;
+  }
   if (w.memop) {
     MemopCall m = *w.memop;
     if (w.src == MemKind::kPageable) {
@@ -456,6 +518,8 @@ bool GraphEngine::record(const Work& w) {
     p.kind = kind;
     p.memop = m;
     p.src = w.src;
+    p.position = static_cast<uint32_t>(position_);
+    fork_.node(normalized_stream(m.stream, m.per_thread));
     ++position_;
     ++stats_.memops_recorded;
     return true;
@@ -482,6 +546,8 @@ bool GraphEngine::record(const Work& w) {
   p.launch.params = nullptr;
   p.launch.extra = nullptr;
   p.launch.attrs = nullptr;
+  p.position = static_cast<uint32_t>(position_);
+  fork_.node(normalized_stream(l.stream, l.per_thread));
   ++position_;
   ++stats_.recorded;
   return true;
@@ -493,6 +559,7 @@ void GraphEngine::count_eager(bool memop, EagerReason reason) {
 }
 
 CUresult GraphEngine::issue(const Work& w) {
+  if (w.event) return call_event(*w.event);
   if (w.memop) return call_memop(*w.memop);
   return call_eagerly(*w.launch, w.launch->params, w.launch->extra, w.launch->attrs);
 }
@@ -522,7 +589,21 @@ CUresult GraphEngine::memop(const MemopCall& m) {
   return admit(w);
 }
 
+CUresult GraphEngine::event_op(const EventCall& e) {
+  Work w;
+  w.event = &e;
+  if (!capturing_.empty()) return issue(w);  // the program's capture: untouched
+  const uint64_t tok = token(e);
+  ++tick_;
+  if (e.op != Op::StreamWaitEvent) {
+    if (event_tick_.size() > 65536) event_tick_.clear();
+    event_tick_[reinterpret_cast<uint64_t>(e.event)] = tick_;
+  }
+  return take(w, tok);
+}
+
 CUresult GraphEngine::admit(Work& w) {
+  ++tick_;
   if (!capturing_.empty()) {
     // The program captures a graph itself: its work belongs to that capture, untouched.
     count_eager(w.memop != nullptr, EagerReason::kCapture);
@@ -584,6 +665,12 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // Followed but not recorded: this occurrence runs as the program made it (an eager window
     // of a measurement, or a sequence whose graphs do not pay), and its end is still seen.
     const CUresult r = issue(w);
+    if (w.event) {
+      ++stats_.events_eager;
+      ++position_;
+      end_of_occurrence();
+      return result != CUDA_SUCCESS ? result : r;
+    }
     if (r != CUDA_SUCCESS) {
       count_eager(w.memop != nullptr, EagerReason::kLaunchError);
       interrupt_occurrence();
@@ -600,15 +687,23 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   if (following_id_) {
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
-    if (!pending_.empty() && stream != chunk_stream_) {
-      r = flush(FlushCause::kStreamChange, w.op());  // one stream per chunk
-    } else if (!pending_.empty() && this_thread() != chunk_thread_) {
+    if (!pending_.empty() && this_thread() != chunk_thread_) {
       // Another thread continues the chunk: fine on the same context (PyTorch's backward
       // thread), a new chunk on another.
       if (current_context() != chunk_context_) r = flush(FlushCause::kContextChange, w.op());
       chunk_thread_ = this_thread();
     }
     if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
+    if (w.event && !event_recordable(*w.event, stream)) {
+      r = issue_event_in_place(w, stream);
+      return result != CUDA_SUCCESS ? result : r;
+    }
+    if (!w.event && !pending_.empty() && !fork_.holds_stream(stream)) {
+      // Work of a stream the chunk does not hold (a side stream joins only through a wait on
+      // an event the chunk records): a new chunk.
+      r = flush(FlushCause::kStreamChange, w.op());
+      if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
+    }
     if (following_id_) {
       if (pending_.empty()) {
         chunk_stream_ = stream;
@@ -624,6 +719,17 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       return result != CUDA_SUCCESS ? result : r;
     }
   }
+  if (w.event) {
+    // Not followed: issued after what it orders or observes (nothing is pending then, as a rule).
+    const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
+    CUresult r = CUDA_SUCCESS;
+    if (chunk_sees(stream) || fork_.holds_event(reinterpret_cast<uint64_t>(w.event->event))) {
+      r = flush(FlushCause::kOp, w.op());
+    }
+    const CUresult e = issue(w);
+    if (result != CUDA_SUCCESS) return result;
+    return r != CUDA_SUCCESS ? r : e;
+  }
   const CUresult r = issue(w);
   if (r != CUDA_SUCCESS) {
     // Failing work is never recorded later: the segment ends at it (nothing is recorded when
@@ -635,6 +741,79 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     count_eager(w.memop != nullptr, EagerReason::kNotRepeating);
   }
   return result != CUDA_SUCCESS ? result : r;
+}
+
+CUresult GraphEngine::issue_event_in_place(const Work& w, uint64_t stream) {
+  // It stays out of the chunk: what it orders or observes goes first (a wait or record on a
+  // stream the chunk holds, an event the chunk records, the legacy stream), then it is issued
+  // where the program made it, and the sequence goes on past it.
+  CUresult r = CUDA_SUCCESS;
+  const uint64_t event = reinterpret_cast<uint64_t>(w.event->event);
+  if (chunk_sees(stream) || fork_.holds_event(event)) r = flush(FlushCause::kOp, w.op());
+  fork_.forget_event(event);
+  const CUresult e = issue(w);
+  ++stats_.events_eager;
+  ++position_;
+  if (pending_.empty()) chunk_start_ = position_;
+  end_of_occurrence();
+  return r != CUDA_SUCCESS ? r : e;
+}
+
+CUresult GraphEngine::call_event(const EventCall& e) {
+  switch (e.op) {
+    case Op::EventRecord:
+      return reinterpret_cast<CUresult (*)(CUevent, CUstream)>(e.eager)(e.event, e.stream);
+    case Op::EventRecordWithFlags:
+      return reinterpret_cast<CUresult (*)(CUevent, CUstream, unsigned int)>(e.eager)(
+          e.event, e.stream, e.flags);
+    default:  // StreamWaitEvent
+      return reinterpret_cast<CUresult (*)(CUstream, CUevent, unsigned int)>(e.eager)(
+          e.stream, e.event, e.flags);
+  }
+}
+
+CUevent GraphEngine::own_event(bool spare) {
+  for (OwnEvents& o : own_events_) {
+    if (o.ctx == chunk_context_) return spare ? o.spare : o.fork;
+  }
+  if (!api_->event_create) return nullptr;
+  OwnEvents o{chunk_context_, nullptr, nullptr};
+  if (api_->event_create(&o.fork, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
+  if (api_->event_create(&o.spare, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    if (api_->event_destroy) api_->event_destroy(o.fork);
+    return nullptr;
+  }
+  own_events_.push_back(o);
+  return spare ? o.spare : o.fork;
+}
+
+CUresult GraphEngine::fork_side_streams() {
+  // The graph runs on L; each side stream's work issued before the chunk must come first: L
+  // waits for it (one event serves all: a wait takes the record made just before it).
+  if (fork_.streams() < 2) return CUDA_SUCCESS;
+  CUevent ev = own_event(false);
+  if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
+  for (uint32_t i = 1; i < fork_.streams(); ++i) {
+    CUstream side = reinterpret_cast<CUstream>(fork_.stream(i));
+    if (CUresult r = api_->event_record(ev, side)) return r;
+    if (CUresult r = api_->stream_wait_event(chunk_raw_stream_, ev, 0)) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult GraphEngine::join_side_streams() {
+  // Each side stream's later work comes after the graph: it waits for L right after the launch.
+  if (fork_.streams() < 2) return CUDA_SUCCESS;
+  CUevent ev = own_event(false);
+  if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult r = api_->event_record(ev, chunk_raw_stream_)) return r;
+  for (uint32_t i = 1; i < fork_.streams(); ++i) {
+    if (CUresult r = api_->stream_wait_event(reinterpret_cast<CUstream>(fork_.stream(i)), ev, 0)) {
+      return r;
+    }
+    ++stats_.side_streams;
+  }
+  return CUDA_SUCCESS;
 }
 
 CUresult GraphEngine::call_eagerly(const EngineLaunch& l, void** params, void** extra,
@@ -696,6 +875,9 @@ CUresult GraphEngine::call_memop(const MemopCall& m) {
 }
 
 CUresult GraphEngine::issue_pending(const Pending& p) {
+  if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) {
+    return call_event(p.event);
+  }
   if (p.kind != NodeKind::kKernel) return call_memop(p.memop);  // a staged copy reads its snapshot
   if (p.packed_size) {
     size_t size = p.packed_size;
@@ -739,10 +921,21 @@ CUresult GraphEngine::drain_eagerly(EagerReason reason) {
   for (const Pending& p : pending_) {
     const CUresult r = issue_pending(p);
     if (r != CUDA_SUCCESS && first_error == CUDA_SUCCESS) first_error = r;
+    if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) continue;
     count_eager(p.kind != NodeKind::kKernel, reason);
+  }
+  if (fork_.streams() > 1 && staging_.unfenced()) {
+    // Copies on side streams read their snapshots too: the fence on L comes after them.
+    if (CUevent ev = own_event(false)) {
+      for (uint32_t i = 1; i < fork_.streams(); ++i) {
+        api_->event_record(ev, reinterpret_cast<CUstream>(fork_.stream(i)));
+        api_->stream_wait_event(chunk_raw_stream_, ev, 0);
+      }
+    }
   }
   staging_.fence(chunk_raw_stream_);  // the copies just issued read their snapshots later
   pending_.clear();
+  fork_.clear();
   arena_.clear();
   attrs_.clear();
   return first_error;
@@ -816,17 +1009,18 @@ void GraphEngine::drop_all_graphs() {
   }
 }
 
-ChunkGraph* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh) {
+GraphEngine::Chunk* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end,
+                                             bool* fresh) {
   for (Chunk& c : plan.chunks) {
     if (c.start == start && c.end == end) {
       *fresh = !c.graph.usable();
-      return &c.graph;
+      return &c;
     }
   }
   if (stats_.graphs_live >= options_.max_graphs) evict_least_recent();
-  plan.chunks.push_back(Chunk{start, end, {}});
+  plan.chunks.push_back(Chunk{start, end, {}, 0});
   *fresh = true;
-  return &plan.chunks.back().graph;
+  return &plan.chunks.back();
 }
 
 CUresult GraphEngine::submit() {
@@ -837,7 +1031,11 @@ CUresult GraphEngine::submit() {
   chunk_start_ = position_;
   chunk_size_ = std::min<size_t>(chunk_size_ * 2, options_.max_chunk);
   if (plan_ && plan_->names_left) name_nodes(*plan_, start);
-  if (pending_.size() < 2 || !plan_ || plan_->disabled) {
+  size_t work = 0;  // launches and memops: event ops alone gain nothing from a graph
+  for (const Pending& p : pending_) {
+    work += p.kind != NodeKind::kEventRecord && p.kind != NodeKind::kEventWait;
+  }
+  if (work < 2 || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
     end_of_occurrence();
@@ -845,11 +1043,15 @@ CUresult GraphEngine::submit() {
   }
 
   scratch_.clear();
-  uint64_t memops = 0;
+  uint64_t memops = 0, events = 0;
   for (const Pending& p : pending_) {
+    if (p.kind == NodeKind::kEventWait) continue;  // an edge (stream_fork.h)
     RecordedNode n;
     n.kind = p.kind;
-    if (p.kind == NodeKind::kKernel) {
+    if (p.kind == NodeKind::kEventRecord) {
+      n.event = p.event.event;
+      ++events;
+    } else if (p.kind == NodeKind::kKernel) {
       const EngineLaunch& l = p.launch;
       n.function = l.info;
       std::memcpy(n.grid, l.grid, sizeof n.grid);
@@ -871,14 +1073,25 @@ CUresult GraphEngine::submit() {
     scratch_.push_back(n);
   }
   bool fresh = false;
-  ChunkGraph* graph =
+  Chunk* chunk =
       chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
+  ChunkGraph* graph = &chunk->graph;
+  uint64_t& chunk_shape = chunk->shape;
   CUresult r = CUDA_SUCCESS;
+  CUresult join_error = CUDA_SUCCESS;
   uint32_t patched = 0;
   {
     ContextScope scope(*api_, chunk_context_, current_context());
+    if (!fresh && chunk_shape != fork_.shape()) {
+      // The same positions with another cross-stream shape (a stream that could not join, an
+      // event recorded elsewhere): never replayed with the shape it was built for.
+      if (graph->usable()) --stats_.graphs_live;
+      graph->destroy(*api_);
+      fresh = true;
+    }
     if (fresh) {
-      r = graph->build(*api_, scratch_.data(), scratch_.size(), chunk_context_);
+      chunk_shape = fork_.shape();
+      r = graph->build(*api_, scratch_.data(), scratch_.size(), chunk_context_, &fork_);
       if (r == CUDA_SUCCESS) {
         ++stats_.graphs_built;
         ++stats_.graphs_live;
@@ -888,9 +1101,13 @@ CUresult GraphEngine::submit() {
         }
       }
     }
+    if (r == CUDA_SUCCESS) r = fork_side_streams();
     if (r == CUDA_SUCCESS) {
       r = graph->replay(*api_, scratch_.data(), scratch_.size(), chunk_raw_stream_, chunk_context_,
                         &patched);
+      // Launched (or not at all): the side streams' later work waits for it. An error here
+      // cannot send the work out again; it is the submission's.
+      if (r == CUDA_SUCCESS) join_error = join_side_streams();
     }
     if (r == CUDA_SUCCESS) staging_.fence(chunk_raw_stream_);
   }
@@ -920,15 +1137,16 @@ CUresult GraphEngine::submit() {
       plan_->replayed_nodes = plan_->patched = 0;
     }
   }
-  stats_.replayed += scratch_.size() - memops;
+  stats_.replayed += scratch_.size() - memops - events;
   stats_.memops_replayed += memops;
   stats_.patched_nodes += patched;
   plan_->last_used = ++clock_;
   pending_.clear();
+  fork_.clear();
   arena_.clear();
   attrs_.clear();
   end_of_occurrence();
-  return CUDA_SUCCESS;
+  return join_error;
 }
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
@@ -936,19 +1154,65 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
   switch (flush_rule(op)) {
     case FlushRule::kNone:
       break;
-    case FlushRule::kStream:
-      if (!pending_.empty() && stream_sees(normalized_stream(stream, per_thread), chunk_stream_)) {
-        r = flush(FlushCause::kOp, op);
+    case FlushRule::kStream: {
+      const uint64_t s = normalized_stream(stream, per_thread);
+      if (chunk_sees(s) || (handle && fork_.holds_event(handle))) r = flush(FlushCause::kOp, op);
+      if (op == Op::LaunchHostFunc || op == Op::StreamAddCallback || op == Op::GraphLaunch ||
+          op == Op::WaitExternalSemaphoresAsync) {
+        if (tainted_.size() < 256) {
+          if (!tainted(s)) tainted_.push_back(s);
+        } else {
+          all_tainted_ = true;
+        }
       }
+      break;
+    }
+    case FlushRule::kEvent:
+      if (handle && fork_.holds_event(handle)) {
+        if (op == Op::EventDestroy) {
+          // Its records in the chunk record the engine's spare event instead: nobody can wait
+          // for a destroyed event, and a new event given the same handle must not be recorded
+          // by the graph later.
+          CUevent spare = nullptr;
+          {
+            ContextScope scope(*api_, chunk_context_, current_context());
+            spare = own_event(true);
+          }
+          if (spare) {
+            for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
+              if (p->kind == NodeKind::kEventRecord &&
+                  reinterpret_cast<uint64_t>(p->event.event) == handle) {
+                p->event.event = spare;
+              }
+            }
+            fork_.forget_event(handle);
+          } else {
+            r = flush(FlushCause::kOp, op);
+          }
+        } else {
+          r = flush(FlushCause::kOp, op);  // a query or sync of an event the chunk records
+        }
+      }
+      if (op == Op::EventDestroy) event_tick_.erase(handle);
       break;
     case FlushRule::kAll:
       r = flush(FlushCause::kOp, op);
+      if (op == Op::StreamWaitValue32 || op == Op::StreamWaitValue64 ||
+          op == Op::StreamBatchMemOp || op == Op::WaitExternalSemaphoresAsync) {
+        const uint64_t s = normalized_stream(stream, per_thread);
+        if (tainted_.size() < 256) {
+          if (!tainted(s)) tainted_.push_back(s);
+        } else {
+          all_tainted_ = true;
+        }
+      }
       break;
     case FlushRule::kContextEnd:
       r = flush(FlushCause::kOp, op);
       stop_following();
       drop_all_graphs();
       staging_.context_ends(handle);
+      own_events_.clear();  // the ending context's go with it (another context's leak: two events)
       break;
     case FlushRule::kContext:
       break;  // after_op, once the op made its context current

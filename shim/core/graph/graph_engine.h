@@ -40,6 +40,7 @@
 #include "graph/graph_chunk.h"
 #include "graph/sequence_detector.h"
 #include "graph/staging_ring.h"
+#include "graph/stream_fork.h"
 
 namespace pygraph {
 
@@ -88,6 +89,18 @@ struct EngineLaunch : LaunchCall {
   bool per_thread;  // reached through a per-thread-default-stream entry point
 };
 
+// An event record (cuEventRecord, cuEventRecordWithFlags) or a stream's wait on an event
+// (cuStreamWaitEvent) as the hooks hand it to the engine: recorded into the chunk (stream_fork.h)
+// or issued.
+struct EventCall {
+  Op op;
+  void* eager;      // the driver entry point the program called, with the ABI of `op`
+  bool per_thread;  // reached through a per-thread-default-stream entry point
+  CUevent event;
+  CUstream stream;
+  unsigned int flags;
+};
+
 class GraphEngine {
  public:
   GraphEngine(const DriverApi* api, EngineOptions options = {});
@@ -98,6 +111,10 @@ class GraphEngine {
   CUresult launch(const EngineLaunch& l);
   // An async memset or 1-D copy (memop_call.h): recorded as a node like a launch, or issued.
   CUresult memop(const MemopCall& m);
+  // An event record or a wait on an event: inside a followed sequence it becomes part of the
+  // chunk (an event record node; a wait on an event recorded in the chunk, an edge), else it is
+  // issued after what it orders or observes.
+  CUresult event_op(const EventCall& e);
 
   // Before an op other than a launch, on `stream` (null when it has none): submits the
   // recorded work the op can observe (flush_rules.h). Returns an error a submission met, for the
@@ -134,24 +151,31 @@ class GraphEngine {
   struct Work {
     const EngineLaunch* launch = nullptr;
     const MemopCall* memop = nullptr;
+    const EventCall* event = nullptr;
     MemKind src = MemKind::kOther;  // copies: the source's memory
     // Launches with packed arguments (`extra`): the block, and whether the node takes it through
     // `extra` (layout unknown) rather than as the kernel's parameters (layout known).
     const void* packed = nullptr;
     uint32_t packed_size = 0;
     bool packed_node = false;
-    Op op() const { return launch ? launch->op : memop->op; }
-    CUstream stream() const { return launch ? launch->stream : memop->stream; }
-    bool per_thread() const { return launch ? launch->per_thread : memop->per_thread; }
+    Op op() const { return launch ? launch->op : memop ? memop->op : event->op; }
+    CUstream stream() const {
+      return launch ? launch->stream : memop ? memop->stream : event->stream;
+    }
+    bool per_thread() const {
+      return launch ? launch->per_thread : memop ? memop->per_thread : event->per_thread;
+    }
   };
   struct Pending {
     NodeKind kind;
     EngineLaunch launch;    // kernels: params, extra and attrs pointers cleared (not ours)
     MemopCall memop;        // memsets and copies; src is the snapshot when staged
+    EventCall event;        // event records and waits
     uint32_t args_offset;   // into arena_
     uint32_t attrs_offset;  // into attrs_
     uint32_t packed_size;   // kernels: >0, the arena holds a block for `extra` (layout unknown)
     MemKind src;            // memops: the source's memory (for the signature)
+    uint32_t position;      // in the sequence (event ops issued at once leave gaps)
   };
   // The current chunk's work. Slots are reused from chunk to chunk and filled field by field:
   // no allocation and no zeroing of a whole slot on the launch path.
@@ -165,6 +189,7 @@ class GraphEngine {
     bool empty() const { return n_ == 0; }
     void clear() { n_ = 0; }
     const Pending* begin() const { return slots_.data(); }
+    Pending* data() { return slots_.data(); }
     const Pending* end() const { return slots_.data() + n_; }
 
    private:
@@ -174,6 +199,7 @@ class GraphEngine {
   struct Chunk {
     uint32_t start, end;  // positions in the sequence
     ChunkGraph graph;
+    uint64_t shape = 0;  // StreamFork::shape() it was built for: another shape rebuilds it
   };
   // What a sequence's signature and the kernel patterns need of one node.
   struct NodeName {
@@ -212,6 +238,19 @@ class GraphEngine {
   uint64_t node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const;
   uint64_t token(const EngineLaunch& l) const;
   uint64_t token(const MemopCall& m, MemKind src) const;
+  uint64_t token(const EventCall& e) const;
+  // Whether an op on normalized stream `s` orders with or observes work of the chunk.
+  bool chunk_sees(uint64_t s) const;
+  // Whether an event op at a followed position can go into the chunk.
+  bool event_recordable(const EventCall& e, uint64_t stream) const;
+  // An event op at a followed position that stays out of the chunk: issued where it is.
+  CUresult issue_event_in_place(const Work& w, uint64_t stream);
+  // The engine's own events of the chunk's context (fork, join, stand-in for a destroyed event).
+  CUevent own_event(bool spare);
+  // Fork before a launch of a chunk with side streams, join after it (stream_fork.h).
+  CUresult fork_side_streams();
+  CUresult join_side_streams();
+  bool tainted(uint64_t stream) const;
   CUresult admit(Work& w);  // a launch or memop: capture passthrough, refusal, or take()
   CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
   CUresult take(const Work& w, uint64_t token);        // follow, record or issue
@@ -240,7 +279,7 @@ class GraphEngine {
   void count_eager(bool memop, EagerReason reason);
   CUresult flush(FlushCause cause, Op op);  // counted, then submit()
   CUresult submit();  // the current chunk, as a graph replay (eagerly if it cannot be one)
-  ChunkGraph* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
+  Chunk* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
   // A module or library is unloaded: graphs that may launch its kernels go, and their sequences
   // are not followed again (module_unload.h).
@@ -259,6 +298,7 @@ class GraphEngine {
   // A submission's error no call can return now: the next op that reaches before_op reports it.
   void defer_error(CUresult r);
   CUcontext current_context() const;
+  static CUresult call_event(const EventCall& e);
 
   const DriverApi* api_;
   EngineOptions options_;
@@ -297,6 +337,18 @@ class GraphEngine {
   // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.
   PendingList pending_;
+  StreamFork fork_;  // the chunk's streams and the edges between them
+  // Streams that may wait on something a graph would then wait for behind them (host functions,
+  // memory waits, external semaphores, the program's graphs): never side streams of a chunk.
+  std::vector<uint64_t> tainted_;
+  bool all_tainted_ = false;
+  uint64_t tick_ = 0;  // work seen (launches, memops, event ops): positions of event records
+  std::unordered_map<uint64_t, uint64_t> event_tick_;  // event -> tick_ of its latest record
+  struct OwnEvents {
+    CUcontext ctx;
+    CUevent fork, spare;
+  };
+  std::vector<OwnEvents> own_events_;
   std::vector<uint8_t> arena_;
   std::vector<CUlaunchAttribute> attrs_;
   std::vector<RecordedNode> scratch_;

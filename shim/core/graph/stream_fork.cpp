@@ -1,0 +1,90 @@
+#include "graph/stream_fork.h"
+
+#include <algorithm>
+
+namespace pygraph {
+
+void StreamFork::clear() {
+  streams_.clear();
+  records_.clear();
+  node_stream_.clear();
+  dep_start_.clear();
+  deps_.clear();
+  node_deps_.clear();
+  shape_ = 0;
+}
+
+uint32_t StreamFork::ordinal(uint64_t stream) const {
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    if (streams_[i].id == stream) return static_cast<uint32_t>(i);
+  }
+  return kNone;
+}
+
+uint32_t StreamFork::record_of(uint64_t event) const {
+  for (const Record& r : records_) {
+    if (r.event == event) return r.node;
+  }
+  return kNone;
+}
+
+uint32_t StreamFork::join(uint64_t stream) {
+  uint32_t o = ordinal(stream);
+  if (o != kNone) return o;
+  streams_.push_back(Stream{stream, kNone, {}});
+  return static_cast<uint32_t>(streams_.size() - 1);
+}
+
+void StreamFork::mix(uint64_t v) {
+  shape_ = (shape_ ^ v) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+}
+
+uint32_t StreamFork::node(uint64_t stream) {
+  const uint32_t o = join(stream);
+  Stream& s = streams_[o];
+  const uint32_t index = static_cast<uint32_t>(node_stream_.size());
+  node_stream_.push_back(o);
+  dep_start_.push_back(static_cast<uint32_t>(deps_.size()));
+  mix(0x6e6f6465ull + o);
+  if (s.last != kNone) deps_.push_back(s.last);
+  for (uint32_t w : s.waits) {
+    // A record on the same stream after `last` is ordered behind it anyway; kept: harmless.
+    if (std::find(deps_.begin() + dep_start_.back(), deps_.end(), w) == deps_.end()) {
+      deps_.push_back(w);
+    }
+  }
+  for (size_t i = dep_start_.back(); i < deps_.size(); ++i) mix(deps_[i]);
+  node_deps_.push_back(static_cast<uint32_t>(deps_.size() - dep_start_.back()));
+  s.last = index;
+  s.waits.clear();
+  return index;
+}
+
+uint32_t StreamFork::record(uint64_t stream, uint64_t event) {
+  const uint32_t n = node(stream);
+  mix(0x7265636full);
+  forget_event(event);
+  records_.push_back(Record{event, n});
+  return n;
+}
+
+void StreamFork::wait(uint64_t stream, uint64_t event) {
+  const uint32_t r = record_of(event);
+  if (r == kNone) return;  // the caller checked holds_event
+  const uint32_t o = join(stream);
+  streams_[o].waits.push_back(r);
+  mix(0x77616974ull + (uint64_t(o) << 32) + r);
+}
+
+void StreamFork::forget_event(uint64_t event) {
+  records_.erase(std::remove_if(records_.begin(), records_.end(),
+                                [&](const Record& r) { return r.event == event; }),
+                 records_.end());
+}
+
+const uint32_t* StreamFork::deps(size_t i, size_t* count) const {
+  *count = node_deps_[i];
+  return deps_.data() + dep_start_[i];
+}
+
+}  // namespace pygraph

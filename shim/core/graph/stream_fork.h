@@ -1,0 +1,78 @@
+// The cross-stream shape of one chunk: which streams its work is on, and what each recorded node
+// depends on (docs/design-graph-mode.md, "Several streams in one graph").
+//
+// A chunk begins on one stream, L (ordinal 0). Another stream joins it only through a wait on an
+// event recorded in the chunk (cuStreamWaitEvent(S, e) with e's latest record a node of this
+// chunk); from then on S's work is recorded too. Inside the chunk each node depends on the
+// previous node of its stream and on the event records its stream waited for since that node:
+// exactly the order the program asked for, no more. What the chunk cannot express (its streams'
+// work issued before the chunk, their work after it) is ordered at the graph's launch by the
+// engine: L waits for each side stream's earlier work, and each side stream's later work waits
+// for the graph (fork and join).
+//
+// Pure bookkeeping, no driver calls: the engine feeds it the chunk's work in program order and
+// builds the graph from deps().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace pygraph {
+
+class StreamFork {
+ public:
+  static constexpr uint32_t kNone = ~0u;
+
+  void clear();
+  bool empty() const { return streams_.empty(); }
+  size_t streams() const { return streams_.size(); }  // ordinal 0 is the chunk's first stream
+  uint64_t stream(uint32_t ordinal) const { return streams_[ordinal].id; }
+  uint32_t ordinal(uint64_t stream) const;  // kNone: not in the chunk
+  bool holds_stream(uint64_t stream) const { return ordinal(stream) != kNone; }
+
+  // A graph node (kernel, memset, copy) on `stream`, which must be in the chunk, or the chunk is
+  // empty and it becomes L. Returns the node's index.
+  uint32_t node(uint64_t stream);
+  // An event record on `stream`, as a node of its own; the event's latest record is now this one.
+  uint32_t record(uint64_t stream, uint64_t event);
+  // Whether `event`'s latest record is a node of this chunk.
+  bool holds_event(uint64_t event) const { return record_of(event) != kNone; }
+  // `stream` waits for `event`, whose latest record must be in the chunk: its next node depends
+  // on that record. A stream not yet in the chunk joins it (a side stream).
+  void wait(uint64_t stream, uint64_t event);
+  // The event was destroyed or recorded outside the chunk: no later wait names this record.
+  void forget_event(uint64_t event);
+
+  size_t nodes() const { return node_deps_.size(); }
+  // The nodes node `i` depends on (indices of earlier nodes).
+  const uint32_t* deps(size_t i, size_t* count) const;
+  uint32_t node_stream(size_t i) const { return node_stream_[i]; }
+  // A hash of the shape: nodes, their streams' ordinals and every edge. Two chunks with the same
+  // shape build the same graph topology.
+  uint64_t shape() const { return shape_; }
+
+ private:
+  struct Stream {
+    uint64_t id;
+    uint32_t last = kNone;        // its latest node in the chunk
+    std::vector<uint32_t> waits;  // records waited for since `last`
+  };
+  struct Record {
+    uint64_t event;
+    uint32_t node;
+  };
+  uint32_t record_of(uint64_t event) const;
+  uint32_t join(uint64_t stream);
+  void mix(uint64_t v);
+
+  std::vector<Stream> streams_;
+  std::vector<Record> records_;  // the latest record of each event in the chunk
+  std::vector<uint32_t> node_stream_;
+  std::vector<uint32_t> dep_start_;  // node i's deps: deps_[dep_start_[i] .. dep_start_[i+1])
+  std::vector<uint32_t> deps_;
+  std::vector<uint32_t> node_deps_;  // count per node (size = nodes)
+  uint64_t shape_ = 0;
+};
+
+}  // namespace pygraph

@@ -1,0 +1,165 @@
+// Several streams in one graph (stream_fork.h) on the asynchronous stand-in: a step shaped like
+// the suite's two-streams workload (PyTorch's wait_stream both ways) replays whole, as one graph
+// per chunk with its fork and join, and computes bit for bit what the same work computes
+// eagerly; queries and syncs of an event the chunk records see it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "graph/graph_engine.h"
+#include "standin.h"
+#include "standin_driver_api.h"
+
+namespace pygraph {
+namespace {
+
+constexpr int kN = 32;
+
+void scale(const unsigned*, const unsigned*, void** p) {  // y = y * a + 1
+  float a = *static_cast<float*>(p[0]);
+  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kN; ++i) y[i] = y[i] * a + 1.0f;
+}
+void addk(const unsigned*, const unsigned*, void** p) {  // y += step * (i + 1)
+  int step = *static_cast<int*>(p[0]);
+  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kN; ++i) y[i] += float(step * (i + 1));
+}
+
+using test::engine_launch;
+using test::take;
+
+class GraphStreamsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    standin_set_async(1);
+    test::fill_standin_driver_api(&api_);
+    take(&launch_, "cuLaunchKernel");
+    take(&record_, "cuEventRecord");
+    take(&wait_, "cuStreamWaitEvent");
+    take(&ctx_sync_, "cuCtxSynchronize");
+    take(&event_sync_, "cuEventSynchronize");
+    decltype(&cuStreamCreate) create;
+    take(&create, "cuStreamCreate");
+    for (CUstream* s : {&main_, &side_}) ASSERT_EQ(create(s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    const size_t sizes[2] = {4, 8};
+    scale_ = test::standin_kernel(&table_, "scale", &scale, 2, sizes);
+    addk_ = test::standin_kernel(&table_, "addk", &addk, 2, sizes);
+    for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.25f;
+  }
+  void TearDown() override { standin_set_async(0); }
+
+  void both(const FunctionInfo* f, void* scalar, CUstream stream) {
+    CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+    void* pe[] = {scalar, &ye};
+    void* pr[] = {scalar, &yr};
+    ASSERT_EQ(engine_.launch(engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1,
+                                           32, stream, pe)),
+              CUDA_SUCCESS);
+    ASSERT_EQ(
+        launch_(reinterpret_cast<CUfunction>(f->handle), 1, 1, 1, 32, 1, 1, 0, stream, pr, nullptr),
+        CUDA_SUCCESS);
+  }
+  // `to` waits for `from` (wait_stream): an event recorded on `from`, waited for on `to`, through
+  // the engine and directly, each arm with its own events.
+  void wait_stream(CUstream to, CUstream from, CUevent engine_event, CUevent eager_event) {
+    const EventCall r{
+        Op::EventRecord, reinterpret_cast<void*>(record_), false, engine_event, from, 0};
+    ASSERT_EQ(engine_.event_op(r), CUDA_SUCCESS);
+    const EventCall w{
+        Op::StreamWaitEvent, reinterpret_cast<void*>(wait_), false, engine_event, to, 0};
+    ASSERT_EQ(engine_.event_op(w), CUDA_SUCCESS);
+    ASSERT_EQ(record_(eager_event, from), CUDA_SUCCESS);
+    ASSERT_EQ(wait_(to, eager_event, 0), CUDA_SUCCESS);
+  }
+  CUevent new_event() {
+    CUevent e = nullptr;
+    EXPECT_EQ(api_.event_create(&e, 0), CUDA_SUCCESS);
+    return e;
+  }
+  // The suite's step: a first layer on main, the side stream waits for it and computes its
+  // branch while main waits (strictly ordered here: one buffer), main waits for the side stream
+  // and computes the rest; the host reads after a sync of main.
+  void step(int n) {
+    float a = 0.5f;
+    CUevent e1 = new_event(), e2 = new_event(), r1 = new_event(), r2 = new_event();
+    for (int i = 0; i < 3; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
+    wait_stream(side_, main_, e1, r1);
+    for (int i = 0; i < 4; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, side_);
+    wait_stream(main_, side_, e2, r2);
+    for (int i = 0; i < 3; ++i)
+      both(i % 2 ? scale_ : addk_, i % 2 ? static_cast<void*>(&a) : &n, main_);
+    // Events destroyed right after their wait, as PyTorch's temporary events are.
+    for (CUevent e : {e1, e2}) {
+      ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
+                CUDA_SUCCESS);
+      ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+    }
+    for (CUevent e : {r1, r2}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+    ASSERT_EQ(engine_.before_op(Op::StreamSynchronize, main_, false), CUDA_SUCCESS);
+    ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
+    engine_.after_op(Op::StreamSynchronize, main_, false, CUDA_SUCCESS);
+  }
+
+  DriverApi api_;
+  FunctionTable table_{&api_};
+  EngineOptions options_ = [] {
+    EngineOptions o;
+    o.first_chunk = 32;  // one chunk per step: the whole step in one graph
+    return o;
+  }();
+  GraphEngine engine_{&api_, options_};
+  decltype(&cuLaunchKernel) launch_ = nullptr;
+  decltype(&cuEventRecord) record_ = nullptr;
+  decltype(&cuStreamWaitEvent) wait_ = nullptr;
+  decltype(&cuCtxSynchronize) ctx_sync_ = nullptr;
+  decltype(&cuEventSynchronize) event_sync_ = nullptr;
+  CUstream main_ = nullptr, side_ = nullptr;
+  const FunctionInfo* scale_ = nullptr;
+  const FunctionInfo* addk_ = nullptr;
+  float y_engine_[kN], y_eager_[kN];
+};
+
+TEST_F(GraphStreamsTest, AStepWithASideStreamReplaysWholeAsOneGraph) {
+  for (int n = 1; n <= 12; ++n) step(n);
+  const EngineStats& s = engine_.stats();
+  ASSERT_TRUE(engine_.idle());
+  // Steps 3..12 replay: 10 launches per step, one graph each (before: an event record or a
+  // launch on the other stream cut the chunk, 3 to 4 launches per replay at most).
+  EXPECT_EQ(s.replays, 10u);
+  EXPECT_EQ(s.replayed, 10u * 10u);
+  EXPECT_EQ(s.events_recorded, 2u * 10u);
+  EXPECT_EQ(s.event_waits, 2u * 10u);
+  EXPECT_EQ(s.side_streams, 10u);
+  EXPECT_EQ(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  std::printf("launches per replay: %.1f\n", double(s.replayed) / double(s.replays));
+}
+
+TEST_F(GraphStreamsTest, AQueryOrSyncOfAnEventTheChunkRecordsSubmitsItFirst) {
+  for (int n = 1; n <= 3; ++n) step(n);  // the step is followed from now on
+  float a = 0.5f;
+  int n = 4;
+  CUevent e = new_event(), r = new_event();
+  for (int i = 0; i < 3; ++i)
+    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a,
+         main_);  // the step's start, then its first record
+  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
+  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
+  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  ASSERT_FALSE(engine_.idle());  // the record is in the chunk
+  ASSERT_EQ(engine_.before_op(Op::EventSynchronize, nullptr, false, reinterpret_cast<uint64_t>(e)),
+            CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.idle());
+  // The event's record went with the graph: its sync runs the work before it.
+  ASSERT_EQ(event_sync_(e), CUDA_SUCCESS);
+  ASSERT_EQ(event_sync_(r), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+}
+
+}  // namespace
+}  // namespace pygraph
