@@ -277,7 +277,8 @@ CUresult dispatch(Fn real, Door door, A... a) {
       if constexpr (engine_memop(op)) return graph_memop<op, per_thread>(real, door, a...);
       if constexpr (op == Op::EventRecord || op == Op::EventRecordWithFlags ||
                     op == Op::StreamWaitEvent) {
-        return graph_event<op, per_thread>(real, door, a...);
+        // Read without the lock: set once at initialization.
+        if (shim_engine().multi_stream()) return graph_event<op, per_thread>(real, door, a...);
       }
       return graph_op<op, per_thread>(real, door, a...);
     }

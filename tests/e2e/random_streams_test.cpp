@@ -16,7 +16,8 @@ namespace {
 const std::vector<std::pair<std::string, std::string>> kAsync = {{"STANDIN_ASYNC", "1"}};
 
 TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
-  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 3000, "graph", kAsync);
+  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 3000, "graph",
+                                               {{"STANDIN_ASYNC", "1"}, {"PYGRAPH_STREAMS", "1"}});
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
   // Several streams in one graph: event records are nodes, waits on them edges, side streams
@@ -24,6 +25,14 @@ TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
   EXPECT_GT(s["streams"]["event_records_in_graphs"].get<int>(), 1000);
   EXPECT_GT(s["streams"]["waits_as_edges"].get<int>(), 1000);
   EXPECT_GT(s["streams"]["side_streams_forked"].get<int>(), 100);
+}
+TEST(RandomStreams, WithStreamsOffEventsSubmitTheChunkAsBefore) {
+  // The default until the GPU check has run it: event records and waits stay out of graphs.
+  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph", kAsync);
+  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
+  EXPECT_EQ(s["streams"]["event_records_in_graphs"].get<int>(), 0);
+  EXPECT_EQ(s["streams"]["waits_as_edges"].get<int>(), 0);
 }
 TEST(RandomStreams, TraceModeChangesNoResultOnTheAsynchronousStandIn) {
   expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "trace", kAsync);

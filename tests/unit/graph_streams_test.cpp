@@ -110,6 +110,7 @@ class GraphStreamsTest : public ::testing::Test {
   EngineOptions options_ = [] {
     EngineOptions o;
     o.first_chunk = 32;  // one chunk per step: the whole step in one graph
+    o.multi_stream = true;
     return o;
   }();
   GraphEngine engine_{&api_, options_};

@@ -63,6 +63,10 @@ struct EngineOptions {
   // a launch with another grid is another sequence (false). Measured on GPT-2 decode, whose
   // attention grids grow with its KV cache (docs/design-graph-mode.md).
   bool patch_grid = true;
+  // Several streams in one graph (stream_fork.h): event records and waits become nodes and
+  // edges. Off by default until checked on the GPU (PYGRAPH_STREAMS=1): then the hooks pass
+  // event records and waits through as ops, which submit the chunk they order.
+  bool multi_stream = false;
   // Whether graphs pay, measured per sequence (decision_policy.h). Off by default until its
   // figures are measured on the GPU: every sequence is graphed, unmeasured
   // (PYGRAPH_MEASURE_WINDOWS=0; the hooks turn it on for a positive value).
@@ -115,6 +119,7 @@ class GraphEngine {
   // chunk (an event record node; a wait on an event recorded in the chunk, an edge), else it is
   // issued after what it orders or observes.
   CUresult event_op(const EventCall& e);
+  bool multi_stream() const { return options_.multi_stream; }  // event ops go to event_op
 
   // Before an op other than a launch, on `stream` (null when it has none): submits the
   // recorded work the op can observe (flush_rules.h). Returns an error a submission met, for the

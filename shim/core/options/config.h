@@ -33,6 +33,7 @@ struct Config {
   unsigned max_sequences{};  // graph mode: sequences the detector keeps (not in effect yet)
   unsigned staging_mb{};     // graph mode: pinned staging for pageable copies; 0: none
   bool patch_grid{};         // graph mode: grid and dynamic shared memory patched, not in token
+  bool streams{};            // graph mode: several streams in one graph (stream_fork.h)
   // The measured decisions (decision_policy.h): on when measure_windows > 0. The kernel patterns
   // and the cache path are parsed, checked and shown only, not in effect yet.
   double min_gain_percent{};
