@@ -83,6 +83,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.max_sequences, 1024u);
   EXPECT_EQ(c.staging_mb, 4u);
   EXPECT_TRUE(c.patch_grid);
+  EXPECT_FALSE(c.streams);  // several streams in one graph off until checked on the GPU
   EXPECT_EQ(c.min_gain_percent, 2.0);
   EXPECT_EQ(c.measure_windows, 0u);  // measured decisions off until checked on the GPU
   EXPECT_EQ(c.measure_iterations, 8u);
@@ -182,6 +183,7 @@ const std::vector<KeyCase>& key_cases() {
        {{"0", "0"}},
        plus(json_not_count, {"1025"})},
       {"patch_grid", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"false", "0"}}, kNotAFlag},
+      {"streams", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"min_gain_percent",
        {{"0", "0"}, {"2.5", "2.5"}, {"100", "100"}, {"05.50", "5.5"}},
        {"-1", "100.1", "1e2", "nan", "inf", ".5", "5.", "0x10", "2%", " 2", "1.2.3"},
