@@ -165,6 +165,8 @@ TEST_F(GraphLoopTest, ALoopCutByASyncGoesOnAfterItWhereItStopped) {
   EXPECT_EQ(s.replayed - before.replayed, 70u);
   EXPECT_EQ(s.mismatches, before.mismatches);
   EXPECT_EQ(s.sequences_followed, 1u);
+  EXPECT_EQ(s.loops_resumed, before.loops_resumed + 1);
+  EXPECT_EQ(s.resume_mismatches, 0u);
 }
 
 TEST_F(GraphLoopTest, ALoopEndedByOtherLaunchesGoesOnAtTheNextSegmentsStart) {
@@ -193,6 +195,8 @@ TEST_F(GraphLoopTest, ALoopResumedByAWrongGuessEndsAsAMismatch) {
   sync();  // the results are compared
   const EngineStats& s = engine_.stats();
   EXPECT_EQ(s.mismatches, before.mismatches + 1);
+  EXPECT_EQ(s.loops_resumed, before.loops_resumed + 1);
+  EXPECT_EQ(s.resume_mismatches, before.resume_mismatches + 1);
   EXPECT_EQ(s.launches - before.launches, 8u);
 }
 

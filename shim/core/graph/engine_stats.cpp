@@ -82,6 +82,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"launches_per_replay", s.replays ? double(s.replayed) / double(s.replays) : 0.0},
       {"mismatches", s.mismatches},
       {"variant_switches", s.variant_switches},
+      {"loops_resumed", s.loops_resumed},
+      {"resume_mismatches", s.resume_mismatches},
       {"sequences_followed", s.sequences_followed},
       {"sequences_disabled", s.graph_failures}};
   ordered_json flushes = ordered_json::object();

@@ -70,6 +70,8 @@ struct EngineStats {
   uint64_t patched_nodes = 0;
   uint64_t mismatches = 0;          // recorded prefixes sent out eagerly
   uint64_t variant_switches = 0;    // a sequence with the same prefix took over instead
+  uint64_t loops_resumed = 0;       // a loop cut by a boundary went on after it where it stopped
+  uint64_t resume_mismatches = 0;   // of those, the wrong guesses (counted in mismatches too)
   uint64_t sequences_followed = 0;  // distinct sequences recorded from (each has one plan)
   uint64_t graph_failures = 0;      // sequences disabled
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};

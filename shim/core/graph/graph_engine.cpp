@@ -253,6 +253,7 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
 
 void GraphEngine::end_of_occurrence() {
   if (!following_id_ || position_ != following_tokens_.size()) return;
+  resumed_ = false;
   if (following_periodic_ && plan_ && !plan_->disabled) {
     // A loop goes on at the start of its unrolled period; chunks keep their size.
     position_ = 0;
@@ -478,6 +479,7 @@ void GraphEngine::stop_following() {
     resume_thread_ = this_thread();
   }
   following_id_ = 0;
+  resumed_ = false;
   plan_ = nullptr;
   following_tokens_.clear();
   position_ = 0;
@@ -621,6 +623,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       !switch_variant(tok)) {
     // Not what the sequence has next: what was recorded goes first, as it came.
     ++stats_.mismatches;
+    if (resumed_) ++stats_.resume_mismatches;
     result = drain_eagerly(EagerReason::kMismatch);
     interrupt_occurrence();
     stop_following();
@@ -636,8 +639,11 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       // of it (and a chunk's context is its thread's).
       const uint32_t resume = resume_thread_ == this_thread() ? resume_period_ : 0;
       resume_period_ = 0;  // tried once
-      if (start_following(tok, false, 0, 0) ||
-          (resume && start_following(tok, true, resume, resume_phase_))) {
+      if (start_following(tok, false, 0, 0)) {
+        start_occurrence();
+      } else if (resume && start_following(tok, true, resume, resume_phase_)) {
+        ++stats_.loops_resumed;
+        resumed_ = true;  // until its first wrap: a mismatch before it was a wrong guess
         start_occurrence();
       }
     } else if (expected_period_) {

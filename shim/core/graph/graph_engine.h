@@ -338,6 +338,7 @@ class GraphEngine {
   uint32_t resume_period_ = 0;
   uint32_t resume_phase_ = 0;            // index in its canonical rotation
   const void* resume_thread_ = nullptr;  // the thread it ran on
+  bool resumed_ = false;                 // following a resumed loop, before its first wrap
 
   // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.
