@@ -64,18 +64,21 @@ CUresult launch_graph(CUgraphExec h, CUstream s) {
   // Event record nodes are records issued at the launch, in the order the launch runs them
   // (the last one run is the event's latest record): waits and syncs issued after the launch
   // name them, and in asynchronous mode they are pending until the graph has run.
-  auto copy = std::make_shared<GraphExec>(*e);
-  for (int i : copy->order) {
-    Node& n = copy->nodes[i];
-    if (n.kind != NodeKind::kEventRecord) continue;
+  auto number = [](Node& n) {
+    if (n.kind != NodeKind::kEventRecord) return;
     Event* ev = event_of(n.event);
     n.number = ev ? ++ev->recorded : 0;
-  }
-  if (!state().async) {
-    for (int i : copy->order) run_node(copy->nodes[i]);
+  };
+  if (!state().async) {  // runs now: no copy
+    for (int i : e->order) {
+      number(e->nodes[i]);
+      run_node(e->nodes[i]);
+    }
     state().graph_launches++;
     return CUDA_SUCCESS;
   }
+  auto copy = std::make_shared<GraphExec>(*e);
+  for (int i : copy->order) number(copy->nodes[i]);
   // A copy: updates of the executable graph after the launch do not change what it runs.
   Op op;
   op.kind = OpKind::kGraph;

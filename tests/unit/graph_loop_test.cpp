@@ -10,33 +10,12 @@
 #include "graph/graph_engine.h"
 #include "standin.h"
 #include "standin_driver_api.h"
+#include "test_kernels.h"
 
 namespace pygraph {
 namespace {
 
-constexpr int kN = 16;
-
-// Four kernels over one buffer; each result depends on the order of all launches before it.
-void k0(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] * 0.5f + a;
-}
-void k1(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] - a * float(i);
-}
-void k2(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[(i + 1) % kN] * 0.25f + y[i] * a;
-}
-void k3(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] > a ? y[i] - a : y[i] + 1.0f;
-}
+constexpr int kN = test::kOrderFloats;
 
 class GraphLoopTest : public ::testing::Test {
  protected:
@@ -44,7 +23,7 @@ class GraphLoopTest : public ::testing::Test {
     test::fill_standin_driver_api(&api_);
     test::take(&launch_, "cuLaunchKernel");
     const size_t sizes[2] = {4, 8};
-    standin_kernel_fn fns[4] = {&k0, &k1, &k2, &k3};
+    standin_kernel_fn fns[4] = {&test::order_k0, &test::order_k1, &test::order_k2, &test::order_k3};
     const char* names[4] = {"loop_k0", "loop_k1", "loop_k2", "loop_k3"};
     for (int k = 0; k < 4; ++k)
       kernels_[k] = test::standin_kernel(&table_, names[k], fns[k], 2, sizes);

@@ -9,22 +9,12 @@
 #include "graph/graph_engine.h"
 #include "standin.h"
 #include "standin_driver_api.h"
+#include "test_kernels.h"
 
 namespace pygraph {
 namespace {
 
-constexpr int kN = 32;
-
-void scale(const unsigned*, const unsigned*, void** p) {  // y = y * a + 1
-  float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] * a + 1.0f;
-}
-void addk(const unsigned*, const unsigned*, void** p) {  // y += step * (i + 1)
-  int step = *static_cast<int*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] += float(step * (i + 1));
-}
+constexpr int kN = test::kKernelFloats;
 
 using test::engine_launch;
 using test::take;
@@ -43,8 +33,8 @@ class GraphStreamsTest : public ::testing::Test {
     take(&create, "cuStreamCreate");
     for (CUstream* s : {&main_, &side_}) ASSERT_EQ(create(s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     const size_t sizes[2] = {4, 8};
-    scale_ = test::standin_kernel(&table_, "scale", &scale, 2, sizes);
-    addk_ = test::standin_kernel(&table_, "addk", &addk, 2, sizes);
+    scale_ = test::standin_kernel(&table_, "scale", &test::scale_kernel, 2, sizes);
+    addk_ = test::standin_kernel(&table_, "addk", &test::add_kernel, 2, sizes);
     for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.25f;
   }
   void TearDown() override { standin_set_async(0); }

@@ -15,35 +15,14 @@
 #include "graph/graph_engine.h"
 #include "standin.h"
 #include "standin_driver_api.h"
+#include "test_kernels.h"
 
 namespace pygraph {
 namespace {
 
-constexpr int kN = 16;
+constexpr int kN = test::kOrderFloats;
 constexpr int kKernels = 40;
 constexpr int kMemset = -1;  // an async memset in the launch program
-
-// Four updates over one buffer; each result depends on the order of all launches before it.
-void k0(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] * 0.5f + a;
-}
-void k1(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] - a * float(i);
-}
-void k2(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i + 1 < kN ? i + 1 : 0] * 0.25f + y[i] * a;
-}
-void k3(const unsigned*, const unsigned*, void** p) {
-  const float a = *static_cast<float*>(p[0]);
-  auto* y = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kN; ++i) y[i] = y[i] > a ? y[i] - a : y[i] + 1.0f;
-}
 
 // Launch programs shaped like the suite's workloads (kernel ids; kMemset for a memset). Shared
 // kernels (normalization, activations, adds) recur in every block; convolutions differ by stage.
@@ -150,7 +129,7 @@ class GraphSyncChunksTest : public ::testing::Test {
     test::take(&launch_, "cuLaunchKernel");
     test::take(&memset_, "cuMemsetD8Async");
     const size_t sizes[2] = {4, 8};
-    standin_kernel_fn fns[4] = {&k0, &k1, &k2, &k3};
+    standin_kernel_fn fns[4] = {&test::order_k0, &test::order_k1, &test::order_k2, &test::order_k3};
     for (int k = 0; k < kKernels; ++k) {
       const std::string name = "net_k" + std::to_string(k);
       kernels_[k] = test::standin_kernel(&table_, name.c_str(), fns[k % 4], 2, sizes);

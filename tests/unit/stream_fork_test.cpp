@@ -20,6 +20,7 @@ TEST(StreamFork, OneStreamIsAChain) {
   StreamFork f;
   for (int i = 0; i < 4; ++i) f.node(kL);
   EXPECT_EQ(f.streams(), 1u);
+  EXPECT_TRUE(f.chain());  // nothing kept per node
   EXPECT_TRUE(deps_of(f, 0).empty());
   for (size_t i = 1; i < 4; ++i) EXPECT_EQ(deps_of(f, i), std::vector<uint32_t>{uint32_t(i - 1)});
 }
@@ -43,6 +44,27 @@ TEST(StreamFork, ForkAndJoinBecomeEdgesFromTheRecords) {
   EXPECT_EQ(deps_of(f, 4), std::vector<uint32_t>{2});
   EXPECT_EQ(deps_of(f, 5), (std::vector<uint32_t>{3, 4}));
   EXPECT_EQ(f.node_stream(2), 1u);
+  EXPECT_FALSE(f.chain());
+}
+
+TEST(StreamFork, AChainBecomesNodesAtTheFirstEventOrStream) {
+  // Three nodes as a chain, then a record: the chain's nodes are kept one by one, the same
+  // edges and shape as if kept from the start.
+  StreamFork f;
+  for (int i = 0; i < 3; ++i) f.node(kL);
+  f.record(kL, kE1);  // 3
+  f.wait(kS, kE1);
+  f.node(kS);  // 4
+  for (size_t i = 1; i < 3; ++i) EXPECT_EQ(deps_of(f, i), std::vector<uint32_t>{uint32_t(i - 1)});
+  EXPECT_EQ(deps_of(f, 3), std::vector<uint32_t>{2});
+  EXPECT_EQ(deps_of(f, 4), std::vector<uint32_t>{3});
+  StreamFork g;  // a second stream with no event: the same unchaining
+  g.node(kL);
+  g.node(kL);
+  g.node(kS);
+  EXPECT_FALSE(g.chain());
+  EXPECT_EQ(deps_of(g, 1), std::vector<uint32_t>{0});
+  EXPECT_TRUE(deps_of(g, 2).empty());
 }
 
 TEST(StreamFork, AWaitNamesTheLatestRecordAndAForgottenEventNone) {

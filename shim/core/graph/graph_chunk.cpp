@@ -159,7 +159,7 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
   std::vector<CUgraphNode> deps;
   for (size_t i = 0; i < count; ++i) {
     deps.clear();
-    if (fork) {
+    if (fork && !fork->chain()) {
       size_t n = 0;
       const uint32_t* d = fork->deps(i, &n);
       for (size_t k = 0; k < n; ++k) deps.push_back(nodes_[d[k]].handle);

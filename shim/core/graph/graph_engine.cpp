@@ -274,9 +274,9 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
   plan->names_left = s.tokens.size();
 }
 
-void GraphEngine::name_nodes(Plan& plan, size_t start) {
-  // A loop's positions run over its unrolled period from its canonical rotation's start.
-  (void)start;
+void GraphEngine::name_nodes(Plan& plan) {
+  // By each node's position: a loop's run over its unrolled period from its canonical
+  // rotation's start.
   for (const Pending& p : pending_) {
     NodeName& n = plan.names[p.position % plan.names.size()];
     if (n.known) continue;
@@ -1036,7 +1036,7 @@ CUresult GraphEngine::submit() {
   const size_t start = chunk_start_;
   chunk_start_ = position_;
   chunk_size_ = std::min<size_t>(chunk_size_ * 2, options_.max_chunk);
-  if (plan_ && plan_->names_left) name_nodes(*plan_, start);
+  if (plan_ && plan_->names_left) name_nodes(*plan_);
   size_t work = 0;  // launches and memops: event ops alone gain nothing from a graph
   for (const Pending& p : pending_) {
     work += p.kind != NodeKind::kEventRecord && p.kind != NodeKind::kEventWait;

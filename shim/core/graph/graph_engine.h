@@ -274,7 +274,7 @@ class GraphEngine {
   void new_plan(Plan* plan, const Sequence& s);
   // The current chunk's nodes, from position `start`, named in the plan; the last one missing
   // completes its signature (name_plan).
-  void name_nodes(Plan& plan, size_t start);
+  void name_nodes(Plan& plan);
   // Its signature is known: kernel patterns, then the store, may decide it at once.
   void name_plan(Plan& plan);
   bool kernel_allowed(const std::string& name) const;

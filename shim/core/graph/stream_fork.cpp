@@ -10,8 +10,18 @@ void StreamFork::clear() {
   node_stream_.clear();
   dep_start_.clear();
   deps_.clear();
-  node_deps_.clear();
   shape_ = 0;
+  chain_ = true;
+  chain_nodes_ = 0;
+}
+
+void StreamFork::unchain() {
+  if (!chain_) return;
+  chain_ = false;
+  const uint32_t n = chain_nodes_;
+  chain_nodes_ = 0;
+  if (!streams_.empty()) streams_[0].last = kNone;
+  for (uint32_t i = 0; i < n; ++i) add_node(0);
 }
 
 uint32_t StreamFork::ordinal(uint64_t stream) const {
@@ -40,7 +50,18 @@ void StreamFork::mix(uint64_t v) {
 }
 
 uint32_t StreamFork::node(uint64_t stream) {
-  const uint32_t o = join(stream);
+  if (chain_) {
+    if (streams_.empty()) streams_.push_back(Stream{stream, kNone, {}});
+    if (streams_[0].id == stream) {
+      streams_[0].last = chain_nodes_;
+      return chain_nodes_++;
+    }
+    unchain();
+  }
+  return add_node(join(stream));
+}
+
+uint32_t StreamFork::add_node(uint32_t o) {
   Stream& s = streams_[o];
   const uint32_t index = static_cast<uint32_t>(node_stream_.size());
   node_stream_.push_back(o);
@@ -54,13 +75,13 @@ uint32_t StreamFork::node(uint64_t stream) {
     }
   }
   for (size_t i = dep_start_.back(); i < deps_.size(); ++i) mix(deps_[i]);
-  node_deps_.push_back(static_cast<uint32_t>(deps_.size() - dep_start_.back()));
   s.last = index;
   s.waits.clear();
   return index;
 }
 
 uint32_t StreamFork::record(uint64_t stream, uint64_t event) {
+  unchain();
   const uint32_t n = node(stream);
   mix(0x7265636full);
   forget_event(event);
@@ -71,6 +92,7 @@ uint32_t StreamFork::record(uint64_t stream, uint64_t event) {
 void StreamFork::wait(uint64_t stream, uint64_t event) {
   const uint32_t r = record_of(event);
   if (r == kNone) return;  // the caller checked holds_event
+  unchain();
   const uint32_t o = join(stream);
   streams_[o].waits.push_back(r);
   mix(0x77616974ull + (uint64_t(o) << 32) + r);
@@ -83,7 +105,13 @@ void StreamFork::forget_event(uint64_t event) {
 }
 
 const uint32_t* StreamFork::deps(size_t i, size_t* count) const {
-  *count = node_deps_[i];
+  if (chain_) {
+    *count = i ? 1 : 0;
+    chain_dep_ = static_cast<uint32_t>(i - 1);
+    return &chain_dep_;
+  }
+  const size_t end = i + 1 < dep_start_.size() ? dep_start_[i + 1] : deps_.size();
+  *count = end - dep_start_[i];
   return deps_.data() + dep_start_[i];
 }
 

@@ -44,10 +44,14 @@ class StreamFork {
   // The event was destroyed or recorded outside the chunk: no later wait names this record.
   void forget_event(uint64_t event);
 
-  size_t nodes() const { return node_deps_.size(); }
-  // The nodes node `i` depends on (indices of earlier nodes).
+  size_t nodes() const { return chain_ ? chain_nodes_ : node_stream_.size(); }
+  // True while the chunk is one stream's chain with no event op: node i depends on node i - 1
+  // alone, and nothing per node is kept (the launch path of a single-stream program).
+  bool chain() const { return chain_; }
+  // The nodes node `i` depends on (indices of earlier nodes). For a chain() the pointer is good
+  // until the next call.
   const uint32_t* deps(size_t i, size_t* count) const;
-  uint32_t node_stream(size_t i) const { return node_stream_[i]; }
+  uint32_t node_stream(size_t i) const { return chain_ ? 0 : node_stream_[i]; }
   // A hash of the shape: nodes, their streams' ordinals and every edge. Two chunks with the same
   // shape build the same graph topology.
   uint64_t shape() const { return shape_; }
@@ -64,6 +68,8 @@ class StreamFork {
   };
   uint32_t record_of(uint64_t event) const;
   uint32_t join(uint64_t stream);
+  uint32_t add_node(uint32_t ordinal);
+  void unchain();  // the chain's nodes kept one by one, from here on every node
   void mix(uint64_t v);
 
   std::vector<Stream> streams_;
@@ -71,8 +77,10 @@ class StreamFork {
   std::vector<uint32_t> node_stream_;
   std::vector<uint32_t> dep_start_;  // node i's deps: deps_[dep_start_[i] .. dep_start_[i+1])
   std::vector<uint32_t> deps_;
-  std::vector<uint32_t> node_deps_;  // count per node (size = nodes)
   uint64_t shape_ = 0;
+  bool chain_ = true;
+  uint32_t chain_nodes_ = 0;
+  mutable uint32_t chain_dep_ = 0;  // deps() of a chain's node
 };
 
 }  // namespace pygraph
