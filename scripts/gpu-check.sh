@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, for the H200 machine: builds pygraph there, runs the CPU test suite, then the
 # GPU checks and benchmarks of tests/gpu/check.py, and prints a short table last.
-#   ./scripts/gpu-check.sh [--sections doors,trace,graph,cost,bench,idle,grid,decide]
+#   ./scripts/gpu-check.sh [--sections doors,streams,trace,graph,cost,bench,idle,grid,decide]
 #                          [--models mlp,...]
 # (tests/gpu/check.py says what each section checks; logs in /tmp/pygraph-gpu, the table,
 # summaries and stats also in $OUT when set)
@@ -18,6 +18,7 @@ ctest_status=0
 tail -3 "$out/ctest.log"
 nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
 nvcc -O2 -o build-gpu/memop_loop tests/gpu/memop_loop.cu
+nvcc -O2 -o build-gpu/streams_loop tests/gpu/streams_loop.cu
 nvcc -O2 -o build-gpu/launch_cost tests/gpu/launch_cost.cu
 nvcc -O2 -o build-gpu/gpu_idle tests/gpu/gpu_idle.cu
 

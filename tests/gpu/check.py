@@ -5,6 +5,9 @@ Sections (--sections, all by default):
          graph mode its host-checked results stay right. memop_loop: kernels, memsets, device
          copies, pageable and pinned host copies per step, bitwise equal in graph mode, memops
          replayed inside graphs.
+  streams streams_loop: a loop on two streams ordered by events both ways, with waits and host
+         syncs on events recorded inside graphs, event queries and single-stream syncs: host
+         reads bitwise equal to no shim with PYGRAPH_STREAMS off and on; launches per replay.
   trace  PyTorch MLP training, eager and torch.compile'd: launches per steady-state step seen by
          the shim == kernels per step counted by torch.profiler; losses bitwise equal with and
          without the shim (off and trace mode).
@@ -41,7 +44,7 @@ import harness
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "..", "..", "scripts", "examples", "torch_workload.py")
 WORKLOAD = os.path.normpath(WORKLOAD)
-SECTIONS = "doors,trace,graph,cost,bench,idle,grid,decide"  # the default: all
+SECTIONS = "doors,streams,trace,graph,cost,bench,idle,grid,decide"  # the default: all
 
 
 class Check:
@@ -120,6 +123,31 @@ class Check:
         self.add(("memop_loop: coverage %; memop eager reasons",
                           f"{st['coverage_percent']:.1f}", str(m["eager_by_reason"])[:40],
                           "info"))
+
+    def streams(self, steps=200):
+        """Several streams in one graph (PYGRAPH_STREAMS=1) on the real driver: streams_loop's
+        host reads bitwise equal to no shim with the option off and on, and with it on, the
+        step's launches on both streams replayed together (launches per replay)."""
+        program = os.path.join(self.build, "streams_loop")
+        plain = self.run([program, str(steps)], name="streams")
+        per = {}
+        for cfg, env in (("off", {}), ("on", {"PYGRAPH_STREAMS": "1"})):
+            spath = os.path.join(self.out, f"streams-{cfg}-stats.json")
+            got = self.run([program, str(steps)], mode="graph", name="streams",
+                           env_extra=dict(env, PYGRAPH_STATS=spath))
+            same = got == plain and plain.count("\n") == 2 * (steps // 10) + 1
+            self.row(f"streams_loop: {steps} steps bitwise, streams {cfg} vs no shim",
+                     "equal" if same else "DIFFER", "equal", same)
+            st = json.load(open(spath))
+            per[cfg] = st["graphs"]["launches_per_replay"]
+            self.add((f"streams_loop, streams {cfg}: coverage %; launches/replay; flushes",
+                      f"{st['coverage_percent']:.1f}; {per[cfg]:.1f}",
+                      " ".join(f"{k}={v}" for k, v in sorted(
+                          st["flushes"]["by_reason"].items(), key=lambda kv: -kv[1])[:3]),
+                      "info"))
+        # 8 launches a step on two streams: with streams on, a graph holds whole steps.
+        self.row("streams_loop: launches per replay, streams on", f"{per['on']:.1f}",
+                 "> 2x off", per["on"] > 2 * per["off"])
 
     def hot_path(self):
         """A launch call on the real driver, timed call by call: without the shim (the driver's
@@ -366,6 +394,8 @@ def main():
     steps = []
     if "doors" in sections:
         steps += [c.doors, c.memops]
+    if "streams" in sections:
+        steps.append(c.streams)
     if "trace" in sections:
         for m in ("mlp", "mlp-compile"):
             steps += [lambda m=m: c.bitwise(m, 50), lambda m=m: c.counts(m, 50)]
