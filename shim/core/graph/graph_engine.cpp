@@ -192,21 +192,26 @@ bool GraphEngine::tainted(uint64_t stream) const {
   return all_tainted_ || std::find(tainted_.begin(), tainted_.end(), stream) != tainted_.end();
 }
 
+bool GraphEngine::may_join(uint64_t stream) const {
+  // Not the legacy stream (implicit order with every blocking stream), not beside a chunk on the
+  // legacy stream, not a per-thread stream, nothing behind which the graph could wait forever,
+  // and a side stream needs the engine's own events and the driver's wait.
+  return options_.multi_stream && !is_legacy_stream(stream) && !is_per_thread_stream(stream) &&
+         !is_legacy_stream(chunk_stream_) && !tainted(stream) && fork_.streams() < 8 &&
+         api_->stream_wait_event && api_->event_record && api_->event_create;
+}
+
 bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream) const {
   if (e.flags != 0 || !e.event || is_per_thread_stream(stream)) return false;
   const uint64_t event = reinterpret_cast<uint64_t>(e.event);
   if (e.op != Op::StreamWaitEvent) {
-    // A record: of work in the chunk (or starting it); an event recorded twice in one chunk
-    // would leave which record is its latest to the graph's order.
-    return !fork_.holds_event(event) && (pending_.empty() || fork_.holds_stream(stream));
+    // A record: of work in the chunk (or starting it, or a stream joining it); an event recorded
+    // twice in one chunk would leave which record is its latest to the graph's order.
+    return !fork_.holds_event(event) &&
+           (pending_.empty() || fork_.holds_stream(stream) || may_join(stream));
   }
   if (!fork_.holds_event(event)) return false;  // recorded outside the chunk: as today
-  if (fork_.holds_stream(stream)) return true;
-  // A new side stream: not the legacy stream (implicit order with every blocking stream), not
-  // beside a chunk on the legacy stream, nothing behind which the graph could wait forever, and
-  // a side stream needs the engine's own events and the driver's wait.
-  return !is_legacy_stream(stream) && !is_legacy_stream(chunk_stream_) && !tainted(stream) &&
-         fork_.streams() < 8 && api_->stream_wait_event && api_->event_record && api_->event_create;
+  return fork_.holds_stream(stream) || may_join(stream);
 }
 
 size_t GraphEngine::chunk_end() const {
@@ -693,7 +698,8 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   if (following_id_) {
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
-    if (!pending_.empty() && this_thread() != chunk_thread_) {
+    const bool same_thread = this_thread() == chunk_thread_;
+    if (!pending_.empty() && !same_thread) {
       // Another thread continues the chunk: fine on the same context (PyTorch's backward
       // thread), a new chunk on another.
       if (current_context() != chunk_context_) r = flush(FlushCause::kContextChange, w.op());
@@ -704,9 +710,11 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       r = issue_event_in_place(w, stream);
       return result != CUDA_SUCCESS ? result : r;
     }
-    if (!w.event && !pending_.empty() && !fork_.holds_stream(stream)) {
-      // Work of a stream the chunk does not hold (a side stream joins only through a wait on
-      // an event the chunk records): a new chunk.
+    if (!w.event && !pending_.empty() && !fork_.holds_stream(stream) &&
+        !(same_thread && may_join(stream))) {
+      // Work of a stream the chunk cannot hold: a new chunk. A stream that may join starts
+      // as a side stream with no edge into the chunk: at the launch it waits for the graph's
+      // start, as every side stream does (more order than the program asked for, never less).
       r = flush(FlushCause::kStreamChange, w.op());
       if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
     }

@@ -256,6 +256,8 @@ class GraphEngine {
   CUresult fork_side_streams();
   CUresult join_side_streams();
   bool tainted(uint64_t stream) const;
+  // Whether a stream the chunk does not hold may join it as a side stream.
+  bool may_join(uint64_t stream) const;
   CUresult admit(Work& w);  // a launch or memop: capture passthrough, refusal, or take()
   CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
   CUresult take(const Work& w, uint64_t token);        // follow, record or issue
