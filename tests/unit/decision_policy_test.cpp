@@ -103,17 +103,32 @@ TEST(DecisionPolicy, AGraphVerdictIsMeasuredAgainWhenThingsChange) {
         *p, 49, [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; }, clock);
     ASSERT_EQ(p->phase(), SequencePolicy::Phase::kGraph);
   };
-  {  // graph iterations drift by more than 10 %
+  {  // graph iterations drift by more than 15 % for 3 windows in a row
     SequencePolicy p;
     uint64_t clock = 1;
     decided_graph(&p, &clock);
     drive(
-        p, 8, [](Arm, int) { return 830'000.0; }, &clock);  // within 10 %: stays
+        p, 8, [](Arm, int) { return 900'000.0; }, &clock);  // within 15 %: stays
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
     drive(
-        p, 8, [](Arm, int) { return 950'000.0; }, &clock);
+        p, 16, [](Arm, int) { return 950'000.0; }, &clock);  // two slow windows: noise
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+    drive(
+        p, 8, [](Arm, int) { return 800'000.0; }, &clock);  // back: the count starts again
+    drive(
+        p, 16, [](Arm, int) { return 950'000.0; }, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+    drive(
+        p, 8, [](Arm, int) { return 950'000.0; }, &clock);  // the third in a row
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
     EXPECT_EQ(p.measurements(), 1u);
+  }
+  {  // chunks that grow: more patched nodes and launches per replay, the same per launch
+    SequencePolicy p;
+    uint64_t clock = 1;
+    decided_graph(&p, &clock);
+    p.replay_figures(8.0, 160.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
   }
   {  // more patched nodes per replay
     SequencePolicy p;

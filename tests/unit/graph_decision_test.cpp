@@ -87,6 +87,24 @@ class GraphDecisionTest : public ::testing::Test {
     return graphed;
   }
 
+  // A training loop that syncs every 40 iterations of 10 launches (the decide check's MLP: each
+  // chunk of the harness ends in a sync): its segment between syncs is the loop again. A launch
+  // costs 6 us recorded, 10 us eagerly.
+  void loop_with_syncs(int segments) {
+    for (int seg = 0; seg < segments; ++seg) {
+      for (int it = 0; it < 40; ++it) {
+        for (int i = 0; i < 10; ++i) {
+          const uint64_t recorded = engine_->stats().recorded;
+          launch(i, it);
+          g_now += engine_->stats().recorded > recorded ? 6'000 : 10'000;
+        }
+      }
+      ASSERT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+      ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "segment " << seg;
+      engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    }
+  }
+
   DriverApi api_;
   FunctionTable table_{&api_};
   std::unique_ptr<GraphEngine> engine_;
@@ -151,6 +169,29 @@ TEST_F(GraphDecisionTest, ALoopWithoutSyncsIsMeasuredByItsUnrolledPeriod) {
   const EngineStats& s = engine_->stats();
   EXPECT_EQ(s.decided_graph, 1u);
   EXPECT_GT(s.replayed, s.launches * 8 / 10);
+}
+
+TEST_F(GraphDecisionTest, ASegmentThatIsTheLoopAgainKeepsTheLoopsDecision) {
+  make_engine();
+  loop_with_syncs(30);
+  const EngineStats& s = engine_->stats();
+  // Before: the 400-launch segment, found at its third occurrence, was followed as a sequence
+  // of its own and measured from nothing, eager windows of whole segments (8 per window), and
+  // had no verdict after 30 segments; the loop's verdict went unused.
+  EXPECT_EQ(s.sequences_followed, 1u);
+  EXPECT_EQ(s.decided_graph, 1u);
+  EXPECT_GT(s.loops_resumed, 20u);
+  // Eager: the loop's finding and its measurement's eager windows, nothing else.
+  const uint64_t finding = s.eager[static_cast<int>(EagerReason::kNotRepeating)];
+  const uint64_t measuring = s.eager[static_cast<int>(EagerReason::kMeasuring)];
+  EXPECT_EQ(s.launches, s.replayed + finding + measuring);
+  EXPECT_LE(measuring, s.launches / 5);
+}
+
+TEST_F(GraphDecisionTest, UnmeasuredTheSegmentIsFollowedAsBefore) {
+  engine_ = std::make_unique<GraphEngine>(&api_, EngineOptions{});
+  loop_with_syncs(30);
+  EXPECT_EQ(engine_->stats().sequences_followed, 2u);  // the loop, then the segment
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ Arm SequencePolicy::arm_for(uint32_t window_index) const {
 
 void SequencePolicy::start_measuring() {
   phase_ = Phase::kMeasuring;
+  drifting_ = 0;
   source_ = "measured";
   window_index_ = 0;
   position_ = 0;
@@ -35,6 +36,7 @@ void SequencePolicy::adopt(bool graph, const std::string& source) {
   phase_ = graph ? Phase::kGraph : Phase::kEager;
   source_ = source;
   recent_.clear();
+  drifting_ = 0;
   eager_iterations_ = 0;
   recheck_after_ = options_.recheck_iterations;
   last_verdict_eager_ = !graph;
@@ -61,6 +63,7 @@ void SequencePolicy::decide() {
   if (pays) {
     phase_ = Phase::kGraph;
     recent_.clear();
+    drifting_ = 0;
     patched_at_verdict_ = patched_now_;
     launches_at_verdict_ = launches_now_;
   } else {
@@ -93,10 +96,11 @@ Arm SequencePolicy::next(uint64_t now_ns) {
         if (recent_.size() == options_.window) {
           const double now = median(recent_);
           recent_.clear();
-          if (graph_ns_ > 0 && (now > graph_ns_ * (1 + options_.drift_percent / 100) ||
-                                now < graph_ns_ * (1 - options_.drift_percent / 100))) {
-            start_measuring();
-          }
+          const bool drifts =
+              graph_ns_ > 0 && (now > graph_ns_ * (1 + options_.drift_percent / 100) ||
+                                now < graph_ns_ * (1 - options_.drift_percent / 100));
+          drifting_ = drifts ? drifting_ + 1 : 0;
+          if (drifting_ >= options_.drift_windows) start_measuring();
         }
       }
       break;
@@ -113,10 +117,12 @@ Arm SequencePolicy::next(uint64_t now_ns) {
 }
 
 void SequencePolicy::replay_figures(double patched_per_replay, double launches_per_replay) {
-  patched_now_ = patched_per_replay;
+  // Patches per replayed launch: a chunk twice as long patches twice as many nodes per replay
+  // at the same cost per launch.
+  patched_now_ = launches_per_replay > 0 ? patched_per_replay / launches_per_replay : 0;
   launches_now_ = launches_per_replay;
   if (phase_ != Phase::kGraph || patched_at_verdict_ < 0) return;
-  const bool more_patches = patched_per_replay > 1.5 * patched_at_verdict_ + 0.5;
+  const bool more_patches = patched_now_ > 1.5 * patched_at_verdict_ + 0.05;
   const bool fewer_launches = launches_per_replay < launches_at_verdict_ * 2.0 / 3.0;
   if (more_patches || fewer_launches) start_measuring();
 }

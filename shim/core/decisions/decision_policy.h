@@ -16,9 +16,11 @@
 // iterations, under 0.5 % of a 1,000-iteration run for a sequence that graphs make 15 % faster.
 //
 // Re-evaluation: a "graph" verdict is measured again when the replays change (patched nodes
-// per replay grow by half, launches per replay shrink by a third) or the graph iterations drift
-// from the figure of the verdict by more than `drift_percent`; an "eager" verdict is tried again
-// after `recheck_iterations` iterations (doubling each time it is confirmed).
+// per replayed launch grow by half, launches per replay shrink by a third; chunks that grow
+// change neither) or the graph iterations drift from the figure of the verdict by more than
+// `drift_percent` in `drift_windows` windows in a row (one slow window is noise: on the GPU
+// machine, lockstep chunk medians of one run spread by ±10 %); an "eager" verdict is tried
+// again after `recheck_iterations` iterations (doubling each time it is confirmed).
 //
 // A unit of its own: the engine asks it which way to run the next iteration and tells it the
 // time; it never reaches into the engine.
@@ -34,7 +36,8 @@ struct PolicyOptions {
   uint32_t pairs = 3;   // eager/graph window pairs per measurement
   uint32_t window = 8;  // iterations per window
   double min_gain_percent = 2.0;
-  double drift_percent = 10.0;
+  double drift_percent = 15.0;
+  uint32_t drift_windows = 3;
   uint64_t recheck_iterations = 2000;
 };
 
@@ -87,9 +90,10 @@ class SequencePolicy {
   // The verdict's figures, and what re-evaluation compares with.
   double eager_ns_ = 0, graph_ns_ = 0;
   uint32_t pairs_won_ = 0;
-  double patched_now_ = -1, launches_now_ = -1;
+  double patched_now_ = -1, launches_now_ = -1;  // per replayed launch; per replay
   double patched_at_verdict_ = -1, launches_at_verdict_ = -1;
   std::vector<double> recent_;  // graph iterations since the verdict (drift)
+  uint32_t drifting_ = 0;       // windows in a row beyond drift_percent
   uint64_t eager_iterations_ = 0, recheck_after_ = 0;
   bool last_verdict_eager_ = false;  // a confirmed eager verdict doubles recheck_after_
   uint32_t measurements_ = 0;

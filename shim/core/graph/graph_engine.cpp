@@ -220,6 +220,28 @@ size_t GraphEngine::chunk_end() const {
 
 bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
                                   uint32_t phase) {
+  const Sequence* best = candidate(tok, periodic_only, periodic_id, phase);
+  if (!best) return false;
+  follow(*best, phase);
+  return true;
+}
+
+bool GraphEngine::made_of_loop(const Sequence& segment, uint32_t loop_id, uint32_t phase) const {
+  // A scan of the segment's tokens, at a segment's start only (after a sync), with decisions on.
+  for (const Sequence& l : detector_.sequences()) {
+    if (l.id != loop_id || !l.periodic || l.tokens.empty()) continue;
+    const size_t p = l.tokens.size();
+    if (segment.tokens.size() < p) return false;
+    for (size_t i = 0; i < segment.tokens.size(); ++i) {
+      if (segment.tokens[i] != l.tokens[(phase + i) % p]) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_t periodic_id,
+                                       uint32_t phase) const {
   // Of the found sequences that begin with this launch, the one seen last is the likeliest; a
   // true variant (the short last batch of an epoch) is a sequence of its own.
   const Sequence* best = nullptr;
@@ -233,7 +255,11 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
     if (plan != plans_.end() && plan->second.disabled) continue;
     if (!best || s.last_end > best->last_end) best = &s;
   }
-  if (!best) return false;
+  return best;
+}
+
+void GraphEngine::follow(const Sequence& s, uint32_t phase) {
+  const Sequence* best = &s;  // not a copy: the detector's, unchanged while followed
   following_id_ = best->id;
   following_periodic_ = best->periodic;
   const size_t plans = plans_.size();
@@ -253,7 +279,6 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
   }
   chunk_start_ = position_;
   chunk_size_ = options_.first_chunk;
-  return true;
 }
 
 void GraphEngine::end_of_occurrence() {
@@ -644,7 +669,15 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       // of it (and a chunk's context is its thread's).
       const uint32_t resume = resume_thread_ == this_thread() ? resume_period_ : 0;
       resume_period_ = 0;  // tried once
-      if (start_following(tok, false, 0, 0)) {
+      const Sequence* segment = candidate(tok, false, 0, 0);
+      if (segment && resume && options_.measure && made_of_loop(*segment, resume, resume_phase_)) {
+        // With measured decisions, a segment that is only the loop again (a training loop's
+        // iterations between two syncs) is no sequence of its own: it would measure from
+        // nothing, eager windows of whole segments, what the loop has decided or is measuring.
+        segment = nullptr;
+      }
+      if (segment) {
+        follow(*segment, 0);
         start_occurrence();
       } else if (resume && start_following(tok, true, resume, resume_phase_)) {
         ++stats_.loops_resumed;

@@ -265,6 +265,11 @@ class GraphEngine {
   // A found sequence this launch begins: a segment at its start, or the periodic sequence
   // `periodic_id` at `phase` (the launch's index in its canonical rotation).
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id, uint32_t phase);
+  const Sequence* candidate(uint64_t token, bool periodic_only, uint32_t periodic_id,
+                            uint32_t phase) const;
+  void follow(const Sequence& s, uint32_t phase);
+  // Whether `segment` is whole repetitions of periodic sequence `loop_id` from `phase` on.
+  bool made_of_loop(const Sequence& segment, uint32_t loop_id, uint32_t phase) const;
   // At the end of the followed sequence: a segment's occurrence is complete, a loop goes on.
   void end_of_occurrence();
   // At the start of an occurrence: the plan's policy says whether it runs as graphs or eagerly
