@@ -19,6 +19,7 @@ tail -3 "$out/ctest.log"
 nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
 nvcc -O2 -o build-gpu/memop_loop tests/gpu/memop_loop.cu
 nvcc -O2 -o build-gpu/streams_loop tests/gpu/streams_loop.cu
+nvcc -O2 -o build-gpu/break_even tests/gpu/break_even.cu
 nvcc -O2 -o build-gpu/launch_cost tests/gpu/launch_cost.cu
 nvcc -O2 -o build-gpu/gpu_idle tests/gpu/gpu_idle.cu
 

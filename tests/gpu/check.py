@@ -15,7 +15,9 @@ Sections (--sections, all by default):
          steady-state coverage, graphs and patches, flushes, GPU memory.
   cost   the shim's CPU cost per launch in one process (stand-in driver), every mode; and on
          the real driver (launch_cost): the median launch call without the shim and in graph
-         mode, where it is a deferred launch (target <= 150 ns).
+         mode, where it is a deferred launch (target <= 150 ns); break_even: steps of N launches
+         and a sync without the shim and as one graph, N from 1 to 64, and the smallest N from
+         which the graph wins (issue 10, graphs that pay).
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
          CPU time per op); no shim vs graph mode vs a first chunk of 8.
@@ -148,6 +150,30 @@ class Check:
         # 8 launches a step on two streams: with streams on, a graph holds whole steps.
         self.row("streams_loop: launches per replay, streams on", f"{per['on']:.1f}",
                  "> 2x off", per["on"] > 2 * per["off"])
+
+    def break_even(self, sizes=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64), steps=2000):
+        """Issue 10's "graphs that pay": break_even's steps of N launches and a sync, without
+        the shim and in graph mode with the step in one graph (PYGRAPH_FIRST_CHUNK=N), two
+        rounds taking turns; the smallest N from which the graph wins in both rounds."""
+        program = os.path.join(self.build, "break_even")
+        won = []
+        for n in sizes:
+            med = {"none": [], "graph": []}
+            for _ in range(2):
+                for cfg in ("none", "graph"):
+                    out = self.run([program, str(n), str(steps)],
+                                   mode=None if cfg == "none" else "graph", name="break-even",
+                                   env_extra={"PYGRAPH_FIRST_CHUNK": str(n)})
+                    med[cfg].append(int(out.split()[1]))
+            none_us = statistics.mean(med["none"]) / 1e3
+            graph_us = statistics.mean(med["graph"]) / 1e3
+            if all(g < e for g, e in zip(med["graph"], med["none"])):
+                won.append(n)
+            self.add((f"break-even: step of {n} launches + sync, none / graph (us)",
+                      f"{none_us:.1f} / {graph_us:.1f}", f"{100 * (graph_us / none_us - 1):+.1f} %",
+                      "info"))
+        first = next((n for n in sizes if all(m in won for m in sizes if m >= n)), None)
+        self.add(("break-even: graphs win from N launches on (both rounds)", first, "-", "info"))
 
     def hot_path(self):
         """A launch call on the real driver, timed call by call: without the shim (the driver's
@@ -402,7 +428,7 @@ def main():
     if "graph" in sections:
         steps += [lambda m=m: c.graph_mode(m, 60) for m in models]
     if "cost" in sections:
-        steps += [c.launch_cost, c.hot_path]
+        steps += [c.launch_cost, c.hot_path, c.break_even]
     if "bench" in sections:
         steps.append(lambda: c.benchmark(steps=1000))
         steps += [lambda m=m: c.benchmark(400, m, ("none", "graph")) for m in models]
