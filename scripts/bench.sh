@@ -8,8 +8,10 @@
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls
 # end in one file. results.json, the chart speedup.png, table.md/txt and the logs (logs.tgz)
-# are copied to $OUT when it is set; with --traces also the traces (traces.tgz) and the
-# analyzer's simulate against graph mode (simulate.json, tests/bench/suite/simulate_check.py).
+# are copied to $OUT when it is set; with --traces also the traces that fit (traces.tgz; the
+# others named in traces-left-out.txt), the analyzer's summary, sequences and breaks of each
+# (cells/*.analysis.txt in logs.tgz) and its simulate against graph mode (simulate.json,
+# tests/bench/suite/simulate_check.py).
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
 # .debs/, as for scripts/gpu-check.sh.
 # The results name the commit: from git where the tree has .git, else from BENCH_COMMIT=<sha>.
@@ -45,16 +47,34 @@ if [[ " ${args[*]} " == *" --traces "* && -x $build/pygraph-analyze ]]; then
   # The analyzer's what-if on each trace against graph mode's coverage (issue 12's target).
   python3 tests/bench/suite/simulate_check.py --out "$out" --analyzer "$build/pygraph-analyze" ||
     true
+  # Its reports on each trace, here: the traces together outgrow what comes back from the
+  # device (16 MiB a file); the reports travel in logs.tgz.
+  for t in "$out"/cells/*.trace; do
+    [[ -e $t ]] || continue
+    for cmd in summary sequences breaks; do
+      echo "== pygraph-analyze $cmd"
+      "$build/pygraph-analyze" "$cmd" "$t" 2>&1 | head -200
+    done >"${t%.trace}.analysis.txt"
+  done
 fi
 if [[ -n ${OUT:-} ]]; then
   cp "$out"/results.json "$out"/table.md "$out"/table.txt "$OUT"/ 2>/dev/null || true
   cp "$out"/speedup.png "$out"/simulate.json "$OUT"/ 2>/dev/null || true
   tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace*' --exclude='*.go' --exclude='*.done' \
     cells build.log 2>/dev/null || true
-  # --traces: the trace-mode cells' traces (and children's, .trace.<pid>), for the analyzer.
-  traces=("$out"/cells/*.trace*)
-  if [[ -e ${traces[0]} ]]; then
-    tar czf "$OUT/traces.tgz" -C "$out/cells" "${traces[@]##*/}" || true
-  fi
+  # --traces: the trace-mode cells' traces (and children's, .trace.<pid>), for the analyzer,
+  # smallest first while the archive stays under the device's 16 MiB a file (compressed about
+  # 4:1); the others are named in traces-left-out.txt (their reports are in logs.tgz).
+  kept=() left=() total=0
+  while read -r size name; do
+    if ((total + size / 4 < 15 * 1024 * 1024)); then
+      kept+=("$name") total=$((total + size / 4))
+    else
+      left+=("$name")
+    fi
+  done < <(cd "$out/cells" 2>/dev/null && stat -c '%s %n' -- *.trace* 2>/dev/null | sort -n)
+  ((${#kept[@]})) && { tar czf "$OUT/traces.tgz" -C "$out/cells" "${kept[@]}" || true; }
+  ((${#left[@]})) && printf '%s\n' "${left[@]}" >"$out/traces-left-out.txt"
+  cp "$out/traces-left-out.txt" "$OUT/" 2>/dev/null || true
 fi
 exit $status
