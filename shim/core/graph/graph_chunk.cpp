@@ -109,6 +109,8 @@ CUresult ChunkGraph::add(const DriverApi& api, const RecordedNode& r, CUgraphNod
     case NodeKind::kEventRecord:
       if (!api.graph_add_event_record_node) return CUDA_ERROR_NOT_SUPPORTED;
       return api.graph_add_event_record_node(out, graph_, deps, ndeps, r.event);
+    case NodeKind::kEventWait:
+      break;  // an edge, never a node (stream_fork.h)
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
@@ -203,6 +205,8 @@ CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n,
     case NodeKind::kEventRecord:
       if (!api.graph_exec_event_record_node_set_event) return CUDA_ERROR_NOT_SUPPORTED;
       return api.graph_exec_event_record_node_set_event(exec_, n.handle, r.event);
+    case NodeKind::kEventWait:
+      break;  // an edge, never a node (stream_fork.h)
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
