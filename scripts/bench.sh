@@ -15,6 +15,7 @@
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
 # .debs/, as for scripts/gpu-check.sh.
 # The results name the commit: from git where the tree has .git, else from BENCH_COMMIT=<sha>.
+# BENCH_SHIM_MODE=off (or trace) runs the "+shim" cells in that mode instead of graph mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/pygraph-bench

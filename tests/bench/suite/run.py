@@ -128,7 +128,10 @@ class Suite:
         env.pop("LD_PRELOAD", None)
         env["PYTHONUNBUFFERED"] = "1"
         if shim:
-            env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE="graph", PYGRAPH_STATS=stats_exit)
+            # BENCH_SHIM_MODE=off or trace: the "+shim" cells in that mode, to tell the cost of
+            # the interposition itself from graph mode's (their coverage is then 0).
+            mode = os.environ.get("BENCH_SHIM_MODE", "graph")
+            env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE=mode, PYGRAPH_STATS=stats_exit)
         if trace:
             env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE="trace", PYGRAPH_TRACE=trace)
         return env
