@@ -293,7 +293,8 @@ class Suite:
 
 def machine_info():
     info = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "host": platform.node(), "commit": os.environ.get("BENCH_COMMIT", "")}
+            "host": platform.node(), "commit": os.environ.get("BENCH_COMMIT", ""),
+            "shim_mode": os.environ.get("BENCH_SHIM_MODE", "graph")}
     if not info["commit"] and shutil.which("git"):
         info["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                                         capture_output=True, text=True).stdout.strip()
