@@ -14,6 +14,7 @@
 #include "sequences.h"
 #include "simulate.h"
 #include "summary.h"
+#include "trim.h"
 
 namespace {
 
@@ -27,6 +28,7 @@ constexpr const char* kUsage =
     "TRACE\n"
     "       pygraph-analyze simulate [--config FILE | --compare A.json B.json] [--json] TRACE\n"
     "       pygraph-analyze breaks [--top N] [--launch-us X] [--json] TRACE\n"
+    "       pygraph-analyze trim --out OUT.trace [--skip N] [--launches N] [--json] TRACE\n"
     "\n"
     "commands:\n"
     "  summary     launches per interception door, top kernels, syncs and other boundary ops\n"
@@ -42,11 +44,13 @@ constexpr const char* kUsage =
     "              graphs, with how many launches and patched nodes per replay, and why not\n"
     "  breaks      what keeps launches out of graphs, ranked by the launch time it costs, with\n"
     "              call sites and kernels\n"
+    "  trim        a window of the trace's launches written as a smaller trace that every\n"
+    "              command reads like the original (for reports and golden tests)\n"
     "options:\n"
     "  --json            machine-readable output\n"
     "  --top N           rows per ranking (default 20)\n"
     "  --min-repeats N   occurrences before a sequence counts as found (default 2)\n"
-    "`pygraph-analyze COMMAND --help` says more about export, plot, simulate and breaks.\n";
+    "`pygraph-analyze COMMAND --help` says more about export, plot, simulate, breaks and trim.\n";
 
 // summary and sequences: one trace in, one report out.
 int run_report(const std::string& command, const std::vector<std::string>& args) {
@@ -92,5 +96,6 @@ int main(int argc, char** argv) {
   if (command == "plot") return run_plot(args);
   if (command == "simulate") return run_simulate(args);
   if (command == "breaks") return run_breaks(args);
+  if (command == "trim") return run_trim(args);
   return usage_error("unknown command '" + command + "'", kUsage);
 }
