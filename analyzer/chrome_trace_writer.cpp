@@ -83,7 +83,7 @@ void ChromeTraceWriter::write_event(const TimelineEvent& e, char phase, char sco
   if (phase == 'X') {
     out_ << ",\"dur\":";
     write_us(out_, e.dur_ns);
-  } else {
+  } else if (phase == 'i') {
     out_ << ",\"s\":\"" << scope << "\"";
   }
   out_ << ",\"name\":" << json_text(std::string(e.name))
@@ -102,6 +102,12 @@ bool ChromeTraceWriter::complete(const TimelineEvent& e) {
 bool ChromeTraceWriter::instant(const TimelineEvent& e) {
   if (!admit(e)) return false;
   write_event(e, 'i', 't');
+  return true;
+}
+
+bool ChromeTraceWriter::counter(const TimelineEvent& e) {
+  if (!admit(e)) return false;
+  write_event(e, 'C', 0);
   return true;
 }
 

@@ -42,6 +42,8 @@ class ChromeTraceWriter {
   // limit was reached: the event is not written, and nor is anything after it.
   bool complete(const TimelineEvent& e);
   bool instant(const TimelineEvent& e);
+  // Values over time ("C"): `args` holds one number per series, drawn as a chart on its process.
+  bool counter(const TimelineEvent& e);
 
   // Closes the document; `other` goes into its "otherData" (shown as metadata by the viewers).
   // When the limit cut the output, a last instant at the first left-out event's time says so.
@@ -59,7 +61,7 @@ class ChromeTraceWriter {
     bool written = false;
   };
   bool admit(const TimelineEvent& e);
-  // phase 'X' or 'i'; an instant's scope: 't' its track, 'g' the whole timeline.
+  // phase 'X', 'i' or 'C'; an instant's scope: 't' its track, 'g' the whole timeline.
   void write_event(const TimelineEvent& e, char phase, char scope);
   void write_metadata(int64_t pid, int64_t tid, const char* what, const nlohmann::json& args);
   void begin_record();

@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <unordered_map>
 
 #include "chrome_trace_writer.h"
 #include "cli.h"
+#include "graph_mode_events.h"
 #include "sequence_walk.h"
 
 namespace pygraph::analyze {
@@ -34,9 +36,15 @@ namespace {
 
 using nlohmann::json;
 
-// Linux pids stay below 2^22 (PID_MAX_LIMIT), so the streams' pseudo-process cannot share its
-// pid with a real process in the same view.
+// Linux pids stay below 2^22 (PID_MAX_LIMIT), so the streams' and graph mode's pseudo-processes
+// cannot share their pids with a real process in the same view.
 constexpr int64_t kStreamsPidOffset = int64_t(1) << 22;
+constexpr int64_t kGraphModePidOffset = int64_t(2) << 22;
+// Graph mode's tracks: sequences and chunks, flushes, then one per stream for its replays.
+constexpr int64_t kPlansTid = 1, kFlushesTid = 2, kReplaysTid = 16;
+// Eager launches are a running count per reason, sampled at most this many times over the run
+// (and whenever a reason first shows), so a long eager run does not double the output.
+constexpr uint64_t kEagerSamples = 1000;
 
 std::string hex(uint64_t v) {
   char buf[24];
@@ -57,27 +65,10 @@ std::string stream_name(uint64_t stream) {
   }
 }
 
-// OpRecord::stream is 0 both for the default stream and for an op without a stream argument;
-// these are the ops that have one.
-bool acts_on_stream(Op op) {
-  switch (op_info(op).cls) {
-    case OpClass::kLaunch:
-    case OpClass::kHostFunc:
-    case OpClass::kGraphLaunch:
-    case OpClass::kEvent:
-    case OpClass::kStreamOrder:
-    case OpClass::kCapture:
-      return true;
-    default:
-      break;
-  }
-  const std::string_view name = op_info(op).name;
-  return op == Op::StreamSynchronize || op == Op::StreamQuery || op == Op::StreamDestroy ||
-         name.ends_with("Async");
-}
-
 struct Counts {
   uint64_t launches = 0, ops = 0, boundaries = 0, stream_marks = 0;
+  // Graph mode's events (graph_mode_events.h); eager launches as counter samples.
+  uint64_t followed = 0, chunks = 0, replays = 0, flushes = 0, eager_samples = 0;
   uint64_t last_ns = 0;  // end of the last call written (CLOCK_MONOTONIC)
 };
 
@@ -87,11 +78,20 @@ struct Counts {
 // come in as more emitters and tracks (a graph-mode track per stream) through the same writer.
 class TimelineExport {
  public:
-  TimelineExport(const Trace& t, ChromeTraceWriter& w) : t_(t), w_(w) {
+  TimelineExport(const Trace& t, const GraphEvents& g, ChromeTraceWriter& w)
+      : t_(t), g_(g), w_(w), sample_ns_(trace_duration_ns(t) / kEagerSamples) {
     const int64_t pid = t.header.pid;
     w_.declare_process(pid, "pid " + std::to_string(pid) + ": driver calls per thread", 0);
     w_.declare_process(pid + kStreamsPidOffset,
                        "pid " + std::to_string(pid) + ": launches and calls per stream", 1);
+    const Track plans{pid + kGraphModePidOffset, kPlansTid};
+    w_.declare_process(plans.pid,
+                       "pid " + std::to_string(pid) +
+                           (g.simulated ? ": simulated graph mode (the engine run offline)"
+                                        : ": graph mode (its records)"),
+                       2);
+    w_.declare_track(plans, "sequences followed, graphs built", 1);
+    w_.declare_track({plans.pid, kFlushesTid}, "flushes (cause, op, call site)", 2);
     for (const auto& th : t.threads) {
       os_tid_[th.tid] = th.os_tid;
       w_.declare_track(
@@ -101,8 +101,14 @@ class TimelineExport {
     }
   }
 
-  // False once the writer's limit is reached.
-  bool emit(const TraceEvent& e) {
+  // The call at `i` of the trace's events, after what graph mode did while handling it; `i` ==
+  // events.size(): what it did at the end. False once the writer's limit is reached.
+  bool emit(size_t i) {
+    for (; next_ < g_.events.size() && g_.events[next_].at <= i; ++next_) {
+      if (!graph_event(g_.events[next_])) return false;
+    }
+    if (i == t_.events.size()) return eager_sample(true);
+    const TraceEvent& e = t_.events[i];
     return e.is_launch ? launch(t_.launches[e.index]) : op(t_.ops[e.index]);
   }
 
@@ -151,6 +157,8 @@ class TimelineExport {
     const TimelineEvent e{thread(l.tid), name, "launch", ns(l.ts_ns), l.dur_ns, "", &args};
     if (!call(e, l.ts_ns + l.dur_ns)) return false;
     ++counts_.launches;
+    last_stream_[l.tid] = l.stream;
+    last_stream_any_ = l.stream;
     return mark(e, l.stream, l.seq);
   }
 
@@ -174,10 +182,111 @@ class TimelineExport {
     return !on_stream || mark(e, o.stream, o.seq);
   }
 
+  // Graph mode's replays per stream. A replay record names no stream: it is the stream of the
+  // call being handled, or, for a call on none (a context sync), that thread's last launch's.
+  Track replay_track(const CallPlace& p) {
+    const auto last = last_stream_.find(p.tid);
+    const uint64_t s = p.has_stream                 ? p.stream
+                       : last != last_stream_.end() ? last->second
+                                                    : last_stream_any_;
+    auto [it, added] = replay_tracks_.emplace(s, kReplaysTid + replay_tracks_.size());
+    const Track track{t_.header.pid + kGraphModePidOffset, it->second};
+    if (added)
+      w_.declare_track(track, "replays on " + stream_name(s), static_cast<int>(it->second));
+    return track;
+  }
+
+  // At the call graph mode was handling: its start, and for replays its duration (the graph
+  // launch happened inside that call).
+  bool graph_event(const GraphEvent& g) {
+    const CallPlace p = call_place(t_, g.at);
+    const int64_t ts = static_cast<int64_t>(p.t_ns);
+    const Track plans{t_.header.pid + kGraphModePidOffset, kPlansTid};
+    json args;
+    switch (g.kind) {
+      case GraphEventKind::kFollowed: {
+        args = {{"sequence", g.sequence}, {"periodic", g.periodic}, {"length", g.length}};
+        const std::string name = "follows sequence " + std::to_string(g.sequence);
+        if (!w_.instant({plans, name, "graph_mode,followed", ts, 0, "", &args})) return false;
+        ++counts_.followed;
+        return true;
+      }
+      case GraphEventKind::kChunk: {
+        args = {{"sequence", g.sequence}, {"start", g.start}, {"end", g.end}, {"nodes", g.nodes}};
+        const std::string name = "graph built: sequence " + std::to_string(g.sequence) + " [" +
+                                 std::to_string(g.start) + ", " + std::to_string(g.end) + ")";
+        if (!w_.instant({plans, name, "graph_mode,chunk", ts, 0, "", &args})) return false;
+        ++counts_.chunks;
+        return true;
+      }
+      case GraphEventKind::kReplay: {
+        args = {{"sequence", g.sequence}, {"nodes", g.nodes}, {"patched", g.patched}};
+        const std::string name = "replay: sequence " + std::to_string(g.sequence) + ", " +
+                                 std::to_string(g.nodes) + " nodes";
+        const TimelineEvent e{
+            replay_track(p), name, "graph_mode,replay", ts, static_cast<int64_t>(p.dur_ns),
+            "good",          &args};
+        if (!w_.complete(e)) return false;
+        ++counts_.replays;
+        return true;
+      }
+      case GraphEventKind::kFlush: {
+        const bool by_op = g.cause == FlushCause::kOp;
+        const std::string why = by_op ? op_info(g.op).name : flush_cause_name(g.cause);
+        args = {{"cause", flush_cause_name(g.cause)}, {"pending", g.pending}};
+        if (by_op) args["op"] = op_info(g.op).name;
+        if (const TraceCallSite* cs = t_.callsite(g.callsite_id)) args["call_site"] = cs->frames;
+        const std::string name = "flush: " + why;
+        if (!w_.instant({{plans.pid, kFlushesTid}, name, "graph_mode,flush", ts, 0, "bad", &args}))
+          return false;
+        ++counts_.flushes;
+        return true;
+      }
+      case GraphEventKind::kEager: {
+        const std::string key =
+            std::string(g.memop ? "memops: " : "launches: ") + eager_reason_name(g.reason);
+        const bool new_key = !eager_.contains(key);
+        eager_[key] += g.count;
+        eager_changed_ = true;
+        eager_at_ns_ = ts;
+        return eager_sample(new_key);
+      }
+    }
+    return true;
+  }
+
+  // The running counts of eager launches and memops by reason, when due (or `now`).
+  bool eager_sample(bool now) {
+    if (!eager_changed_) return true;
+    if (!now && counts_.eager_samples &&
+        uint64_t(eager_at_ns_ - last_sample_ns_) < std::max<uint64_t>(sample_ns_, 1)) {
+      return true;
+    }
+    const json args = eager_;
+    const Track track{t_.header.pid + kGraphModePidOffset, kPlansTid};
+    if (!w_.counter(
+            {track, "eager so far, by reason", "graph_mode,eager", eager_at_ns_, 0, "", &args})) {
+      return false;
+    }
+    ++counts_.eager_samples;
+    last_sample_ns_ = eager_at_ns_;
+    eager_changed_ = false;
+    return true;
+  }
+
   const Trace& t_;
+  const GraphEvents& g_;
   ChromeTraceWriter& w_;
   std::unordered_map<uint16_t, int64_t> os_tid_;
   std::unordered_map<uint64_t, int64_t> streams_;  // stream -> track number, in order of sight
+  std::unordered_map<uint64_t, int64_t> replay_tracks_;  // likewise, graph mode's replays
+  std::unordered_map<uint16_t, uint64_t> last_stream_;   // thread -> its last launch's stream
+  uint64_t last_stream_any_ = 0;
+  size_t next_ = 0;  // into g_.events
+  std::map<std::string, uint64_t> eager_;
+  bool eager_changed_ = false;
+  int64_t eager_at_ns_ = 0, last_sample_ns_ = 0;
+  const uint64_t sample_ns_;
   Counts counts_;
 };
 
@@ -207,10 +316,11 @@ int run_export(const std::vector<std::string>& args) {
     std::cerr << "pygraph-analyze: cannot write " << out_path << "\n";
     return 2;
   }
+  const GraphEvents graph = graph_mode_events(trace, EngineOptions{});
   ChromeTraceWriter writer(out, limit);
-  TimelineExport timeline(trace, writer);
-  for (const TraceEvent& e : trace.events) {
-    if (!timeline.emit(e)) break;
+  TimelineExport timeline(trace, graph, writer);
+  for (size_t i = 0; i <= trace.events.size(); ++i) {
+    if (!timeline.emit(i)) break;
   }
   const uint64_t end_ns = trace.has_end ? trace.end.dur_ns : 0;
   writer.finish({{"source", "pygraph-analyze export"},
@@ -218,6 +328,7 @@ int run_export(const std::vector<std::string>& args) {
                  {"pid", trace.header.pid},
                  {"trace_version", trace.header.version},
                  {"complete", trace.has_end},
+                 {"graph_mode", graph.simulated ? "simulated" : "recorded"},
                  {"capped", writer.capped()}});
   if (!writer.ok()) {
     std::cerr << "pygraph-analyze: cannot write " << out_path << "\n";
@@ -237,6 +348,13 @@ int run_export(const std::vector<std::string>& args) {
               {"stream_marks", c.stream_marks},
               {"threads", trace.threads.size()},
               {"streams", timeline.streams()},
+              {"graph_mode",
+               {{"source", graph.simulated ? "simulated" : "recorded"},
+                {"sequences_followed", c.followed},
+                {"graphs_built", c.chunks},
+                {"replays", c.replays},
+                {"flushes", c.flushes},
+                {"eager_samples", c.eager_samples}}},
               {"capped", writer.capped()},
               {"limit", limit}};
     std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
@@ -244,8 +362,13 @@ int run_export(const std::vector<std::string>& args) {
     std::cout << "Wrote " << writer.events() << " events to " << out_path << ": " << c.launches
               << " launches and " << c.ops << " other driver calls (" << c.boundaries
               << " boundaries) on " << trace.threads.size() << " thread(s), " << c.stream_marks
-              << " marks on " << timeline.streams()
-              << " stream(s). Open it in Perfetto (ui.perfetto.dev) or chrome://tracing.\n";
+              << " marks on " << timeline.streams() << " stream(s).\n"
+              << (graph.simulated ? "Graph mode simulated offline (a trace-mode trace): "
+                                  : "Graph mode, from its records: ")
+              << c.followed << " sequences followed, " << c.chunks << " graphs built, " << c.replays
+              << " replays, " << c.flushes << " flushes, " << c.eager_samples
+              << " samples of the eager counts.\n"
+              << "Open it in Perfetto (ui.perfetto.dev) or chrome://tracing.\n";
     if (writer.capped()) {
       std::cout << "Capped at " << limit << " events (--limit): the timeline stops at "
                 << ms(shown_ns) << " of " << (end_ns ? ms(end_ns) : "the trace") << ".\n";

@@ -37,9 +37,10 @@ constexpr const char* kUsage =
     "              that repeat, what ends them (op and call site), and how many launches\n"
     "              graphs could carry\n"
     "  export      the run as a timeline for Perfetto or chrome://tracing: driver calls per\n"
-    "              thread, launches per stream, boundaries with their call sites\n"
-    "  plot        an SVG chart of launches per second over time, split into those repeated\n"
-    "              sequences could carry in graphs and eager ones, with the boundaries marked\n"
+    "              thread, launches per stream, boundaries with their call sites, and graph\n"
+    "              mode's replays, flushes and eager launches (recorded, or simulated offline)\n"
+    "  plot        an SVG chart of launches per second over time, split into those graph mode\n"
+    "              ran (or would run) in graphs and eager ones, with its flushes marked by cause\n"
     "  simulate    graph mode's own engine run over the trace offline: what it would put in\n"
     "              graphs, with how many launches and patched nodes per replay, and why not\n"
     "  breaks      what keeps launches out of graphs, ranked by the launch time it costs, with\n"
@@ -50,7 +51,7 @@ constexpr const char* kUsage =
     "  --json            machine-readable output\n"
     "  --top N           rows per ranking (default 20)\n"
     "  --min-repeats N   occurrences before a sequence counts as found (default 2)\n"
-    "`pygraph-analyze COMMAND --help` says more about export, plot, simulate, breaks and trim.\n";
+    "`pygraph-analyze COMMAND --help` says more about each command, with an example.\n";
 
 // summary and sequences: one trace in, one report out.
 int run_report(const std::string& command, const std::vector<std::string>& args) {
@@ -62,7 +63,8 @@ int run_report(const std::string& command, const std::vector<std::string>& args)
     accepted.push_back(count_option("--min-repeats", 1, 1000000, &min_repeats));
   }
   std::string path;
-  if (int status = parse_options(args, accepted, kUsage, &path); status >= 0) return status;
+  const char* usage = command == "summary" ? kSummaryUsage : kSequencesUsage;
+  if (int status = parse_options(args, accepted, usage, &path); status >= 0) return status;
 
   pygraph::Trace trace;
   pygraph::ReadResult read;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <set>
 
 #include "cli.h"
@@ -19,15 +20,17 @@ const char* const kPlotUsage =
     "TRACE\n"
     "\n"
     "Draws the run over time as an SVG chart: launches per second in each time bucket, split\n"
-    "into those that repeated sequences could carry in graphs (as counted by `sequences`: a\n"
-    "segment between boundaries, from its (min-repeats + 1)-th occurrence on) and eager ones,\n"
-    "with the syncs and other boundaries as ticks above the chart and a legend naming their\n"
-    "most frequent call sites.\n"
+    "into those graph mode ran in graphs and the eager ones, with its flushes (where graphs\n"
+    "stop: a sync or other op, a change of stream, the exit...) as ticks above the chart,\n"
+    "coloured by cause, and a legend naming their most frequent ops and call sites. A trace\n"
+    "written in graph mode is drawn from graph mode's own records; a trace-mode trace from\n"
+    "graph mode's engine run offline over it (what `simulate` counts).\n"
     "\n"
     "options:\n"
     "  --out OUT.svg     where to write the chart (default: TRACE without .trace, plus .svg)\n"
     "  --bucket-ms N     bucket width in milliseconds, e.g. 0.5 (default: about 100 buckets)\n"
-    "  --min-repeats N   occurrences before a sequence counts as found (default 2)\n"
+    "  --min-repeats N   the engine's occurrences before a sequence is followed, for a\n"
+    "                    trace-mode trace (default 2, graph mode's)\n"
     "  --json            print the bucket series as JSON instead of a sentence\n"
     "\n"
     "example:\n"
@@ -40,13 +43,19 @@ constexpr double kWidth = 960, kLeft = 80, kRight = 24;
 constexpr double kRugTop = 64, kRugHeight = 14;
 constexpr double kPlotTop = 84, kPlotHeight = 260;
 constexpr double kRow = 18;
-constexpr size_t kLegendSites = 5;  // call sites named in the legend; the rest share a colour
+constexpr size_t kLegendSites = 5;  // flush sites named in the legend; the rest summed
 constexpr size_t kMaxText = 110;    // characters of a frame in the legend
 
-constexpr const char* kGraphableColor = "#2a9d5c";
+constexpr const char* kGraphColor = "#2a9d5c";
 constexpr const char* kEagerColor = "#e76f51";
-constexpr const char* kSiteColors[kLegendSites + 1] = {"#1d4e89", "#8e44ad", "#c2185b",
-                                                       "#6d4c41", "#0097a7", "#8a8a8a"};
+// By FlushCause: op, stream change, context change, exit, fork, stall; then out of range.
+constexpr const char* kCauseColors[] = {"#1d4e89", "#8e44ad", "#c2185b", "#6d4c41",
+                                        "#0097a7", "#b8860b", "#8a8a8a"};
+static_assert(std::size(kCauseColors) == size_t(FlushCause::kCount) + 1);
+
+const char* cause_colour(FlushCause c) {
+  return kCauseColors[std::min<size_t>(size_t(c), size_t(FlushCause::kCount))];
+}
 
 // The first of 1, 2, 5 x 10^k that is >= v.
 double round_step(double v) {
@@ -104,8 +113,9 @@ std::string shorten(const std::string& s) {
   return s.size() <= kMaxText ? s : "..." + s.substr(s.size() - (kMaxText - 3));
 }
 
-std::string site_text(const BoundarySite& s) {
-  std::string text = std::to_string(s.count) + "x " + op_info(s.op).name;
+std::string site_text(const FlushSite& s) {
+  if (s.cause != FlushCause::kOp) return std::to_string(s.count) + "x " + flush_cause_name(s.cause);
+  std::string text = std::to_string(s.count) + "x op " + op_info(s.op).name;
   if (!s.frames.empty()) text += " at " + shorten(s.frames[0]);
   return text;
 }
@@ -118,16 +128,18 @@ std::string render(const Trace& t, const LaunchBuckets& b, const std::string& tr
   Svg svg(kWidth, legend_top + legend_rows * kRow + 8);
   svg.rect(0, 0, kWidth, legend_top + legend_rows * kRow + 8, "white", "");
 
-  const uint64_t eager = b.launches - b.graphable;
+  const uint64_t eager = b.eager;
   svg.text(kLeft, 26,
            "Launches over time: " + trace_name + " (pid " + std::to_string(t.header.pid) + "), " +
                duration_text(b.duration_ns) + (t.has_end ? "" : ", trace incomplete"),
            "font-size=\"16\" font-weight=\"bold\"");
   svg.text(kLeft, 46,
-           std::to_string(b.launches) + " launches: " + std::to_string(b.graphable) + " (" +
-               percent(b.graphable, b.launches) + ") could be in graphs, " + std::to_string(eager) +
-               " eager; " + std::to_string(b.marks.size()) + " boundaries; buckets of " +
-               tick_label(b.bucket_ns / 1e6, b.bucket_ns / 1e6) + " ms",
+           std::to_string(b.launches) + " launches: " + std::to_string(b.in_graphs) + " (" +
+               percent(b.in_graphs, b.launches) + ") in graphs, " + std::to_string(eager) +
+               " eager; " + std::to_string(b.marks.size()) + " flushes; buckets of " +
+               tick_label(b.bucket_ns / 1e6, b.bucket_ns / 1e6) + " ms; " +
+               (b.simulated ? "graph mode simulated offline (trace-mode trace)"
+                            : "from graph mode's records"),
            "font-size=\"12\" fill=\"#444\"");
 
   // Axes: time from the trace's start (ms, or s for long runs), launches per second.
@@ -139,7 +151,7 @@ std::string render(const Trace& t, const LaunchBuckets& b, const std::string& tr
   const double bucket_s = b.bucket_ns / 1e9;
   double max_rate = 0;
   for (const Bucket& k : b.buckets)
-    max_rate = std::max(max_rate, (k.graphable + k.eager) / bucket_s);
+    max_rate = std::max(max_rate, (k.in_graphs + k.eager) / bucket_s);
   const double y_step = round_step(std::max(max_rate, 1.0) / 5);
   const double y_max = std::ceil(std::max(max_rate, 1.0) / y_step) * y_step;
   for (double v = 0; v <= y_max * (1 + 1e-9); v += y_step) {
@@ -161,41 +173,39 @@ std::string render(const Trace& t, const LaunchBuckets& b, const std::string& tr
   svg.text(22, mid, "launches per second",
            "font-size=\"12\" transform=\"rotate(-90 22 " + Svg::num(mid) + ")\"", "middle");
 
-  // Bars: could be in graphs at the bottom, eager stacked on top; a gap when there is room.
+  // Bars: in graphs at the bottom, eager stacked on top; a gap when there is room.
   const double bar_w = b.bucket_ns * px_per_ns;
   const double gap = bar_w >= 4 ? 1 : 0;
   svg.open_group("class=\"bars\"");
   for (size_t i = 0; i < b.buckets.size(); ++i) {
     const Bucket& k = b.buckets[i];
-    if (k.graphable + k.eager == 0) continue;
+    if (k.in_graphs + k.eager == 0) continue;
     const double x = kLeft + i * bar_w;
     const std::string unit = in_s ? " s" : " ms";
     const std::string tip = "from " + short_number(i * b.bucket_ns / unit_ns) + unit + ": " +
-                            std::to_string(k.graphable + k.eager) + " launches (" +
-                            si((k.graphable + k.eager) / bucket_s) + "/s), " +
-                            std::to_string(k.graphable) + " could be in graphs, " +
-                            std::to_string(k.eager) + " eager; " + std::to_string(k.boundaries) +
-                            " boundaries";
-    const double hg = k.graphable / bucket_s / y_max * kPlotHeight;
+                            std::to_string(k.in_graphs + k.eager) + " launches (" +
+                            si((k.in_graphs + k.eager) / bucket_s) + "/s), " +
+                            std::to_string(k.in_graphs) + " in graphs, " + std::to_string(k.eager) +
+                            " eager; " + std::to_string(k.flushes) + " flushes";
+    const double hg = k.in_graphs / bucket_s / y_max * kPlotHeight;
     const double he = k.eager / bucket_s / y_max * kPlotHeight;
-    if (k.graphable)
-      svg.rect(x, bottom - hg, bar_w - gap, hg, kGraphableColor, "class=\"graphable\"", tip);
+    if (k.in_graphs)
+      svg.rect(x, bottom - hg, bar_w - gap, hg, kGraphColor, "class=\"in-graphs\"", tip);
     if (k.eager)
       svg.rect(x, bottom - hg - he, bar_w - gap, he, kEagerColor, "class=\"eager\"", tip);
   }
   svg.close_group();
 
-  // Boundaries as ticks in a strip above the chart, one per pixel column and colour (a trace
-  // with a sync per step has millions; more in one column would draw nothing new).
-  svg.text(kLeft - 6, kRugTop + 11, "boundaries", "font-size=\"11\"", "end");
-  svg.open_group("class=\"boundaries\"");
+  // Flushes as ticks in a strip above the chart, one per pixel column and cause (a trace with
+  // a sync per step has millions; more in one column would draw nothing new).
+  svg.text(kLeft - 6, kRugTop + 11, "flushes", "font-size=\"11\"", "end");
+  svg.open_group("class=\"flushes\"");
   std::set<std::pair<int64_t, size_t>> drawn;
-  for (const BoundaryMark& m : b.marks) {
+  for (const FlushMark& m : b.marks) {
     const double x = kLeft + m.t_ns * px_per_ns;
-    const size_t colour = std::min<size_t>(m.site, kLegendSites);
-    if (!drawn.insert({static_cast<int64_t>(std::floor(x)), colour}).second) continue;
-    svg.line(x, kRugTop, x, kRugTop + kRugHeight, kSiteColors[colour],
-             "class=\"boundary\" stroke-width=\"1.5\"");
+    if (!drawn.insert({static_cast<int64_t>(std::floor(x)), size_t(m.cause)}).second) continue;
+    svg.line(x, kRugTop, x, kRugTop + kRugHeight, cause_colour(m.cause),
+             "class=\"flush\" stroke-width=\"1.5\"");
   }
   svg.close_group();
 
@@ -206,11 +216,12 @@ std::string render(const Trace& t, const LaunchBuckets& b, const std::string& tr
     svg.text(kLeft + 18, y, text, "font-size=\"12\"");
     y += kRow;
   };
-  swatch(kGraphableColor, "could be in graphs: in a repeated sequence, from occurrence " +
-                              std::to_string(b.min_repeats + 1) + " on (" +
-                              std::to_string(b.graphable) + " launches)");
-  swatch(kEagerColor, "eager (" + std::to_string(eager) + " launches)");
-  svg.text(kLeft, y, "Boundaries (ticks above the chart), by call site:",
+  swatch(kGraphColor, std::string(b.simulated ? "would run" : "ran") + " in graph replays (" +
+                          std::to_string(b.in_graphs) + " launches)");
+  swatch(kEagerColor,
+         "eager, when they went to the driver (" + std::to_string(eager) + " launches)");
+  svg.text(kLeft, y,
+           "Flushes (ticks above the chart: graph mode submitted a chunk early), by cause:",
            "font-size=\"12\" font-weight=\"bold\"");
   y += kRow;
   auto site_row = [&](const char* colour, const std::string& text) {
@@ -218,16 +229,17 @@ std::string render(const Trace& t, const LaunchBuckets& b, const std::string& tr
     svg.text(kLeft + 18, y, text, "font-size=\"12\" class=\"site\"");
     y += kRow;
   };
-  for (size_t i = 0; i < legend_sites; ++i) site_row(kSiteColors[i], site_text(b.sites[i]));
+  for (size_t i = 0; i < legend_sites; ++i)
+    site_row(cause_colour(b.sites[i].cause), site_text(b.sites[i]));
   if (other_sites) {
     uint64_t n = 0;
     for (size_t i = kLegendSites; i < b.sites.size(); ++i) n += b.sites[i].count;
-    site_row(kSiteColors[kLegendSites], std::to_string(n) + "x at " +
-                                            std::to_string(b.sites.size() - kLegendSites) +
-                                            " other call sites");
+    site_row(kCauseColors[size_t(FlushCause::kCount)],
+             std::to_string(n) + "x at " + std::to_string(b.sites.size() - kLegendSites) +
+                 " other ops, call sites or causes");
   }
   if (b.sites.empty())
-    svg.text(kLeft + 18, y, "none: nothing ended a sequence", "font-size=\"12\"");
+    svg.text(kLeft + 18, y, "none: graph mode never submitted early", "font-size=\"12\"");
   return svg.finish();
 }
 
@@ -270,10 +282,10 @@ int run_plot(const std::vector<std::string>& args) {
   Trace trace;
   ReadResult read;
   if (int status = load_trace(path, &trace, &read)) return status;
-  DetectorOptions detector;
-  detector.min_repeats = static_cast<uint32_t>(min_repeats);
+  EngineOptions engine;  // as `simulate` runs it without a config file
+  engine.min_repeats = static_cast<uint32_t>(min_repeats);
   LaunchBuckets b;
-  if (!bucket_launches(trace, detector, bucket_ns, &b)) {
+  if (!bucket_launches(trace, engine, bucket_ns, &b)) {
     return usage_error("--bucket-ms cuts this trace's " + duration_text(b.duration_ns) +
                            " into more than " + std::to_string(kMaxBuckets) +
                            " buckets: choose a wider one",
@@ -292,9 +304,11 @@ int run_plot(const std::vector<std::string>& args) {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << "Wrote " << out_path << ": " << b.launches << " launches in " << b.buckets.size()
-              << " buckets of " << b.bucket_ns / 1e6 << " ms, " << b.graphable << " ("
-              << percent(b.graphable, b.launches) << ") could be in graphs; " << b.marks.size()
-              << " boundaries at " << b.sites.size() << " call site(s).\n";
+              << " buckets of " << b.bucket_ns / 1e6 << " ms, " << b.in_graphs << " ("
+              << percent(b.in_graphs, b.launches) << ") in graphs ("
+              << (b.simulated ? "graph mode simulated offline" : "graph mode's records") << "); "
+              << b.marks.size() << " flushes at " << b.sites.size()
+              << " op(s), call site(s) or cause(s).\n";
   }
   return finish(path, read);
 }

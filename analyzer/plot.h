@@ -1,6 +1,7 @@
 // `pygraph-analyze plot [--out OUT.svg] [--bucket-ms N] TRACE`: an SVG chart of the run over
-// time, launches per second that repeated sequences could carry in graphs against eager ones,
-// with the boundaries marked, so that one look shows where graphs stop.
+// time, launches per second that graph mode ran in graphs (or, for a trace-mode trace, would:
+// its engine run offline) against eager ones, with its flushes marked by cause, so that one
+// look shows where graphs stop.
 #pragma once
 
 #include <string>

@@ -82,6 +82,23 @@ json find_sequences(const Trace& t, const DetectorOptions& options, int top) {
   return out;
 }
 
+const char* const kSequencesUsage =
+    "usage: pygraph-analyze sequences [--json] [--top N] [--min-repeats N] TRACE\n"
+    "\n"
+    "The launch sequences (with the memsets and copies graph mode holds as nodes) that repeat\n"
+    "between syncs and other boundaries, found by graph mode's own detector, what ends each\n"
+    "(op and call site), and a what-if: how many launches graphs of those segments could carry.\n"
+    "Loops without boundaries are not followed here: `simulate` runs graph mode's engine.\n"
+    "\n"
+    "options:\n"
+    "  --json            the same as JSON\n"
+    "  --top N           sequences listed (default 20)\n"
+    "  --min-repeats N   occurrences before a sequence counts as found (default 2)\n"
+    "\n"
+    "example:\n"
+    "  PYGRAPH_MODE=trace PYGRAPH_TRACE=run.trace LD_PRELOAD=build/libpygraph.so python train.py\n"
+    "  pygraph-analyze sequences --top 3 run.trace\n";
+
 std::string sequences_text(const json& r) {
   std::ostringstream out;
   const uint64_t memops = r["memops"];

@@ -11,6 +11,8 @@
 
 namespace pygraph::analyze {
 
+extern const char* const kSequencesUsage;
+
 nlohmann::json find_sequences(const Trace& trace, const DetectorOptions& options, int top);
 std::string sequences_text(const nlohmann::json& result);
 

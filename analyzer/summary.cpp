@@ -139,6 +139,22 @@ json summarize(const Trace& t, const SummaryOptions& o) {
   return s;
 }
 
+const char* const kSummaryUsage =
+    "usage: pygraph-analyze summary [--json] [--top N] TRACE\n"
+    "\n"
+    "What the program launched and where it waited: launches per interception door, the top\n"
+    "kernels, the other driver calls by op, syncs and other boundaries ranked by count with\n"
+    "their call sites, and, for a trace written in graph mode, what graph mode did (coverage,\n"
+    "replays, eager launches by reason, early submissions by cause).\n"
+    "\n"
+    "options:\n"
+    "  --json    the same as JSON\n"
+    "  --top N   rows per ranking (default 20)\n"
+    "\n"
+    "example:\n"
+    "  PYGRAPH_MODE=trace PYGRAPH_TRACE=run.trace LD_PRELOAD=build/libpygraph.so python train.py\n"
+    "  pygraph-analyze summary --top 5 run.trace\n";
+
 std::string summary_text(const json& s) {
   std::ostringstream out;
   out << "pygraph trace (format " << s["trace_version"] << "), pid " << s["pid"];
@@ -159,7 +175,8 @@ std::string summary_text(const json& s) {
     out << "  " << k["count"].get<uint64_t>() << "  " << k["name"].get<std::string>() << "\n";
   }
 
-  out << "\nOther driver calls:\n";
+  // A trace of launches only has none: no heading over nothing.
+  if (!s["ops"].empty()) out << "\nOther driver calls:\n";
   for (const auto& o : s["ops"]) {
     out << "  " << o["count"].get<uint64_t>() << "  " << o["op"].get<std::string>() << " ("
         << o["class"].get<std::string>() << ")\n";

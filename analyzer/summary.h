@@ -9,6 +9,8 @@
 
 namespace pygraph::analyze {
 
+extern const char* const kSummaryUsage;
+
 struct SummaryOptions {
   int top = 20;  // rows in each ranking
 };

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analyzer_test_files.h"
+#include "graph/engine_stats.h"
 #include "trace/trace_reader.h"
 
 namespace pygraph::test {
@@ -43,6 +44,18 @@ bool is_launch(const json& ev) {
   return ev["cat"] == "launch";
 }
 
+// Graph mode's events (its records, or the engine run offline) are in categories "graph_mode,*".
+bool is_graph_mode(const json& ev) {
+  return ev.contains("cat") && ev["cat"].get<std::string>().starts_with("graph_mode,");
+}
+
+uint64_t graph_mode_events(const json& summary) {
+  const json& g = summary["graph_mode"];
+  return g["sequences_followed"].get<uint64_t>() + g["graphs_built"].get<uint64_t>() +
+         g["replays"].get<uint64_t>() + g["flushes"].get<uint64_t>() +
+         g["eager_samples"].get<uint64_t>();
+}
+
 TEST(AnalyzerExport, EveryCallOnceOnItsThreadInOrderAndMarkedOnItsStream) {
   const std::string path = two_thread_trace();
   Trace t;
@@ -75,7 +88,8 @@ TEST(AnalyzerExport, EveryCallOnceOnItsThreadInOrderAndMarkedOnItsStream) {
       continue;
     }
     ASSERT_TRUE(track_names.count(track)) << "an event before its track's name: " << ev;
-    if (ev["ph"] == "i") {  // a mark on a stream track
+    if (is_graph_mode(ev)) continue;  // AnalyzerExport.GraphMode* check those
+    if (ev["ph"] == "i") {            // a mark on a stream track
       ++marks;
       stream_events.push_back(ev);
       continue;
@@ -147,7 +161,8 @@ TEST(AnalyzerExport, EveryCallOnceOnItsThreadInOrderAndMarkedOnItsStream) {
   EXPECT_EQ(summary["other_calls"], t.ops.size());
   EXPECT_EQ(summary["boundaries"], boundaries);
   EXPECT_EQ(summary["stream_marks"], marks);
-  EXPECT_EQ(summary["events"], t.launches.size() + t.ops.size() + marks);
+  EXPECT_EQ(summary["events"],
+            t.launches.size() + t.ops.size() + marks + graph_mode_events(summary));
   EXPECT_EQ(summary["metadata_events"], metadata);
   EXPECT_EQ(summary["threads"], 2);
   EXPECT_FALSE(summary["capped"].get<bool>());
@@ -170,7 +185,7 @@ TEST(AnalyzerExport, LimitCapsTheTimelineAndSaysSo) {
       continue;
     }
     ++events;
-    if (ev["ph"] == "X") seqs.push_back(ev["args"]["seq"]);
+    if (ev["ph"] == "X" && !is_graph_mode(ev)) seqs.push_back(ev["args"]["seq"]);
   }
   EXPECT_EQ(events, 25u);
   EXPECT_EQ(notes, 1u);
@@ -186,6 +201,104 @@ TEST(AnalyzerExport, LimitCapsTheTimelineAndSaysSo) {
 
   Exported all = export_trace(GOLDEN_DIR "/loop_program.trace", {"--limit", "100000"});
   EXPECT_EQ(all.run.out.find("Capped"), std::string::npos) << all.run.out;
+}
+
+// Graph mode's events of a timeline, by category, and the graph-mode process's name.
+struct GraphModeTimeline {
+  std::map<std::string, std::vector<json>> by_cat;
+  std::string process_name;
+};
+
+GraphModeTimeline graph_mode_part(const json& timeline, int64_t pid) {
+  GraphModeTimeline g;
+  const int64_t graph_pid = pid + (int64_t(2) << 22);
+  for (const json& ev : timeline["traceEvents"]) {
+    if (ev["pid"] != graph_pid) continue;
+    if (ev["ph"] == "M" && ev["name"] == "process_name") g.process_name = ev["args"]["name"];
+    if (is_graph_mode(ev)) g.by_cat[ev["cat"]].push_back(ev);
+  }
+  return g;
+}
+
+TEST(AnalyzerExport, GraphModeRecordsBecomeReplaysFlushesAndCounts) {
+  // random_program run in graph mode on the stand-in, traced: the trace holds graph mode's own
+  // records (format 2), flushes by syncs and other causes among them, which the timeline shows
+  // one for one.
+  const std::string path = temp_path("graph-mode.trace");
+  RunResult r = run_program({RANDOM_PROGRAM, "0", "20"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                          {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                          {"PYGRAPH_MODE", "graph"},
+                                                          {"PYGRAPH_TRACE", path}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace t;
+  ASSERT_EQ(read_trace(path, &t).status, ReadStatus::kOk);
+  ASSERT_FALSE(t.engine.replays.empty());
+  Exported e = export_trace(path, {"--json"});
+  unlink(path.c_str());
+  ASSERT_EQ(e.run.exit_code, 0) << e.run.err;
+  const json summary = json::parse(e.run.out);
+  EXPECT_EQ(summary["graph_mode"]["source"], "recorded");
+  EXPECT_EQ(e.timeline["otherData"]["graph_mode"], "recorded");
+  GraphModeTimeline g = graph_mode_part(e.timeline, t.header.pid);
+  EXPECT_NE(g.process_name.find("graph mode (its records)"), std::string::npos) << g.process_name;
+
+  // Every replay, with its nodes and patched nodes, on a graph-mode track of a stream.
+  const auto& replays = g.by_cat["graph_mode,replay"];
+  ASSERT_EQ(replays.size(), t.engine.replays.size());
+  for (size_t i = 0; i < replays.size(); ++i) {
+    EXPECT_EQ(replays[i]["ph"], "X");
+    EXPECT_EQ(replays[i]["args"]["nodes"], t.engine.replays[i].nodes);
+    EXPECT_EQ(replays[i]["args"]["patched"], t.engine.replays[i].patched);
+    EXPECT_EQ(replays[i]["args"]["sequence"], t.engine.replays[i].sequence);
+  }
+  // Every flush with its cause, the op and its call site when an op caused it.
+  const auto& flushes = g.by_cat["graph_mode,flush"];
+  ASSERT_EQ(flushes.size(), t.engine.flushes.size());
+  ASSERT_FALSE(flushes.empty());
+  for (size_t i = 0; i < flushes.size(); ++i) {
+    const TraceFlush& f = t.engine.flushes[i];
+    EXPECT_EQ(flushes[i]["args"]["cause"], flush_cause_name(FlushCause(f.cause)));
+    if (f.cause == uint8_t(FlushCause::kOp)) {
+      EXPECT_EQ(flushes[i]["args"]["op"], op_info(f.op).name);
+      EXPECT_TRUE(flushes[i]["args"].contains("call_site")) << flushes[i];
+    }
+  }
+  EXPECT_EQ(g.by_cat["graph_mode,chunk"].size(), t.engine.chunks.size());
+  EXPECT_EQ(g.by_cat["graph_mode,followed"].size(), t.engine.followed.size());
+  // Eager launches as running counts by reason; the last sample holds the totals.
+  const auto& eager = g.by_cat["graph_mode,eager"];
+  ASSERT_FALSE(eager.empty());
+  std::map<std::string, uint64_t> totals;
+  for (const TraceEager& x : t.engine.eager) {
+    totals[std::string(x.memop ? "memops: " : "launches: ") +
+           eager_reason_name(EagerReason(x.reason))] += x.count;
+  }
+  EXPECT_EQ(eager.back()["ph"], "C");
+  EXPECT_EQ(eager.back()["args"], json(totals));
+  EXPECT_EQ(summary["graph_mode"]["replays"], replays.size());
+  EXPECT_EQ(summary["events"], t.launches.size() + t.ops.size() +
+                                   summary["stream_marks"].get<uint64_t>() +
+                                   graph_mode_events(summary));
+}
+
+TEST(AnalyzerExport, TraceModeGetsTheEngineRunOffline) {
+  // A trace-mode trace has no records of graph mode: the timeline shows what `simulate` runs.
+  Exported e = export_trace(GOLDEN_DIR "/loop_program.trace", {"--json"});
+  ASSERT_EQ(e.run.exit_code, 0) << e.run.err;
+  const json summary = json::parse(e.run.out);
+  RunResult sim =
+      run_program({ANALYZER, "simulate", "--json", GOLDEN_DIR "/loop_program.trace"}, {});
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const json stats = json::parse(sim.out);
+  Trace t;
+  ASSERT_EQ(read_trace(GOLDEN_DIR "/loop_program.trace", &t).status, ReadStatus::kOk);
+  GraphModeTimeline g = graph_mode_part(e.timeline, t.header.pid);
+  EXPECT_EQ(summary["graph_mode"]["source"], "simulated");
+  EXPECT_NE(g.process_name.find("simulated graph mode"), std::string::npos) << g.process_name;
+  EXPECT_EQ(g.by_cat["graph_mode,replay"].size(), stats["graphs"]["replays"].get<size_t>());
+  EXPECT_EQ(g.by_cat["graph_mode,chunk"].size(), stats["graphs"]["instantiated"].get<size_t>());
+  EXPECT_EQ(g.by_cat["graph_mode,flush"].size(), stats["flushes"]["total"].get<size_t>());
+  EXPECT_GT(g.by_cat["graph_mode,replay"].size(), 0u);
 }
 
 TEST(AnalyzerExport, NamesThatAreNotUtf8AreReplacedNotFatal) {

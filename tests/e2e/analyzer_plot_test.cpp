@@ -1,6 +1,6 @@
 // `pygraph-analyze plot`: a golden chart of a checked-in trace, an SVG whose tags balance and
-// whose bars and boundary ticks match the trace, bucket totals that agree with `sequences`,
-// and clear errors for bad options.
+// whose bars and flush ticks match what graph mode did (its records in a graph-mode trace, its
+// engine run offline as `simulate` runs it otherwise), and clear errors for bad options.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -70,48 +70,81 @@ TEST(AnalyzerPlot, Golden) {
   Plotted p = plot(kLoopTrace);
   EXPECT_EQ(p.run.exit_code, 0) << p.run.err;
   EXPECT_EQ(p.svg, slurp(GOLDEN_DIR "/loop_program.plot.svg"));
-  EXPECT_NE(p.run.out.find("48 launches in 66 buckets of 0.01 ms, 16 (33.3 %) could be in graphs; "
-                           "7 boundaries at 2 call site(s)"),
+  EXPECT_NE(p.run.out.find("48 launches in 66 buckets of 0.01 ms, 30 (62.5 %) in graphs (graph "
+                           "mode simulated offline); 0 flushes"),
             std::string::npos)
       << p.run.out;
 }
 
-TEST(AnalyzerPlot, BarsAndTicksMatchTheTraceAndSequences) {
+// The buckets' totals and the ticks against what graph mode did.
+void expect_series_matches(const Plotted& p, const json& series, uint64_t launches,
+                           uint64_t in_graphs, uint64_t flushes) {
+  uint64_t graphs = 0, eager = 0, flush_count = 0, graph_bars = 0, eager_bars = 0;
+  for (const json& b : series["buckets"]) {
+    graphs += b["in_graphs"].get<uint64_t>();
+    eager += b["eager"].get<uint64_t>();
+    flush_count += b["flushes"].get<uint64_t>();
+    graph_bars += b["in_graphs"] > 0;
+    eager_bars += b["eager"] > 0;
+  }
+  EXPECT_EQ(graphs + eager, launches);
+  EXPECT_EQ(graphs, in_graphs);
+  EXPECT_EQ(series["in_graphs"], in_graphs);
+  EXPECT_EQ(flush_count, flushes);
+  EXPECT_EQ(series["flushes"], flushes);
+  EXPECT_EQ(count(p.svg, "class=\"in-graphs\""), graph_bars);
+  EXPECT_EQ(count(p.svg, "class=\"eager\""), eager_bars);
+  EXPECT_LE(count(p.svg, "class=\"flush\""), flushes);
+  EXPECT_GE(count(p.svg, "class=\"flush\""), flushes ? 1u : 0u);
+}
+
+TEST(AnalyzerPlot, TraceModeBarsAreWhatSimulateCounts) {
   Plotted p = plot(kLoopTrace, {"--json"});
   ASSERT_EQ(p.run.exit_code, 0) << p.run.err;
   EXPECT_EQ(tag_problem(p.svg), "");
   const json series = json::parse(p.run.out);
-  RunResult sequences = run_program({ANALYZER, "sequences", "--json", kLoopTrace}, {});
-  ASSERT_EQ(sequences.exit_code, 0);
-  Trace t;
-  ASSERT_EQ(read_trace(kLoopTrace, &t).status, ReadStatus::kOk);
-
-  uint64_t graphable = 0, eager = 0, boundaries = 0, graphable_bars = 0, eager_bars = 0;
-  for (const json& b : series["buckets"]) {
-    graphable += b["graphable"].get<uint64_t>();
-    eager += b["eager"].get<uint64_t>();
-    boundaries += b["boundaries"].get<uint64_t>();
-    graphable_bars += b["graphable"] > 0;
-    eager_bars += b["eager"] > 0;
-  }
-  // Every launch in one bucket; those that could be in graphs are the what-if of `sequences`.
-  EXPECT_EQ(graphable + eager, t.launches.size());
-  EXPECT_EQ(graphable, json::parse(sequences.out)["graphable_launches"].get<uint64_t>());
-  EXPECT_EQ(graphable, 16u);
-  // The loop's only boundaries are its 7 syncs (6 steps, the odd last step).
-  EXPECT_EQ(boundaries, 7u);
-  ASSERT_EQ(series["boundary_sites"].size(), 2u);
-  EXPECT_EQ(series["boundary_sites"][0]["count"], 6);
-  EXPECT_EQ(series["boundary_sites"][0]["op"], "cuStreamSynchronize");
-  // A bar per bucket and kind that has launches; in this trace the syncs are each at least a
-  // pixel apart, so each has its own tick.
-  EXPECT_EQ(count(p.svg, "class=\"graphable\""), graphable_bars);
-  EXPECT_EQ(count(p.svg, "class=\"eager\""), eager_bars);
-  EXPECT_GT(graphable_bars, 0u);
-  EXPECT_EQ(count(p.svg, "class=\"boundary\""), 7u);
-  EXPECT_NE(p.svg.find("6x cuStreamSynchronize at loop_program!main+0x249"), std::string::npos);
+  RunResult sim = run_program({ANALYZER, "simulate", "--json", kLoopTrace}, {});
+  ASSERT_EQ(sim.exit_code, 0);
+  const json stats = json::parse(sim.out);
+  EXPECT_EQ(series["graph_mode"], "simulated");
+  // The loop [b c] without syncs is followed by the engine (the `sequences` what-if says 16).
+  expect_series_matches(p, series, 48, stats["launches"]["replayed_in_graphs"].get<uint64_t>(),
+                        stats["flushes"]["total"].get<uint64_t>());
+  EXPECT_EQ(series["in_graphs"], 30);
+  EXPECT_DOUBLE_EQ(series["coverage_percent"].get<double>(),
+                   stats["coverage_percent"].get<double>());
   EXPECT_NE(p.svg.find("launches per second"), std::string::npos);
   EXPECT_NE(p.svg.find("time since the trace started (ms)"), std::string::npos);
+}
+
+TEST(AnalyzerPlot, GraphModeTraceIsDrawnFromItsRecords) {
+  // random_program in graph mode on the stand-in with a trace (syncs, copies and frees that
+  // flush): the chart's counts are the trace's own records of graph mode.
+  const std::string path = temp_path("graph-plot.trace");
+  RunResult r = run_program({RANDOM_PROGRAM, "0", "20"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                          {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                          {"PYGRAPH_MODE", "graph"},
+                                                          {"PYGRAPH_TRACE", path}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace t;
+  ASSERT_EQ(read_trace(path, &t).status, ReadStatus::kOk);
+  Plotted p = plot(path, {"--json"});
+  unlink(path.c_str());
+  ASSERT_EQ(p.run.exit_code, 0) << p.run.err;
+  EXPECT_EQ(tag_problem(p.svg), "");
+  const json series = json::parse(p.run.out);
+  EXPECT_EQ(series["graph_mode"], "recorded");
+  uint64_t eager = 0;
+  for (const TraceEager& x : t.engine.eager) eager += x.memop ? 0 : x.count;
+  ASSERT_FALSE(t.engine.flushes.empty());
+  expect_series_matches(p, series, t.launches.size(), t.launches.size() - eager,
+                        t.engine.flushes.size());
+  EXPECT_NE(p.svg.find("from graph mode's records"), std::string::npos);
+  // Flushes by an op are named with the op and the call site in the legend.
+  ASSERT_FALSE(series["flush_sites"].empty());
+  EXPECT_EQ(series["flush_sites"][0]["cause"], "op");
+  EXPECT_NE(p.svg.find("x op " + series["flush_sites"][0]["op"].get<std::string>() + " at "),
+            std::string::npos);
 }
 
 TEST(AnalyzerPlot, BucketWidthAndManyBoundaries) {
@@ -132,11 +165,10 @@ TEST(AnalyzerPlot, BucketWidthAndManyBoundaries) {
   EXPECT_EQ(series["bucket_ms"], 0.25);
   EXPECT_EQ(series["buckets"].size(), static_cast<size_t>(std::ceil(duration / 0.25)));
   EXPECT_EQ(series["launches"], 480);
-  EXPECT_EQ(series["boundaries"], 48);
-  // Ticks: at most one per pixel column and call site, at least one per call site.
-  const size_t ticks = count(p.svg, "class=\"boundary\"");
-  EXPECT_LE(ticks, 48u);
-  EXPECT_GE(ticks, series["boundary_sites"].size());
+  // Ticks: at most one per pixel column and cause, at least one per cause.
+  const size_t ticks = count(p.svg, "class=\"flush\"");
+  EXPECT_LE(ticks, series["flushes"].get<size_t>());
+  EXPECT_GE(ticks, series["flushes_by_cause"].size());
   // 100 ns buckets would be tens of thousands for this run: refused with the reason.
   EXPECT_EQ(tiny.run.exit_code, 1);
   EXPECT_NE(tiny.run.err.find("into more than 10000 buckets"), std::string::npos) << tiny.run.err;
