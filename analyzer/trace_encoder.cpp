@@ -158,6 +158,21 @@ void TraceEncoder::eager(const TraceEager& e) {
   put(r);
 }
 
+void TraceEncoder::decision(const TraceDecision& e) {
+  DecisionRecord r{};
+  r.seq = e.seq;
+  r.sequence = e.sequence;
+  r.verdict = static_cast<uint8_t>(e.verdict);
+  r.source = static_cast<uint8_t>(e.source);
+  r.signature_len = static_cast<uint16_t>(e.signature.size());
+  r.eager_ns = e.eager_ns;
+  r.graph_ns = e.graph_ns;
+  r.launches = e.launches;
+  begin(RecordType::kDecision, sizeof r + r.signature_len);
+  put(r);
+  put_bytes(e.signature.data(), r.signature_len);
+}
+
 void TraceEncoder::end(EndRecord r) {
   r.records = records_;
   begin(RecordType::kEnd, sizeof r);

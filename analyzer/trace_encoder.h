@@ -27,6 +27,7 @@ class TraceEncoder {
   void replay(const TraceReplay& e);
   void flush(const TraceFlush& e);
   void eager(const TraceEager& e);
+  void decision(const TraceDecision& e);
   // The end record; its `records` is set to the records written before it.
   void end(trace::EndRecord r);
 

@@ -128,6 +128,7 @@ Trimmed trim_trace(const Trace& t, const TrimWindow& w) {
   gather(t.engine.replays, 2);
   gather(t.engine.flushes, 3);
   gather(t.engine.eager, 4);
+  gather(t.engine.decisions, 5);
   std::stable_sort(engine.begin(), engine.end(),
                    [](const EngineItem& a, const EngineItem& b) { return a.seq < b.seq; });
   for (const EngineItem& item : engine) {
@@ -187,8 +188,11 @@ Trimmed trim_trace(const Trace& t, const TrimWindow& w) {
           enc.flush(f);
           break;
         }
-        default:
+        case 4:
           enc.eager(t.engine.eager[item.index]);
+          break;
+        default:
+          enc.decision(t.engine.decisions[item.index]);
       }
     }
   };

@@ -71,6 +71,45 @@ TEST(TraceEngineEvents, GraphModeEventsAddUpToItsStats) {
   unlink(stats.c_str());
 }
 
+// Measured decisions (decision_program: 40 steps of 3 launches and a sync): every verdict the
+// stats count is in the trace with its sequence's signature, verdict and source.
+TEST(TraceEngineEvents, EveryDecisionIsInTheTraceWithItsSignatureAndFigures) {
+  const std::string trace = temp_path("decisions.trace");
+  const std::string stats = temp_path("decisions-stats.json");
+  const std::string cache = temp_path("decisions-cache.json");  // empty: the verdict is measured
+  RunResult r = run_program({DECISION_PROGRAM}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                 {"PYGRAPH_CACHE", cache},
+                                                 {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                 {"PYGRAPH_MODE", "graph"},
+                                                 {"PYGRAPH_MEASURE_WINDOWS", "1"},
+                                                 {"PYGRAPH_MEASURE_ITERATIONS", "2"},
+                                                 {"PYGRAPH_TRACE", trace},
+                                                 {"PYGRAPH_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
+  Trace t;
+  ASSERT_EQ(read_trace(trace, &t).status, ReadStatus::kOk);
+  const auto& d = s["decisions"];
+  size_t verdicts = 0;
+  for (const TraceDecision& x : t.engine.decisions) {
+    verdicts += x.verdict != trace::DecisionVerdict::kMeasuring;
+    EXPECT_EQ(x.launches, 3u);
+  }
+  EXPECT_EQ(verdicts, d["graph"].get<size_t>() + d["eager"].get<size_t>());
+  ASSERT_GT(verdicts, 0u);
+  const TraceDecision& last = t.engine.decisions.back();
+  ASSERT_EQ(d["sequences"].size(), 1u);
+  EXPECT_EQ(last.signature, d["sequences"][0]["signature"].get<std::string>());
+  EXPECT_EQ(trace::decision_verdict_name(last.verdict), d["sequences"][0]["verdict"]);
+  EXPECT_EQ(trace::decision_source_name(last.source), d["sequences"][0]["source"]);
+  EXPECT_GT(last.eager_ns, 0.0);  // measured: the eager and graph windows' medians
+  EXPECT_GT(last.graph_ns, 0.0);
+  unlink(trace.c_str());
+  unlink(stats.c_str());
+  unlink(cache.c_str());
+  unlink((cache + ".lock").c_str());
+}
+
 TEST(TraceEngineEvents, TraceModeWritesNoEngineEvents) {
   const std::string trace = temp_path("trace-mode.trace");
   RunResult r = run_program({RANDOM_PROGRAM, "0", "3"}, {{"LD_PRELOAD", PYGRAPH_SHIM},

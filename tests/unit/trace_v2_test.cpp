@@ -32,6 +32,9 @@ std::string write_events() {
   o.flushed(FlushCause::kStall, Op::kCount, 2);
   o.eager(false, EagerReason::kShortChunk);
   o.eager(true, EagerReason::kMismatch);
+  SequencePolicy cached;
+  cached.adopt(false, "cached");
+  o.decided(7, "sig-7", cached, 12);
   OpCall copy{Op::MemcpyHtoDAsync, trace::Door::kExport, 0x10, 0, 0x2000, 64};
   copy.memop = true;
   copy.src = 0x3000;
@@ -81,6 +84,14 @@ TEST(TraceV2, EveryEngineRecordAndMemopDetailRoundTrips) {
   EXPECT_FALSE(e.eager[0].memop);
   EXPECT_TRUE(e.eager[1].memop);
   EXPECT_LT(e.followed[0].seq, e.chunks[0].seq);  // one counter with launches and ops
+  ASSERT_EQ(e.decisions.size(), 1u);
+  EXPECT_EQ(e.decisions[0].sequence, 7u);
+  EXPECT_EQ(e.decisions[0].signature, "sig-7");
+  EXPECT_EQ(e.decisions[0].verdict, trace::DecisionVerdict::kEager);
+  EXPECT_EQ(e.decisions[0].source, trace::DecisionSource::kCached);
+  EXPECT_EQ(e.decisions[0].launches, 12u);
+  EXPECT_EQ(e.decisions[0].eager_ns, 0.0);  // adopted: no figures
+  EXPECT_LT(e.eager[1].seq, e.decisions[0].seq);
   ASSERT_EQ(t.ops.size(), 2u);
   EXPECT_TRUE(t.ops[0].has_detail);
   EXPECT_EQ(t.ops[0].src, 0x3000u);

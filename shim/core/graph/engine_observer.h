@@ -2,12 +2,14 @@
 // `breaks` (which op, call site or kernel keeps launches out of graphs) and the trace, which
 // records graph mode's own events when PYGRAPH_TRACE is set (recording/trace_observer.h). The
 // engine has none by default; it calls one only where it already does slow work (eager launches,
-// early submissions, ends of segments, replays), never for a recorded launch.
+// early submissions, ends of segments, replays, verdicts), never for a recorded launch.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
+#include "decisions/decision_policy.h"
 #include "driver/ops.h"
 #include "graph/engine_stats.h"
 
@@ -28,6 +30,10 @@ class EngineObserver {
   virtual void chunk_built(uint32_t sequence, uint32_t start, uint32_t end, size_t nodes) {}
   // A chunk of `sequence` ran as a graph replay.
   virtual void replayed(uint32_t sequence, size_t nodes, uint32_t patched) {}
+  // `sequence`'s policy reached a verdict, changed it, or went back to measuring; `policy`
+  // holds the verdict, its source and figures, `length` its launches and memops an occurrence.
+  virtual void decided(uint32_t sequence, const std::string& signature,
+                       const SequencePolicy& policy, size_t length) {}
 };
 
 }  // namespace pygraph

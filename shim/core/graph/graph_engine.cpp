@@ -368,6 +368,7 @@ void GraphEngine::name_plan(Plan& plan) {
     plan.config_eager = true;
     plan.policy.adopt(false, "config");
     ++stats_.decided_config;
+    if (observer_) observer_->decided(following_id_, plan.signature, plan.policy, plan.length);
     return;
   }
   if (!options_.measure) return;
@@ -376,6 +377,7 @@ void GraphEngine::name_plan(Plan& plan) {
     // Warm start: an earlier run measured it on this GPU, driver and shim.
     plan.policy.adopt(d->verdict == "graph", "cached");
     ++stats_.decided_cached;
+    if (observer_) observer_->decided(following_id_, plan.signature, plan.policy, plan.length);
   } else {
     ++stats_.measurements;  // its first measurement: the windows under way go on
   }
@@ -466,6 +468,7 @@ void GraphEngine::start_occurrence() {
     if (after == SequencePolicy::Phase::kGraph) ++stats_.decided_graph;
     if (after == SequencePolicy::Phase::kEager) ++stats_.decided_eager;
     if (after != SequencePolicy::Phase::kMeasuring) record_decision(*plan_);
+    if (observer_) observer_->decided(following_id_, plan_->signature, policy, plan_->length);
   }
 }
 

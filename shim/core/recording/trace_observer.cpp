@@ -70,4 +70,38 @@ void TraceObserver::replayed(uint32_t sequence, size_t nodes, uint32_t patched) 
   write(trace::RecordType::kReplay, r);
 }
 
+void TraceObserver::decided(uint32_t sequence, const std::string& signature,
+                            const SequencePolicy& policy, size_t length) {
+  trace::DecisionRecord r{};
+  r.sequence = sequence;
+  switch (policy.phase()) {
+    case SequencePolicy::Phase::kMeasuring:
+      r.verdict = static_cast<uint8_t>(trace::DecisionVerdict::kMeasuring);
+      break;
+    case SequencePolicy::Phase::kGraph:
+      r.verdict = static_cast<uint8_t>(trace::DecisionVerdict::kGraph);
+      break;
+    case SequencePolicy::Phase::kEager:
+      r.verdict = static_cast<uint8_t>(trace::DecisionVerdict::kEager);
+      break;
+  }
+  const std::string& source = policy.source();
+  r.source = static_cast<uint8_t>(source == "cached"   ? trace::DecisionSource::kCached
+                                  : source == "config" ? trace::DecisionSource::kConfig
+                                                       : trace::DecisionSource::kMeasured);
+  r.eager_ns = policy.eager_ns();
+  r.graph_ns = policy.graph_ns();
+  r.launches = u32(length);
+  // A signature longer than the length field holds is cut: it still names the sequence here.
+  r.signature_len = static_cast<uint16_t>(std::min<size_t>(signature.size(), 0xffff));
+  TraceWriter& w = trace_writer();
+  uint8_t* p = w.begin(trace::RecordType::kDecision,
+                       sizeof(trace::RecordHeader) + sizeof(r) + r.signature_len);
+  if (!p) return;
+  r.seq = w.next_seq();
+  std::memcpy(p, &r, sizeof(r));
+  std::memcpy(p + sizeof(r), signature.data(), r.signature_len);
+  w.commit();
+}
+
 }  // namespace pygraph

@@ -1,5 +1,6 @@
 // Graph mode's own events written into the trace (format 2: FollowedRecord, ChunkRecord,
-// ReplayRecord, FlushRecord, EagerRecord). The engine calls it only when PYGRAPH_TRACE is set
+// ReplayRecord, FlushRecord, EagerRecord,
+// DecisionRecord). The engine calls it only when PYGRAPH_TRACE is set
 // (no observer otherwise: a null check is all graph mode pays), and only where it already does
 // slow work; a recorded launch never reaches it.
 #pragma once
@@ -17,6 +18,8 @@ class TraceObserver : public EngineObserver {
   void followed(uint32_t sequence, bool periodic, size_t length) override;
   void chunk_built(uint32_t sequence, uint32_t start, uint32_t end, size_t nodes) override;
   void replayed(uint32_t sequence, size_t nodes, uint32_t patched) override;
+  void decided(uint32_t sequence, const std::string& signature, const SequencePolicy& policy,
+               size_t length) override;
 
  private:
   Recorder* recorder_;

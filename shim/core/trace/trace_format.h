@@ -15,7 +15,7 @@
 namespace pygraph::trace {
 
 inline constexpr char kMagic[8] = {'P', 'Y', 'G', 'T', 'R', 'A', 'C', 'E'};
-// 2: memop details after an op record; graph mode's own events (records 7 to 11).
+// 2: memop details after an op record; graph mode's own events (records 7 to 12).
 inline constexpr uint32_t kTraceVersion = 2;
 
 // How a call reached the shim: the three doors to the driver's entry points.
@@ -47,11 +47,12 @@ enum class RecordType : uint16_t {
   kEnd = 5,       // EndRecord: written at a clean exit; its absence means the process died
   kThread = 6,    // ThreadRecord: a thread seen for the first time
   // Version 2: what graph mode did, written only when it runs with a trace.
-  kFollowed = 7,  // FollowedRecord: the engine began following a sequence (its first time)
-  kChunk = 8,     // ChunkRecord: a graph was built for a chunk of a sequence
-  kReplay = 9,    // ReplayRecord: a chunk ran as a graph replay
-  kFlush = 10,    // FlushRecord: recorded work was submitted before its chunk was complete
-  kEager = 11,    // EagerRecord: a launch or memop went to the driver as a plain call
+  kFollowed = 7,   // FollowedRecord: the engine began following a sequence (its first time)
+  kChunk = 8,      // ChunkRecord: a graph was built for a chunk of a sequence
+  kReplay = 9,     // ReplayRecord: a chunk ran as a graph replay
+  kFlush = 10,     // FlushRecord: recorded work was submitted before its chunk was complete
+  kEager = 11,     // EagerRecord: a launch or memop went to the driver as a plain call
+  kDecision = 12,  // DecisionRecord: a sequence's measured decision was reached or changed
 };
 
 struct RecordHeader {
@@ -202,6 +203,26 @@ struct EagerRecord {
   uint16_t reserved;
   uint32_t count;  // this many, for one reason
 };
+
+// A sequence's verdict reached or changed (decisions/decision_policy.h): by measuring, from the
+// cache, or by the config's kernel patterns; and back to measuring when a verdict is measured
+// again. Followed by signature_len bytes of its signature (signature.h; empty while its nodes
+// are not all named yet), so that `breaks` can name it and match it against the cache file.
+struct DecisionRecord {
+  uint64_t seq;
+  uint32_t sequence;  // the detector's sequence id, as in FollowedRecord
+  uint8_t verdict;    // DecisionVerdict
+  uint8_t source;     // DecisionSource
+  uint16_t signature_len;
+  double eager_ns;    // median iteration of the eager windows (0: not measured)
+  double graph_ns;    // median iteration of the graph windows (0: not measured)
+  uint32_t launches;  // launches and memops in one occurrence of the sequence
+  uint32_t reserved;
+};
+enum class DecisionVerdict : uint8_t { kMeasuring = 0, kGraph = 1, kEager = 2, kCount };
+enum class DecisionSource : uint8_t { kMeasured = 0, kCached = 1, kConfig = 2, kCount };
+const char* decision_verdict_name(DecisionVerdict v);
+const char* decision_source_name(DecisionSource s);
 
 struct EndRecord {
   uint64_t records;    // records written before this one

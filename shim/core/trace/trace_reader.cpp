@@ -196,6 +196,27 @@ bool parse_engine_event(RecordType type, Cursor& c, size_t size, uint32_t versio
       e.eager.push_back({r.seq, r.reason, r.memop == 1, r.count});
       return true;
     }
+    case RecordType::kDecision: {
+      DecisionRecord r;
+      if (version < 2 || size < sizeof(r) || !c.get(&r) || size != sizeof(r) + r.signature_len ||
+          r.verdict >= static_cast<uint8_t>(DecisionVerdict::kCount) ||
+          r.source >= static_cast<uint8_t>(DecisionSource::kCount)) {
+        return false;
+      }
+      TraceDecision d;
+      d.seq = r.seq;
+      d.sequence = r.sequence;
+      d.launches = r.launches;
+      d.verdict = static_cast<DecisionVerdict>(r.verdict);
+      d.source = static_cast<DecisionSource>(r.source);
+      d.eager_ns = r.eager_ns;
+      d.graph_ns = r.graph_ns;
+      const uint8_t* text = nullptr;
+      if (!c.bytes(r.signature_len, &text)) return false;
+      d.signature.assign(reinterpret_cast<const char*>(text), r.signature_len);
+      e.decisions.push_back(std::move(d));
+      return true;
+    }
     default:
       return false;
   }
@@ -280,6 +301,7 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
       case RecordType::kReplay:
       case RecordType::kFlush:
       case RecordType::kEager:
+      case RecordType::kDecision:
         ok = parse_engine_event(static_cast<RecordType>(h.type), c, h.size - sizeof(h),
                                 t->header.version, t);
         break;
@@ -322,6 +344,7 @@ ReadResult parse_trace(const uint8_t* data, size_t size, Trace* t) {
   by_seq(t->engine.replays);
   by_seq(t->engine.flushes);
   by_seq(t->engine.eager);
+  by_seq(t->engine.decisions);
 
   if (!problem.empty()) {
     res.status = ReadStatus::kIncomplete;

@@ -82,15 +82,26 @@ struct TraceEager {
   bool memop = false;
   uint32_t count = 0;
 };
+struct TraceDecision {
+  uint64_t seq = 0;
+  uint32_t sequence = 0, launches = 0;
+  trace::DecisionVerdict verdict = trace::DecisionVerdict::kMeasuring;
+  trace::DecisionSource source = trace::DecisionSource::kMeasured;
+  double eager_ns = 0, graph_ns = 0;  // 0: not measured (cached, config)
+  std::string signature;              // "" while not known
+  // What graphs gain over eager launches, as the policy computes it (negative: slower).
+  double gain_percent() const { return eager_ns > 0 ? 100.0 * (1.0 - graph_ns / eager_ns) : 0; }
+};
 struct TraceEngineEvents {
   std::vector<TraceFollowed> followed;
   std::vector<TraceChunk> chunks;
   std::vector<TraceReplay> replays;
   std::vector<TraceFlush> flushes;
   std::vector<TraceEager> eager;
+  std::vector<TraceDecision> decisions;
   bool empty() const {
     return followed.empty() && chunks.empty() && replays.empty() && flushes.empty() &&
-           eager.empty();
+           eager.empty() && decisions.empty();
   }
 };
 
