@@ -8,24 +8,29 @@
 
 #include "cli.h"
 #include "graph/engine_observer.h"
+#include "graph_mode_events.h"
+#include "recording/callsite.h"
 #include "simulate.h"
 
 namespace pygraph::analyze {
 namespace {
 
 const char* const kBreaksUsage =
-    "usage: pygraph-analyze breaks [--top N] [--launch-us X] [--json] TRACE\n"
+    "usage: pygraph-analyze breaks [--top N] [--launch-us X] [--config FILE] [--json] TRACE\n"
     "\n"
     "Ranks what keeps launches out of graphs by the launch time it costs, each with its call\n"
     "site or kernel: syncs and host reads whose steps never repeat the same way, launches no\n"
     "graph can hold, the places where a repeated sequence goes elsewhere, ops that submit a\n"
-    "chunk early. Graph mode's own engine runs over the trace offline to find them (as\n"
-    "`simulate` does); the cost is eager launches times the launch cost, plus a graph launch\n"
-    "per chunk cut early.\n"
+    "chunk early, sequences whose graphs measured as not paying. A trace written in graph mode\n"
+    "holds what graph mode did: its own records are read. Otherwise graph mode's engine runs\n"
+    "over the trace offline to find them (as `simulate` does). The cost is eager launches times\n"
+    "the launch cost, plus a graph launch per chunk cut early.\n"
     "\n"
     "options:\n"
     "  --top N         rows (default 20)\n"
     "  --launch-us X   CPU cost of one eager launch in microseconds (default 3.5)\n"
+    "  --config FILE   simulate the engine this pygraph config file sets up (as `simulate\n"
+    "                  --config`); a graph-mode trace is read as it ran\n"
     "  --json          machine-readable output\n"
     "\n"
     "example:\n"
@@ -34,13 +39,14 @@ const char* const kBreaksUsage =
     "       launches run eagerly each time (57000 eager launches, ~199.5 ms)\n";
 
 // What a break is put down to.
-enum class Kind { kBoundary, kKernel, kDiverges, kCutsChunks, kEnd };
+enum class Kind { kBoundary, kKernel, kDiverges, kCutsChunks, kDrained, kDecision, kEnd };
 
 struct Key {
   Kind kind;
-  uint32_t op;        // the op (boundaries, cuts) or the reason (kernels)
-  uint32_t callsite;  // boundaries and cuts: the call site id
-  uint32_t function;  // kernels and divergences: the function id
+  uint32_t op;        // the op (boundaries, cuts, drains) or the reason (kernels, decisions)
+  uint32_t callsite;  // boundaries, cuts, drains: the call site id
+  uint32_t function;  // kernels and divergences: the function id; drains: the reason;
+                      // decisions: the sequence
   bool operator<(const Key& o) const {
     return std::tie(kind, op, callsite, function) < std::tie(o.kind, o.op, o.callsite, o.function);
   }
@@ -56,28 +62,77 @@ class Attribution : public EngineObserver {
  public:
   explicit Attribution(const Trace& trace) : trace_(trace) {}
 
-  void at(const TraceEvent& e) { event_ = e; }
-
-  void eager(bool memop, EagerReason reason) override {
-    if (memop) return;  // launches are what is ranked
-    switch (reason) {
-      case EagerReason::kNotRepeating:
-        ++unexplained_;  // put down to whatever ends the segment
-        return;
-      case EagerReason::kMismatch:
-        ++tally(Key{Kind::kDiverges, 0, 0, function()}).eager;
-        return;
-      default:
-        ++tally(Key{Kind::kKernel, static_cast<uint32_t>(reason), 0, function()}).eager;
-        return;
-    }
+  void at(const TraceEvent& e) {
+    event_ = e;
+    flush_site_ = 0;
   }
 
-  void flushed(FlushCause cause, Op op, size_t) override {
+  void eager(bool memop, EagerReason reason) override { eager_launches(memop, reason, 1); }
+
+  void eager_launches(bool memop, EagerReason reason, uint64_t count) {
+    if (memop) return;  // launches are what is ranked
+    if (reason == EagerReason::kNotRepeating) {
+      unexplained_ += count;  // put down to whatever ends the segment
+      return;
+    }
+    if (reason == EagerReason::kDecidedEager || reason == EagerReason::kMeasuring) {
+      // The sequence whose eager arm runs: the last one to reach that phase.
+      const uint32_t sequence = reason == EagerReason::kDecidedEager ? eager_ : measuring_;
+      tally(Key{Kind::kDecision, static_cast<uint32_t>(reason), 0, sequence}).eager += count;
+      return;
+    }
+    if (!is_launch()) {
+      // Work recorded earlier, sent out while an op (or the end) is handled: the op cut it.
+      // An op without a call site of its own may have had one taken for its flush.
+      const uint32_t site = callsite() ? callsite() : flush_site_;
+      tally(Key{Kind::kDrained, op(), site, static_cast<uint32_t>(reason)}).eager += count;
+      return;
+    }
+    if (reason == EagerReason::kMismatch) {
+      tally(Key{Kind::kDiverges, 0, 0, function()}).eager += count;
+      return;
+    }
+    tally(Key{Kind::kKernel, static_cast<uint32_t>(reason), 0, function()}).eager += count;
+  }
+
+  void decided(uint32_t sequence, const std::string& signature, const SequencePolicy& policy,
+               size_t length) override {
+    TraceDecision d;
+    d.sequence = sequence;
+    d.signature = signature;
+    d.launches = static_cast<uint32_t>(length);
+    d.verdict = policy.phase() == SequencePolicy::Phase::kGraph ? trace::DecisionVerdict::kGraph
+                : policy.phase() == SequencePolicy::Phase::kEager
+                    ? trace::DecisionVerdict::kEager
+                    : trace::DecisionVerdict::kMeasuring;
+    d.source = policy.source() == "cached"   ? trace::DecisionSource::kCached
+               : policy.source() == "config" ? trace::DecisionSource::kConfig
+                                             : trace::DecisionSource::kMeasured;
+    d.eager_ns = policy.eager_ns();
+    d.graph_ns = policy.graph_ns();
+    decision(d);
+  }
+
+  void decision(const TraceDecision& d) {
+    if (d.verdict == trace::DecisionVerdict::kEager) {
+      eager_ = d.sequence;
+      ++tally(
+            Key{Kind::kDecision, static_cast<uint32_t>(EagerReason::kDecidedEager), 0, d.sequence})
+            .times;
+    } else if (d.verdict == trace::DecisionVerdict::kMeasuring) {
+      measuring_ = d.sequence;
+    }
+    decisions_[d.sequence] = d;
+  }
+
+  void flushed(FlushCause cause, Op op, size_t) override { flushed_at(cause, op, callsite()); }
+
+  void flushed_at(FlushCause cause, Op op, uint32_t callsite) {
+    if (cause == FlushCause::kOp) flush_site_ = callsite;
     ++tally(Key{Kind::kCutsChunks,
                 cause == FlushCause::kOp ? static_cast<uint32_t>(op)
                                          : 1000 + static_cast<uint32_t>(cause),
-                callsite(), 0})
+                cause == FlushCause::kOp ? callsite : 0, 0})
           .cuts;
   }
 
@@ -95,6 +150,8 @@ class Attribution : public EngineObserver {
   }
 
   const std::map<Key, Tally>& tallies() const { return tallies_; }
+  // The last decision of each sequence, by its id.
+  const std::map<uint32_t, TraceDecision>& decisions() const { return decisions_; }
 
  private:
   bool is_launch() const { return event_.is_launch && event_.index != ~0u; }
@@ -102,21 +159,75 @@ class Attribution : public EngineObserver {
   uint32_t callsite() const {
     return !event_.is_launch && event_.index != ~0u ? trace_.ops[event_.index].callsite_id : 0;
   }
+  // The op being handled; Op::kCount at the end of the trace.
+  uint32_t op() const {
+    return !event_.is_launch && event_.index != ~0u
+               ? static_cast<uint32_t>(trace_.ops[event_.index].op)
+               : static_cast<uint32_t>(Op::kCount);
+  }
   Tally& tally(const Key& k) {
     Tally& t = tallies_[k];
-    if (k.kind != Kind::kBoundary) ++t.times;
+    if (k.kind != Kind::kBoundary && k.kind != Kind::kDecision) ++t.times;
     return t;
   }
 
   const Trace& trace_;
   TraceEvent event_{false, ~0u};
   uint64_t unexplained_ = 0;
+  uint32_t flush_site_ = 0;             // the call site a flush of the call being handled named
+  uint32_t eager_ = 0, measuring_ = 0;  // the sequences last decided eager, last measuring
   std::map<Key, Tally> tallies_;
+  std::map<uint32_t, TraceDecision> decisions_;
 };
 
 std::string kernel_name(const Trace& trace, uint32_t id) {
   const TraceFunction* f = trace.function(id);
-  return f && !f->name.empty() ? f->name : "kernel #" + std::to_string(id);
+  return f && !f->name.empty() ? demangle(f->name.c_str()) : "kernel #" + std::to_string(id);
+}
+
+uint64_t seq_of(const Trace& trace, const TraceEvent& e) {
+  return e.is_launch ? trace.launches[e.index].seq : trace.ops[e.index].seq;
+}
+
+// A trace written in graph mode: its own records say what it did, placed at the calls the shim
+// was handling (graph_mode_events.h); decisions the same way, before that call's other events
+// (a verdict is reached at an occurrence's start). A boundary op (one with a call site) ends a
+// segment: the launches before it that were not part of a sequence are put down to it.
+void attribute_records(const Trace& trace, Attribution* who) {
+  const GraphEvents g = graph_mode_events(trace, EngineOptions{});
+  const std::vector<TraceDecision>& decisions = trace.engine.decisions;
+  size_t next = 0, decision = 0;
+  for (size_t i = 0; i <= trace.events.size(); ++i) {
+    const bool end = i == trace.events.size();
+    const TraceEvent ev = end ? TraceEvent{false, ~0u} : trace.events[i];
+    who->at(ev);
+    const uint64_t seq = end ? UINT64_MAX : seq_of(trace, ev);
+    for (; decision < decisions.size() && decisions[decision].seq < seq; ++decision) {
+      who->decision(decisions[decision]);
+    }
+    for (; next < g.events.size() && g.events[next].at == i; ++next) {
+      const GraphEvent& x = g.events[next];
+      if (x.kind == GraphEventKind::kFlush) who->flushed_at(x.cause, x.op, x.callsite_id);
+      if (x.kind == GraphEventKind::kEager) who->eager_launches(x.memop, x.reason, x.count);
+    }
+    if (!end && !ev.is_launch && trace.ops[ev.index].callsite_id) {
+      who->segment_ended(trace.ops[ev.index].op);
+    }
+  }
+}
+
+// "graphs 1.2 % slower", "graphs only 0.8 % faster", or what decided it without figures.
+std::string decision_figures(const TraceDecision& d) {
+  char text[160];
+  if (d.source == trace::DecisionSource::kConfig)
+    return "kept eager by the config's kernel patterns";
+  if (d.eager_ns <= 0) return std::string("eager (") + decision_source_name(d.source) + ")";
+  const double gain = d.gain_percent();
+  std::snprintf(text, sizeof text,
+                "graphs %.1f %% %s (%.1f us an iteration eager, %.1f us as graphs, %s)",
+                gain < 0 ? -gain : gain, gain < 0 ? "slower" : "faster, too little",
+                d.eager_ns / 1e3, d.graph_ns / 1e3, decision_source_name(d.source));
+  return text;
 }
 
 nlohmann::json frames_of(const Trace& trace, uint32_t callsite) {
@@ -129,12 +240,27 @@ nlohmann::json frames_of(const Trace& trace, uint32_t callsite) {
 nlohmann::json find_breaks(const Trace& trace, const EngineOptions& options,
                            const BreakCosts& costs, int top) {
   Attribution who(trace);
-  const nlohmann::json stats =
-      replay_trace(trace, options, &who, [&](const TraceEvent& e) { who.at(e); });
+  const bool recorded = !trace.engine.empty();
+  uint64_t launches = 0, eager = 0;
+  double coverage = 0;
+  if (recorded) {
+    attribute_records(trace, &who);
+    launches = trace.launches.size();
+    for (const TraceEager& x : trace.engine.eager) eager += x.memop ? 0 : x.count;
+    coverage =
+        launches ? 100.0 * double(launches - std::min(eager, launches)) / double(launches) : 0;
+  } else {
+    const nlohmann::json stats =
+        replay_trace(trace, options, &who, [&](const TraceEvent& e) { who.at(e); });
+    launches = stats["launches"]["seen_by_engine"].get<uint64_t>();
+    eager = stats["launches"]["eager"].get<uint64_t>();
+    coverage = stats["coverage_percent"].get<double>();
+  }
   who.finish();
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& [k, t] : who.tallies()) {
-    if (!t.eager && !t.cuts) continue;
+    // A sequence decided eager is shown even before its eager launches begin.
+    if (!t.eager && !t.cuts && !(k.kind == Kind::kDecision && t.times)) continue;
     nlohmann::json r;
     r["eager_launches"] = t.eager;
     r["chunks_cut"] = t.cuts;
@@ -174,6 +300,47 @@ nlohmann::json find_breaks(const Trace& trace, const EngineOptions& options,
         r["what"] = r["op"].get<std::string>() + " submits recorded work before its chunk ends";
         break;
       }
+      case Kind::kDrained: {
+        r["kind"] = "drains";
+        const bool at_end = k.op >= static_cast<uint32_t>(Op::kCount);
+        r["op"] = at_end ? "end of the trace" : op_info(static_cast<Op>(k.op)).name;
+        r["reason"] = eager_reason_name(static_cast<EagerReason>(k.function));
+        r["frames"] = frames_of(trace, k.callsite);
+        r["what"] = r["op"].get<std::string>() + " sends out recorded launches as plain calls (" +
+                    r["reason"].get<std::string>() + ")";
+        break;
+      }
+      case Kind::kDecision: {
+        r["kind"] = "decision";
+        r["sequence"] = k.function;
+        const auto d = who.decisions().find(k.function);
+        const bool measuring = k.op == static_cast<uint32_t>(EagerReason::kMeasuring);
+        std::string what = "sequence " + std::to_string(k.function);
+        if (measuring) {
+          r["verdict"] = "measuring";
+          what += " is measured: its eager windows run as plain calls";
+        } else {
+          r["verdict"] = "eager";
+          what += " decided eager";
+          if (d != who.decisions().end()) what += ": " + decision_figures(d->second);
+        }
+        if (d != who.decisions().end()) {
+          const TraceDecision& x = d->second;
+          r["signature"] = x.signature;
+          r["source"] = decision_source_name(x.source);
+          r["launches_per_step"] = x.launches;
+          if (x.eager_ns > 0) {
+            r["eager_us"] = x.eager_ns / 1e3;
+            r["graph_us"] = x.graph_ns / 1e3;
+            r["gain_percent"] = x.gain_percent();
+          }
+          if (!measuring) {
+            what += ", " + std::to_string(x.launches) + " launches a step stay eager";
+          }
+        }
+        r["what"] = what;
+        break;
+      }
       case Kind::kEnd:
         r["kind"] = "unended";
         r["what"] =
@@ -192,22 +359,25 @@ nlohmann::json find_breaks(const Trace& trace, const EngineOptions& options,
           {"breaks_total", total},
           {"launch_us", costs.launch_us},
           {"graph_launch_us", costs.graph_launch_us},
-          {"launches", stats["launches"]["seen_by_engine"]},
-          {"eager_launches", stats["launches"]["eager"]},
-          {"coverage_percent", stats["coverage_percent"]}};
+          {"source", recorded ? "graph_mode" : "simulated"},
+          {"launches", launches},
+          {"eager_launches", eager},
+          {"coverage_percent", coverage}};
 }
 
 std::string breaks_text(const nlohmann::json& r) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line,
-                "What keeps launches out of graphs (graph mode simulated): %llu of %llu launches "
-                "stay eager (%.1f %% in graphs); costs at %.1f us a launch, %.1f us a graph "
-                "launch.\n",
-                static_cast<unsigned long long>(r["eager_launches"].get<uint64_t>()),
-                static_cast<unsigned long long>(r["launches"].get<uint64_t>()),
-                r["coverage_percent"].get<double>(), r["launch_us"].get<double>(),
-                r["graph_launch_us"].get<double>());
+  std::snprintf(
+      line, sizeof line,
+      "What keeps launches out of graphs (%s): %llu of %llu launches "
+      "stay eager (%.1f %% in graphs); costs at %.1f us a launch, %.1f us a graph "
+      "launch.\n",
+      r.value("source", "") == "graph_mode" ? "graph mode's own records" : "graph mode simulated",
+      static_cast<unsigned long long>(r["eager_launches"].get<uint64_t>()),
+      static_cast<unsigned long long>(r["launches"].get<uint64_t>()),
+      r["coverage_percent"].get<double>(), r["launch_us"].get<double>(),
+      r["graph_launch_us"].get<double>());
   out += line;
   int n = 0;
   for (const auto& b : r["breaks"]) {
@@ -216,11 +386,11 @@ std::string breaks_text(const nlohmann::json& r) {
       where = " at " + b["frames"][0].get<std::string>();
     }
     const uint64_t times = b["times"].get<uint64_t>();
-    std::snprintf(line, sizeof line, "%3d. %s%s: %s; %llu eager launches", ++n,
-                  b["what"].get<std::string>().c_str(), where.c_str(),
-                  times == 1 ? "once" : (std::to_string(times) + " times").c_str(),
-                  static_cast<unsigned long long>(b["eager_launches"].get<uint64_t>()));
-    out += line;
+    // Concatenated, not formatted into `line`: a demangled kernel name can be longer than it.
+    std::snprintf(line, sizeof line, "%3d. ", ++n);
+    out += line + b["what"].get<std::string>() + where + ": " +
+           (times == 1 ? "once" : std::to_string(times) + " times") + "; " +
+           std::to_string(b["eager_launches"].get<uint64_t>()) + " eager launches";
     if (b["kind"] == "ends_segment" && times) {
       std::snprintf(line, sizeof line, " (%.1f each time)",
                     double(b["eager_launches"].get<uint64_t>()) / double(times));
@@ -244,6 +414,7 @@ std::string breaks_text(const nlohmann::json& r) {
 int run_breaks(const std::vector<std::string>& args) {
   bool as_json = false;
   uint64_t top = 20;
+  std::string config;
   double launch_us = 3.5;
   const std::vector<Option> accepted = {
       flag_option("--json", &as_json), count_option("--top", 1, 100000, &top),
@@ -253,17 +424,27 @@ int run_breaks(const std::vector<std::string>& args) {
                launch_us = std::strtod(v.c_str(), &end);
                return end && !*end && launch_us > 0 && launch_us < 1e6;
              },
-             "--launch-us needs a positive number of microseconds"}};
+             "--launch-us needs a positive number of microseconds"},
+      file_option("--config", &config)};
   std::string path;
   if (int status = parse_options(args, accepted, kBreaksUsage, &path); status >= 0) {
     return status;
   }
+  EngineOptions options;
+  std::string error;
+  if (!config.empty() && !options_from_file(config, &options, &error)) {
+    return usage_error(error, kBreaksUsage);
+  }
   Trace trace;
   ReadResult read;
   if (int status = load_trace(path, &trace, &read)) return status;
+  if (!config.empty() && !trace.engine.empty()) {
+    std::cerr << "pygraph-analyze: " << path
+              << " was written in graph mode: its own records are read, --config is not used\n";
+  }
   BreakCosts costs;
   costs.launch_us = launch_us;
-  const nlohmann::json r = find_breaks(trace, EngineOptions{}, costs, static_cast<int>(top));
+  const nlohmann::json r = find_breaks(trace, options, costs, static_cast<int>(top));
   if (as_json) {
     std::cout << r.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {

@@ -40,24 +40,6 @@ const char* const kSimulateUsage =
     "  pygraph-analyze simulate run.trace\n"
     "  pygraph-analyze simulate --compare config/pygraph.json big-chunks.json run.trace\n";
 
-// The engine a config file sets up, as the shim would (graph/engine_config.h); the file only.
-bool options_from_file(const std::string& file, EngineOptions* out, std::string* error) {
-  ConfigSources sources = process_config_sources();
-  sources.getenv = [file](const char* name) -> const char* {
-    return std::strcmp(name, "PYGRAPH_CONFIG") == 0 ? file.c_str() : nullptr;
-  };
-  sources.env_names = [] { return std::vector<std::string>{"PYGRAPH_CONFIG"}; };
-  const ConfigResult r = parse_config(sources);
-  for (const std::string& w : r.warnings) std::cerr << "pygraph-analyze: " << w << "\n";
-  if (!r.errors.empty()) {
-    *error = r.errors.front();
-    return false;
-  }
-  *out = engine_options(r.config);
-  out->measure = false;  // offline there is no time to measure
-  return true;
-}
-
 // The kernels as the engine knows them, from the trace's function records (same ids).
 std::vector<FunctionInfo> functions_of(const Trace& trace) {
   std::vector<FunctionInfo> out(trace.functions.size());
@@ -143,6 +125,23 @@ void describe(const TraceLaunch& l, const FunctionInfo* info, const CountingDriv
 }
 
 }  // namespace
+
+bool options_from_file(const std::string& file, EngineOptions* out, std::string* error) {
+  ConfigSources sources = process_config_sources();
+  sources.getenv = [file](const char* name) -> const char* {
+    return std::strcmp(name, "PYGRAPH_CONFIG") == 0 ? file.c_str() : nullptr;
+  };
+  sources.env_names = [] { return std::vector<std::string>{"PYGRAPH_CONFIG"}; };
+  const ConfigResult r = parse_config(sources);
+  for (const std::string& w : r.warnings) std::cerr << "pygraph-analyze: " << w << "\n";
+  if (!r.errors.empty()) {
+    *error = r.errors.front();
+    return false;
+  }
+  *out = engine_options(r.config);
+  out->measure = false;  // offline there is no time to measure
+  return true;
+}
 
 nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
                             EngineObserver* observer,

@@ -21,6 +21,10 @@
 
 namespace pygraph::analyze {
 
+// The engine a config file (the format of PYGRAPH_CONFIG) sets up, as the shim would
+// (graph/engine_config.h); the file only, no PYGRAPH_* variables, measuring off (offline there is
+// no time to measure). Warnings go to stderr; false with *error on a malformed file.
+bool options_from_file(const std::string& file, EngineOptions* out, std::string* error);
 // The engine's stats after the whole trace (everything submitted at its end).
 nlohmann::json simulate(const Trace& trace, const EngineOptions& options);
 // The same, telling `observer` what the engine does and calling `before_event` before each

@@ -64,5 +64,84 @@ TEST(AnalyzerBreaks, TheSyncAfterTheOddStepComesFirstWithItsCallSite) {
   EXPECT_EQ(bad.exit_code, 1);
 }
 
+// Graph mode's own trace: its records are read, not simulated. decision_program with dec_b denied:
+// its sequence is decided eager by the config and the row says so, with the launches it keeps.
+TEST(AnalyzerBreaks, AGraphModeTraceShowsItsSequenceDecidedEager) {
+  const std::string trace = temp_path("breaks-decided.trace");
+  RunResult run = run_program({DECISION_PROGRAM}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                   {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                   {"PYGRAPH_MODE", "graph"},
+                                                   {"PYGRAPH_DENY_KERNELS", "dec_b"},
+                                                   {"PYGRAPH_TRACE", trace}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json b = breaks_of(trace);
+  RunResult text = run_program({ANALYZER, "breaks", trace}, {});
+  unlink(trace.c_str());
+  ASSERT_TRUE(b.is_object());
+  EXPECT_EQ(b["source"], "graph_mode");
+  ASSERT_GE(b["breaks"].size(), 1u);
+  const auto& top = b["breaks"][0];
+  EXPECT_EQ(top["kind"], "decision");
+  EXPECT_EQ(top["verdict"], "eager");
+  EXPECT_EQ(top["source"], "config");
+  EXPECT_EQ(top["launches_per_step"], 3);
+  EXPECT_EQ(top["eager_launches"], 37 * 3);  // steps 4 to 40 (decision_cache_e2e_test)
+  EXPECT_FALSE(top["signature"].get<std::string>().empty());
+  uint64_t attributed = 0;
+  for (const auto& row : b["breaks"]) attributed += row["eager_launches"].get<uint64_t>();
+  EXPECT_EQ(attributed, b["eager_launches"].get<uint64_t>());
+  EXPECT_NE(text.out.find("graph mode's own records"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("decided eager: kept eager by the config's kernel patterns, 3 launches "
+                          "a step stay eager"),
+            std::string::npos)
+      << text.out;
+}
+
+// Launches an op sends out of a chunk it cut short are that op's doing (a sync's, at its call
+// site); no row
+// blames "kernel #0" (the function of an op), in graph mode's records or simulated.
+TEST(AnalyzerBreaks, LaunchesACutChunkSendsOutArePutDownToTheOpThatCutIt) {
+  bool drained = false;
+  for (const char* mode : {"graph", "trace"}) {
+    for (const std::vector<std::string>& program :
+         {std::vector<std::string>{RANDOM_PROGRAM, "0", "40"},
+          {RANDOM_PROGRAM, "1", "40"},
+          {RANDOM_LOOP_PROGRAM, "0", "40"}}) {
+      const std::string trace = temp_path("breaks-cut.trace");
+      RunResult run = run_program(program, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                            {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                            {"PYGRAPH_MODE", mode},
+                                            {"PYGRAPH_TRACE", trace}});
+      ASSERT_EQ(run.exit_code, 0) << run.err;
+      const nlohmann::json b = breaks_of(trace);
+      unlink(trace.c_str());
+      ASSERT_TRUE(b.is_object());
+      EXPECT_EQ(b["source"], std::string(mode) == "graph" ? "graph_mode" : "simulated");
+      uint64_t attributed = 0;
+      for (const auto& row : b["breaks"]) {
+        attributed += row["eager_launches"].get<uint64_t>();
+        if (row.contains("kernel")) EXPECT_NE(row["kernel"], "kernel #0") << row.dump();
+        // Boundary ops (syncs, queries, ...) carry call sites; others name only the op.
+        if (row["kind"] == "drains" && !row["frames"].empty()) drained = true;
+      }
+      EXPECT_EQ(attributed, b["eager_launches"].get<uint64_t>()) << mode << " " << program[0];
+    }
+  }
+  EXPECT_TRUE(drained) << "no chunk cut short at a call site in these programs";
+}
+
+// Kernel names are shown as source text: the BERT trace's kernels are mangled C++ templates.
+TEST(AnalyzerBreaks, KernelNamesAreDemangled) {
+  const nlohmann::json b = breaks_of(GOLDEN_DIR "/bert-b1.trace");
+  ASSERT_TRUE(b.is_object());
+  size_t kernels = 0;
+  for (const auto& row : b["breaks"]) {
+    if (!row.contains("kernel")) continue;
+    ++kernels;
+    EXPECT_EQ(row["kernel"].get<std::string>().rfind("_Z", 0), std::string::npos) << row.dump();
+  }
+  EXPECT_GT(kernels, 0u);
+}
+
 }  // namespace
 }  // namespace pygraph::test

@@ -53,6 +53,14 @@ const char* base_name(const char* path) {
 
 }  // namespace
 
+std::string demangle(const char* symbol) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+  std::string out = (status == 0 && demangled) ? demangled : symbol;
+  std::free(demangled);
+  return out;
+}
+
 std::string symbolize_native(uintptr_t ip) {
   char buf[64];
   Dl_info info;
@@ -62,11 +70,8 @@ std::string symbolize_native(uintptr_t ip) {
   }
   std::string out = base_name(info.dli_fname);
   if (info.dli_sname && info.dli_saddr) {
-    int status = 0;
-    char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
     out += "!";
-    out += (status == 0 && demangled) ? demangled : info.dli_sname;
-    std::free(demangled);
+    out += demangle(info.dli_sname);
     std::snprintf(buf, sizeof buf, "+0x%zx", static_cast<size_t>(ip - (uintptr_t)info.dli_saddr));
   } else {
     std::snprintf(buf, sizeof buf, "+0x%zx", static_cast<size_t>(ip - (uintptr_t)info.dli_fbase));

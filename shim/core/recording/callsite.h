@@ -30,5 +30,9 @@ class CallSiteTable {
 
 // One native frame as "MODULE!SYMBOL+0xOFF" (or "MODULE+0xOFF" without a symbol).
 std::string symbolize_native(uintptr_t ip);
+// A C++ symbol or kernel name as source text ("at::native::vectorized_elementwise_kernel<...>"),
+// or the name as given when it is not a mangled one: the one demangler of native frames and of
+// the kernel names the analyzer shows.
+std::string demangle(const char* symbol);
 
 }  // namespace pygraph
