@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -128,6 +129,32 @@ TEST(AnalyzerBreaks, LaunchesACutChunkSendsOutArePutDownToTheOpThatCutIt) {
     }
   }
   EXPECT_TRUE(drained) << "no chunk cut short at a call site in these programs";
+}
+
+// A trace-mode trace is simulated with the engine a config file sets up, as `simulate --config`:
+// with kernel b denied, loop_program's loop [a b c d] is kept eager by the config, and says so.
+TEST(AnalyzerBreaks, ConfigSetsUpTheSimulatedEngine) {
+  const std::string config = temp_path("breaks-deny.json");
+  {
+    std::ofstream out(config);
+    out << R"({"deny_kernels": ["b"]})";
+  }
+  RunResult r = run_program(
+      {ANALYZER, "breaks", "--json", "--config", config, GOLDEN_DIR "/loop_program.trace"}, {});
+  unlink(config.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json b = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(b.is_object()) << r.out;
+  EXPECT_EQ(b["source"], "simulated");
+  EXPECT_EQ(b["eager_launches"], 30);  // 18 with the default options
+  ASSERT_GE(b["breaks"].size(), 1u);
+  EXPECT_EQ(b["breaks"][0]["kind"], "decision");
+  EXPECT_EQ(b["breaks"][0]["source"], "config");
+  EXPECT_EQ(b["breaks"][0]["launches_per_step"], 4);
+  RunResult missing = run_program(
+      {ANALYZER, "breaks", "--config", "/nonexistent/x.json", GOLDEN_DIR "/loop_program.trace"},
+      {});
+  EXPECT_NE(missing.exit_code, 0);
 }
 
 // Kernel names are shown as source text: the BERT trace's kernels are mangled C++ templates.
