@@ -1,6 +1,9 @@
 // Randomized differential testing on several streams, for the asynchronous stand-in
-// (STANDIN_ASYNC=1): generated programs whose work is spread over three non-blocking streams,
-// ordered only by event records and waits, printing a digest of everything the host read. Run
+// (STANDIN_ASYNC=1): generated programs whose work is spread over three created streams, each
+// blocking or not, and the legacy default stream (whose implicit order with the blocking
+// streams the program's vector clocks follow), ordered by event records and waits (in half of
+// the programs a new event per wait, destroyed right after it, as PyTorch's wait_stream does),
+// printing a digest of everything the host read. Run
 // without the shim and under it: the digests must be equal for every seed
 // (tests/e2e/random_streams_test.cpp).
 //
@@ -17,6 +20,8 @@
 // RANDOM_STREAMS_DROP_WAIT=1 the first needed wait of each program is left out (its clocks are
 // kept as if it was there, so the program is otherwise the same): the asynchronous stand-in
 // must then compute something else for many seeds, the synchronous one never.
+// RANDOM_STREAMS_NONBLOCKING=1 makes every created stream non-blocking, RANDOM_STREAMS_NO_LEGACY=1
+// puts no work on the legacy stream, RANDOM_STREAMS_NO_FRESH_EVENTS=1 reuses one event per stream.
 // Query answers are not digested: when work finishes is timing, not a result (a shim may query
 // its own events, which runs work earlier).
 #include <algorithm>
@@ -36,7 +41,7 @@ namespace {
 constexpr const char* kProgram = "random_streams_program";
 using random_support::Digest;
 
-constexpr int kStreams = 3;
+constexpr int kStreams = 4;  // stream 3 is the legacy default stream
 constexpr int kBuffers = 5;
 constexpr int kLen = 64;  // ints per buffer
 
@@ -112,17 +117,38 @@ struct Program {
   CUdeviceptr buf[kBuffers];
   bool dropped = false;
 
+  bool blocking[kStreams] = {};
+  bool fresh_events = false;
+  // The legacy stream's implicit synchronization, before any op on s.
+  void implicit(int s) {
+    if (s == kStreams - 1) {
+      for (int b = 0; b < kStreams - 1; ++b)
+        if (blocking[b]) clock[s].join(clock[b]);
+    } else if (blocking[s]) {
+      clock[s].join(clock[kStreams - 1]);
+    }
+  }
   // Stream s waits on the work issued to t so far.
   void wait(int s, int t, bool needed) {
     if (s == t) return;
+    implicit(t);
+    implicit(s);
     event_clock[t] = clock[t];
     clock[s].join(event_clock[t]);
     if (needed && drop_first_needed_wait && !dropped) {
       dropped = true;
       return;
     }
-    OK(cu.event_record(ev[t], st[t]));
-    OK(cu.wait_event(st[s], ev[t], 0));
+    if (fresh_events) {  // PyTorch's wait_stream: a new event each time, destroyed at once
+      CUevent e;
+      OK(cu.event_create(&e, 0));
+      OK(cu.event_record(e, st[t]));
+      OK(cu.wait_event(st[s], e, 0));
+      OK(cu.event_destroy(e));
+    } else {
+      OK(cu.event_record(ev[t], st[t]));
+      OK(cu.wait_event(st[s], ev[t], 0));
+    }
   }
   // Makes stream s ordered after what its access to buffer b conflicts with.
   void order_access(int s, int b, bool write) {
@@ -135,6 +161,7 @@ struct Program {
   }
   // Before work on s reading `x` (or -1) and writing `y`; after it, `done`.
   void before(int s, int x, int y) {
+    implicit(s);
     clock[s].join(host);  // the host saw that finish before issuing this
     if (x >= 0) order_access(s, x, false);
     order_access(s, y, true);
@@ -154,9 +181,20 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
   Program p{cu, seed, drop, {}, {}, {}, {}, {}, {}, {}};
   for (int s = 0; s < kStreams; ++s) {
-    OK(cu.stream_create(&p.st[s], CU_STREAM_NON_BLOCKING));
+    if (s == kStreams - 1) {
+      p.st[s] = nullptr;  // the legacy default stream
+      p.blocking[s] = true;
+    } else {
+      p.blocking[s] = pick(2) == 0;
+      if (std::getenv("RANDOM_STREAMS_NONBLOCKING")) p.blocking[s] = false;
+      OK(cu.stream_create(&p.st[s], p.blocking[s] ? 0 : CU_STREAM_NON_BLOCKING));
+    }
     OK(cu.event_create(&p.ev[s], 0));
   }
+  p.fresh_events = pick(2) == 0;
+  if (std::getenv("RANDOM_STREAMS_NO_FRESH_EVENTS")) p.fresh_events = false;
+  int legacy_weight = pick(3);  // 0: no work on the legacy stream
+  if (std::getenv("RANDOM_STREAMS_NO_LEGACY")) legacy_weight = 0;
   for (int b = 0; b < kBuffers; ++b) {
     OK(cu.alloc(&p.buf[b], kLen * sizeof(int)));
     p.before(0, -1, b);
@@ -169,7 +207,10 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
     const int kinds = observes ? kKinds : kWork;
     s = Step{StepKind(pick(kinds)), pick(kStreams), pick(kStreams),
              pick(kBuffers),        pick(kBuffers), pick(1000) - 500};
+    if (s.stream == kStreams - 1 && pick(4) >= legacy_weight) s.stream = pick(kStreams - 1);
+    if (s.other == kStreams - 1 && pick(4) >= legacy_weight) s.other = pick(kStreams - 1);
   }
+
   Digest d;
   std::vector<int> host(kLen);
   const int iterations = 1 + pick(10);
@@ -215,10 +256,10 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
           break;
         }
         case kFork:
-          for (int t = 1; t < kStreams; ++t) p.wait(t, 0, false);
+          for (int t = 1; t < kStreams - 1; ++t) p.wait(t, 0, false);
           break;
         case kJoin:
-          for (int t = 1; t < kStreams; ++t) p.wait(0, t, false);
+          for (int t = 1; t < kStreams - 1; ++t) p.wait(0, t, false);
           break;
         case kWaitOne:
           p.wait(si, s.other, false);
@@ -228,12 +269,14 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
           p.observed(si);
           break;
         case kEventSync:
+          p.implicit(si);
           p.event_clock[si] = p.clock[si];
           OK(cu.event_record(p.ev[si], st));
           OK(cu.event_sync(p.ev[si]));
           p.observed(si);
           break;
         case kEventQueryLoop: {
+          p.implicit(si);
           p.event_clock[si] = p.clock[si];
           OK(cu.event_record(p.ev[si], st));
           CUresult r;
@@ -272,7 +315,7 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
   }
   for (int s = 0; s < kStreams; ++s) {
     OK(cu.event_destroy(p.ev[s]));
-    OK(cu.stream_destroy(p.st[s]));
+    if (p.st[s]) OK(cu.stream_destroy(p.st[s]));
   }
   return d.h;
 }

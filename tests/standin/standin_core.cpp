@@ -135,7 +135,7 @@ void run_node(const Node& n) {
       std::memmove(reinterpret_cast<void*>(n.copy_dst), n.copy_src, n.copy_bytes);
       break;
     case NodeKind::kEventRecord:
-      if (Event* ev = event_of(n.event)) ev->pending.erase(n.number);
+      if (Event* ev = n.launched ? n.launched : event_of(n.event)) ev->pending.erase(n.number);
       break;
   }
 }

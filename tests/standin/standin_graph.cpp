@@ -67,6 +67,7 @@ CUresult launch_graph(CUgraphExec h, CUstream s) {
   auto number = [](Node& n) {
     if (n.kind != NodeKind::kEventRecord) return;
     Event* ev = event_of(n.event);
+    n.launched = ev;
     n.number = ev ? ++ev->recorded : 0;
   };
   if (!state().async) {  // runs now: no copy
@@ -85,7 +86,7 @@ CUresult launch_graph(CUgraphExec h, CUstream s) {
   op.graph = copy;
   Stream* st = stream_of(s);
   for (Node& n : copy->nodes) {
-    if (n.kind == NodeKind::kEventRecord && n.number) event_of(n.event)->pending[n.number] = st;
+    if (n.kind == NodeKind::kEventRecord && n.number) n.launched->pending[n.number] = st;
   }
   submit(st, std::move(op));
   return CUDA_SUCCESS;

@@ -80,6 +80,9 @@ struct Node {
   size_t copy_bytes = 0;
   CUevent event = nullptr;  // kEventRecord: the handle, looked up when the graph is launched
   uint64_t number = 0;      // kEventRecord, in a launched copy: which record of the event
+  // kEventRecord, in a launched copy: the event resolved at the launch (the program may destroy
+  // it before the graph runs; asynchronous mode never frees an event's state).
+  Event* launched = nullptr;
   std::vector<Node*> deps;  // in its graph: the nodes it depends on
 };
 

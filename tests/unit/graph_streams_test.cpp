@@ -171,6 +171,28 @@ TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
 }
 
+TEST_F(GraphStreamsTest, NoStreamJoinsWithoutAWaitOnceAStreamMayWaitForTheHost) {
+  // A host function on any stream: the fork of
+  // a stream joined without a wait could make a graph on L wait for the host (a host sync of L
+  // before the host releases it: a deadlock on a GPU). The side stream's work then cuts the
+  // chunk, as before the joins without a wait.
+  ASSERT_EQ(engine_.before_op(Op::LaunchHostFunc, side_, false), CUDA_SUCCESS);
+  float a = 0.5f;
+  for (int n = 1; n <= 6; ++n) {
+    both(scale_, &a, side_, z_engine_, z_eager_);
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
+    ASSERT_EQ(std::memcmp(z_engine_, z_eager_, sizeof z_engine_), 0) << "step " << n;
+    engine_.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.side_streams, 0u);
+  EXPECT_GT(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
+}
+
 TEST_F(GraphStreamsTest, AQueryOrSyncOfAnEventTheChunkRecordsSubmitsItFirst) {
   for (int n = 1; n <= 3; ++n) step(n);  // the step is followed from now on
   float a = 0.5f;

@@ -192,26 +192,33 @@ bool GraphEngine::tainted(uint64_t stream) const {
   return all_tainted_ || std::find(tainted_.begin(), tainted_.end(), stream) != tainted_.end();
 }
 
-bool GraphEngine::may_join(uint64_t stream) const {
-  // Not the legacy stream (implicit order with every blocking stream), not beside a chunk on the
-  // legacy stream, not a per-thread stream, nothing behind which the graph could wait forever,
-  // and a side stream needs the engine's own events and the driver's wait.
-  return options_.multi_stream && !is_legacy_stream(stream) && !is_per_thread_stream(stream) &&
-         !is_legacy_stream(chunk_stream_) && !tainted(stream) && fork_.streams() < 8 &&
-         api_->stream_wait_event && api_->event_record && api_->event_create;
+bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
+  // The fork makes the graph wait for the side stream's earlier work and the join makes the
+  // side stream's later work wait for the graph (which waits for everything before it on L):
+  // order the program did not ask for. Safe only where no stream may wait for the host: no
+  // host function, memory wait, external semaphore or program graph was ever put on a stream
+  // (they taint it; waits between streams would carry the taint, blocking streams inherit the
+  // legacy stream's), so none at all (a kernel that polls host memory stays a known limit). And
+  // only from the chunk's thread (another thread's work cuts the chunk), not the legacy stream
+  // (implicit order with every blocking stream), not beside a chunk on the legacy stream, not a
+  // per-thread stream; a side stream needs the engine's own events and the driver's wait.
+  return options_.multi_stream && same_thread && tainted_.empty() && !all_tainted_ &&
+         !is_legacy_stream(stream) && !is_per_thread_stream(stream) &&
+         !is_legacy_stream(chunk_stream_) && fork_.streams() < 8 && api_->stream_wait_event &&
+         api_->event_record && api_->event_create;
 }
 
-bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream) const {
+bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool same_thread) const {
   if (e.flags != 0 || !e.event || is_per_thread_stream(stream)) return false;
   const uint64_t event = reinterpret_cast<uint64_t>(e.event);
   if (e.op != Op::StreamWaitEvent) {
     // A record: of work in the chunk (or starting it, or a stream joining it); an event recorded
     // twice in one chunk would leave which record is its latest to the graph's order.
     return !fork_.holds_event(event) &&
-           (pending_.empty() || fork_.holds_stream(stream) || may_join(stream));
+           (pending_.empty() || fork_.holds_stream(stream) || may_join(stream, same_thread));
   }
   if (!fork_.holds_event(event)) return false;  // recorded outside the chunk: as today
-  return fork_.holds_stream(stream) || may_join(stream);
+  return fork_.holds_stream(stream) || may_join(stream, same_thread);
 }
 
 size_t GraphEngine::chunk_end() const {
@@ -742,12 +749,12 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       chunk_thread_ = this_thread();
     }
     if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
-    if (w.event && !event_recordable(*w.event, stream)) {
+    if (w.event && !event_recordable(*w.event, stream, same_thread)) {
       r = issue_event_in_place(w, stream);
       return result != CUDA_SUCCESS ? result : r;
     }
     if (!w.event && !pending_.empty() && !fork_.holds_stream(stream) &&
-        !(same_thread && may_join(stream))) {
+        !may_join(stream, same_thread)) {
       // Work of a stream the chunk cannot hold: a new chunk. A stream that may join starts
       // as a side stream with no edge into the chunk: at the launch it waits for the graph's
       // start, as every side stream does (more order than the program asked for, never less).
@@ -822,26 +829,46 @@ CUresult GraphEngine::call_event(const EventCall& e) {
   }
 }
 
-CUevent GraphEngine::own_event(bool spare) {
+CUevent GraphEngine::own_event() {
   for (OwnEvents& o : own_events_) {
-    if (o.ctx == chunk_context_) return spare ? o.spare : o.fork;
+    if (o.ctx == chunk_context_) return o.fork;
   }
   if (!api_->event_create) return nullptr;
-  OwnEvents o{chunk_context_, nullptr, nullptr};
+  OwnEvents o{chunk_context_, nullptr, {}};
   if (api_->event_create(&o.fork, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
-  if (api_->event_create(&o.spare, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-    if (api_->event_destroy) api_->event_destroy(o.fork);
-    return nullptr;
+  own_events_.push_back(std::move(o));
+  return own_events_.back().fork;
+}
+
+CUevent GraphEngine::spare_event() {
+  // One per destroyed event of the chunk: two sharing one, drained eagerly in the order
+  // record A, record B, wait A, would let the wait see B's record. Reused once no pending node
+  // names it (a wait takes the latest record made before it, a graph's record node included).
+  if (!own_event()) return nullptr;
+  OwnEvents* own = nullptr;
+  for (OwnEvents& o : own_events_) {
+    if (o.ctx == chunk_context_) own = &o;
   }
-  own_events_.push_back(o);
-  return spare ? o.spare : o.fork;
+  for (CUevent e : own->spares) {
+    bool named = false;
+    for (const Pending& p : pending_) {
+      named |= (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) &&
+               p.event.event == e;
+    }
+    if (!named) return e;
+  }
+  CUevent e = nullptr;
+  if (own->spares.size() >= 64 || api_->event_create(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+    return nullptr;
+  own->spares.push_back(e);
+  return e;
 }
 
 CUresult GraphEngine::fork_side_streams() {
   // The graph runs on L; each side stream's work issued before the chunk must come first: L
   // waits for it (one event serves all: a wait takes the record made just before it).
   if (fork_.streams() < 2) return CUDA_SUCCESS;
-  CUevent ev = own_event(false);
+  CUevent ev = own_event();
   if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
   for (uint32_t i = 1; i < fork_.streams(); ++i) {
     CUstream side = reinterpret_cast<CUstream>(fork_.stream(i));
@@ -854,7 +881,7 @@ CUresult GraphEngine::fork_side_streams() {
 CUresult GraphEngine::join_side_streams() {
   // Each side stream's later work comes after the graph: it waits for L right after the launch.
   if (fork_.streams() < 2) return CUDA_SUCCESS;
-  CUevent ev = own_event(false);
+  CUevent ev = own_event();
   if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
   if (CUresult r = api_->event_record(ev, chunk_raw_stream_)) return r;
   for (uint32_t i = 1; i < fork_.streams(); ++i) {
@@ -976,7 +1003,7 @@ CUresult GraphEngine::drain_eagerly(EagerReason reason) {
   }
   if (fork_.streams() > 1 && staging_.unfenced()) {
     // Copies on side streams read their snapshots too: the fence on L comes after them.
-    if (CUevent ev = own_event(false)) {
+    if (CUevent ev = own_event()) {
       for (uint32_t i = 1; i < fork_.streams(); ++i) {
         api_->event_record(ev, reinterpret_cast<CUstream>(fork_.stream(i)));
         api_->stream_wait_event(chunk_raw_stream_, ev, 0);
@@ -1220,17 +1247,18 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
     case FlushRule::kEvent:
       if (handle && fork_.holds_event(handle)) {
         if (op == Op::EventDestroy) {
-          // Its records in the chunk record the engine's spare event instead: nobody can wait
-          // for a destroyed event, and a new event given the same handle must not be recorded
-          // by the graph later.
+          // Its records and the waits on them in the chunk name an engine event of their own
+          // instead: a destroyed handle cannot be recorded or waited for when the chunk goes out
+          // eagerly (a wait on it would order nothing), and a new event given the same handle
+          // must not be recorded by the graph later.
           CUevent spare = nullptr;
           {
             ContextScope scope(*api_, chunk_context_, current_context());
-            spare = own_event(true);
+            spare = spare_event();
           }
           if (spare) {
             for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
-              if (p->kind == NodeKind::kEventRecord &&
+              if ((p->kind == NodeKind::kEventRecord || p->kind == NodeKind::kEventWait) &&
                   reinterpret_cast<uint64_t>(p->event.event) == handle) {
                 p->event.event = spare;
               }
@@ -1262,7 +1290,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       stop_following();
       drop_all_graphs();
       staging_.context_ends(handle);
-      own_events_.clear();  // the ending context's go with it (another context's leak: two events)
+      own_events_.clear();  // the ending context's go with it (another context's leak: a few)
       break;
     case FlushRule::kContext:
       break;  // after_op, once the op made its context current

@@ -247,17 +247,21 @@ class GraphEngine {
   // Whether an op on normalized stream `s` orders with or observes work of the chunk.
   bool chunk_sees(uint64_t s) const;
   // Whether an event op at a followed position can go into the chunk.
-  bool event_recordable(const EventCall& e, uint64_t stream) const;
+  bool event_recordable(const EventCall& e, uint64_t stream, bool same_thread) const;
   // An event op at a followed position that stays out of the chunk: issued where it is.
   CUresult issue_event_in_place(const Work& w, uint64_t stream);
-  // The engine's own events of the chunk's context (fork, join, stand-in for a destroyed event).
-  CUevent own_event(bool spare);
+  // The engine's own event of the chunk's context for the fork and join.
+  CUevent own_event();
+  // An engine event of the chunk's context that no pending node names: the stand-in for one
+  // destroyed event in the chunk.
+  CUevent spare_event();
   // Fork before a launch of a chunk with side streams, join after it (stream_fork.h).
   CUresult fork_side_streams();
   CUresult join_side_streams();
   bool tainted(uint64_t stream) const;
-  // Whether a stream the chunk does not hold may join it as a side stream.
-  bool may_join(uint64_t stream) const;
+  // Whether a stream the chunk does not hold may join it as a side stream (from the chunk's
+  // thread).
+  bool may_join(uint64_t stream, bool same_thread) const;
   CUresult admit(Work& w);  // a launch or memop: capture passthrough, refusal, or take()
   CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
   CUresult take(const Work& w, uint64_t token);        // follow, record or issue
@@ -359,7 +363,8 @@ class GraphEngine {
   std::unordered_map<uint64_t, uint64_t> event_tick_;  // event -> tick_ of its latest record
   struct OwnEvents {
     CUcontext ctx;
-    CUevent fork, spare;
+    CUevent fork;
+    std::vector<CUevent> spares;  // stand-ins for destroyed events, at most 64
   };
   std::vector<OwnEvents> own_events_;
   std::vector<uint8_t> arena_;
