@@ -121,7 +121,9 @@ TEST(AnalyzerBreaks, LaunchesACutChunkSendsOutArePutDownToTheOpThatCutIt) {
       uint64_t attributed = 0;
       for (const auto& row : b["breaks"]) {
         attributed += row["eager_launches"].get<uint64_t>();
-        if (row.contains("kernel")) EXPECT_NE(row["kernel"], "kernel #0") << row.dump();
+        if (row.contains("kernel")) {
+          EXPECT_NE(row["kernel"], "kernel #0") << row.dump();
+        }
         // Boundary ops (syncs, queries, ...) carry call sites; others name only the op.
         if (row["kind"] == "drains" && !row["frames"].empty()) drained = true;
       }
