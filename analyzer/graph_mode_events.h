@@ -1,5 +1,5 @@
 // What graph mode did with a trace's calls, placed among them, for `export` and `plot`: taken
-// from the trace's own records when graph mode wrote it (format 2, records 7 to 11), else from
+// from the trace's own records when graph mode wrote it (format 2, records 7 to 12), else from
 // graph mode's engine run offline over it, as `simulate` runs it (simulate.h). Either way the
 // same events, so that a timeline or chart of a trace-mode run shows what graph mode would do.
 #pragma once
