@@ -188,24 +188,19 @@ bool GraphEngine::chunk_sees(uint64_t s) const {
   return fork_.holds_stream(s) || is_legacy_stream(s) || is_legacy_stream(chunk_stream_);
 }
 
-bool GraphEngine::tainted(uint64_t stream) const {
-  return all_tainted_ || std::find(tainted_.begin(), tainted_.end(), stream) != tainted_.end();
-}
-
 bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
   // The fork makes the graph wait for the side stream's earlier work and the join makes the
   // side stream's later work wait for the graph (which waits for everything before it on L):
   // order the program did not ask for. Safe only where no stream may wait for the host: no
   // host function, memory wait, external semaphore or program graph was ever put on a stream
-  // (they taint it; waits between streams would carry the taint, blocking streams inherit the
-  // legacy stream's), so none at all (a kernel that polls host memory stays a known limit). And
+  // (waits between streams would carry the wait, blocking streams inherit the legacy
+  // stream's), so none at all (a kernel that polls host memory stays a known limit). And
   // only from the chunk's thread (another thread's work cuts the chunk), not the legacy stream
   // (implicit order with every blocking stream), not beside a chunk on the legacy stream, not a
   // per-thread stream; a side stream needs the engine's own events and the driver's wait.
-  return options_.multi_stream && same_thread && tainted_.empty() && !all_tainted_ &&
-         !is_legacy_stream(stream) && !is_per_thread_stream(stream) &&
-         !is_legacy_stream(chunk_stream_) && fork_.streams() < 8 && api_->stream_wait_event &&
-         api_->event_record && api_->event_create;
+  return options_.multi_stream && same_thread && !host_waits_ && !is_legacy_stream(stream) &&
+         !is_per_thread_stream(stream) && !is_legacy_stream(chunk_stream_) && fork_.streams() < 8 &&
+         api_->stream_wait_event && api_->event_record && api_->event_create;
 }
 
 bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool same_thread) const {
@@ -266,21 +261,20 @@ const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_
 }
 
 void GraphEngine::follow(const Sequence& s, uint32_t phase) {
-  const Sequence* best = &s;  // not a copy: the detector's, unchanged while followed
-  following_id_ = best->id;
-  following_periodic_ = best->periodic;
+  following_id_ = s.id;
+  following_periodic_ = s.periodic;
   const size_t plans = plans_.size();
-  plan_ = &plans_[best->id];
-  if (plans_.size() != plans) new_plan(plan_, *best);
-  following_tokens_.assign(best->tokens.begin(), best->tokens.end());
+  plan_ = &plans_[s.id];
+  if (plans_.size() != plans) new_plan(plan_, s);
+  following_tokens_.assign(s.tokens.begin(), s.tokens.end());
   position_ = 0;
-  if (best->periodic) {
+  if (s.periodic) {
     // A loop: followed as a power-of-two multiple of its period (period.h), from wherever in
     // its canonical rotation it is now, and on around (end_of_occurrence).
-    const size_t p = best->tokens.size();
+    const size_t p = s.tokens.size();
     const uint32_t k = period_unroll(p, options_.min_period, options_.max_chunk);
     for (uint32_t i = 1; i < k; ++i) {
-      following_tokens_.insert(following_tokens_.end(), best->tokens.begin(), best->tokens.end());
+      following_tokens_.insert(following_tokens_.end(), s.tokens.begin(), s.tokens.end());
     }
     position_ = phase % p;
   }
@@ -829,26 +823,28 @@ CUresult GraphEngine::call_event(const EventCall& e) {
   }
 }
 
-CUevent GraphEngine::own_event() {
+GraphEngine::OwnEvents* GraphEngine::own_events() {
   for (OwnEvents& o : own_events_) {
-    if (o.ctx == chunk_context_) return o.fork;
+    if (o.ctx == chunk_context_) return &o;
   }
   if (!api_->event_create) return nullptr;
   OwnEvents o{chunk_context_, nullptr, {}};
   if (api_->event_create(&o.fork, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
   own_events_.push_back(std::move(o));
-  return own_events_.back().fork;
+  return &own_events_.back();
+}
+
+CUevent GraphEngine::own_event() {
+  OwnEvents* own = own_events();
+  return own ? own->fork : nullptr;
 }
 
 CUevent GraphEngine::spare_event() {
   // One per destroyed event of the chunk: two sharing one, drained eagerly in the order
   // record A, record B, wait A, would let the wait see B's record. Reused once no pending node
   // names it (a wait takes the latest record made before it, a graph's record node included).
-  if (!own_event()) return nullptr;
-  OwnEvents* own = nullptr;
-  for (OwnEvents& o : own_events_) {
-    if (o.ctx == chunk_context_) own = &o;
-  }
+  OwnEvents* own = own_events();
+  if (!own) return nullptr;
   for (CUevent e : own->spares) {
     bool named = false;
     for (const Pending& p : pending_) {
@@ -1234,14 +1230,8 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
     case FlushRule::kStream: {
       const uint64_t s = normalized_stream(stream, per_thread);
       if (chunk_sees(s) || (handle && fork_.holds_event(handle))) r = flush(FlushCause::kOp, op);
-      if (op == Op::LaunchHostFunc || op == Op::StreamAddCallback || op == Op::GraphLaunch ||
-          op == Op::WaitExternalSemaphoresAsync) {
-        if (tainted_.size() < 256) {
-          if (!tainted(s)) tainted_.push_back(s);
-        } else {
-          all_tainted_ = true;
-        }
-      }
+      host_waits_ |= op == Op::LaunchHostFunc || op == Op::StreamAddCallback ||
+                     op == Op::GraphLaunch || op == Op::WaitExternalSemaphoresAsync;
       break;
     }
     case FlushRule::kEvent:
@@ -1275,15 +1265,8 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       break;
     case FlushRule::kAll:
       r = flush(FlushCause::kOp, op);
-      if (op == Op::StreamWaitValue32 || op == Op::StreamWaitValue64 ||
-          op == Op::StreamBatchMemOp || op == Op::WaitExternalSemaphoresAsync) {
-        const uint64_t s = normalized_stream(stream, per_thread);
-        if (tainted_.size() < 256) {
-          if (!tainted(s)) tainted_.push_back(s);
-        } else {
-          all_tainted_ = true;
-        }
-      }
+      host_waits_ |= op == Op::StreamWaitValue32 || op == Op::StreamWaitValue64 ||
+                     op == Op::StreamBatchMemOp || op == Op::WaitExternalSemaphoresAsync;
       break;
     case FlushRule::kContextEnd:
       r = flush(FlushCause::kOp, op);

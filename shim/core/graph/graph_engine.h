@@ -250,7 +250,10 @@ class GraphEngine {
   bool event_recordable(const EventCall& e, uint64_t stream, bool same_thread) const;
   // An event op at a followed position that stays out of the chunk: issued where it is.
   CUresult issue_event_in_place(const Work& w, uint64_t stream);
-  // The engine's own event of the chunk's context for the fork and join.
+  // The engine's own events of the chunk's context (created at first use); null: none.
+  struct OwnEvents;
+  OwnEvents* own_events();
+  // The one for the fork and join.
   CUevent own_event();
   // An engine event of the chunk's context that no pending node names: the stand-in for one
   // destroyed event in the chunk.
@@ -258,7 +261,6 @@ class GraphEngine {
   // Fork before a launch of a chunk with side streams, join after it (stream_fork.h).
   CUresult fork_side_streams();
   CUresult join_side_streams();
-  bool tainted(uint64_t stream) const;
   // Whether a stream the chunk does not hold may join it as a side stream (from the chunk's
   // thread).
   bool may_join(uint64_t stream, bool same_thread) const;
@@ -355,10 +357,10 @@ class GraphEngine {
   // chunks: no allocation in steady state.
   PendingList pending_;
   StreamFork fork_;  // the chunk's streams and the edges between them
-  // Streams that may wait on something a graph would then wait for behind them (host functions,
-  // memory waits, external semaphores, the program's graphs): never side streams of a chunk.
-  std::vector<uint64_t> tainted_;
-  bool all_tainted_ = false;
+  // Whether a stream was ever given something that may wait for the host (a host function, a
+  // memory wait, an external semaphore, the program's graph): then no stream joins a chunk
+  // (may_join). Never cleared yet.
+  bool host_waits_ = false;
   uint64_t tick_ = 0;  // work seen (launches, memops, event ops): positions of event records
   std::unordered_map<uint64_t, uint64_t> event_tick_;  // event -> tick_ of its latest record
   struct OwnEvents {
