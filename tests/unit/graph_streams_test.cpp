@@ -98,6 +98,15 @@ class GraphStreamsTest : public ::testing::Test {
     engine_.after_op(Op::StreamSynchronize, main_, false, CUDA_SUCCESS);
   }
 
+  // A context sync through the engine and the driver; both buffers equal in both arms.
+  void sync_and_compare(int n) {
+    ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
+    ASSERT_EQ(std::memcmp(z_engine_, z_eager_, sizeof z_engine_), 0) << "step " << n;
+    engine_.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+
   DriverApi api_;
   FunctionTable table_{&api_};
   EngineOptions options_ = [] {
@@ -151,11 +160,7 @@ TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
     both(scale_, &a, side_);
     wait_stream(main_, side_, e2, r2);
     both(addk_, &n, main_);
-    ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
-    ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
-    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
-    ASSERT_EQ(std::memcmp(z_engine_, z_eager_, sizeof z_engine_), 0) << "step " << n;
-    engine_.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
     for (CUevent e : {e1, e2, r1, r2}) {
       ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
                 CUDA_SUCCESS);
@@ -172,9 +177,9 @@ TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
 }
 
 TEST_F(GraphStreamsTest, NoStreamJoinsWithoutAWaitOnceAStreamMayWaitForTheHost) {
-  // A host function on any stream: the fork of
-  // a stream joined without a wait could make a graph on L wait for the host (a host sync of L
-  // before the host releases it: a deadlock on a GPU). The side stream's work then cuts the
+  // A host function on any stream: the fork of a stream joined without a wait could make a
+  // graph on L wait for the host (a host sync of L before the host releases it: a deadlock on a
+  // GPU). The side stream's work then cuts the
   // chunk, as before the joins without a wait.
   ASSERT_EQ(engine_.before_op(Op::LaunchHostFunc, side_, false), CUDA_SUCCESS);
   float a = 0.5f;
@@ -182,11 +187,7 @@ TEST_F(GraphStreamsTest, NoStreamJoinsWithoutAWaitOnceAStreamMayWaitForTheHost) 
     both(scale_, &a, side_, z_engine_, z_eager_);
     both(scale_, &a, main_);
     both(addk_, &n, main_);
-    ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
-    ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
-    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
-    ASSERT_EQ(std::memcmp(z_engine_, z_eager_, sizeof z_engine_), 0) << "step " << n;
-    engine_.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
   }
   const EngineStats& s = engine_.stats();
   EXPECT_EQ(s.side_streams, 0u);
