@@ -34,43 +34,41 @@ std::vector<GraphEvent> recorded(const Trace& t) {
   const Placer place(t);
   std::vector<GraphEvent> out;
   const TraceEngineEvents& r = t.engine;
-  for (const auto& f : r.followed) {
-    GraphEvent e{GraphEventKind::kFollowed, place.at(f.seq)};
+  // Each record of `records` as an event of `kind`, its fields filled in by `fill`.
+  auto add = [&](GraphEventKind kind, const auto& records, auto fill) {
+    for (const auto& x : records) {
+      GraphEvent e{kind, place.at(x.seq)};
+      fill(x, e);
+      out.push_back(e);
+    }
+  };
+  add(GraphEventKind::kFollowed, r.followed, [](const TraceFollowed& f, GraphEvent& e) {
     e.sequence = f.sequence;
     e.length = f.length;
     e.periodic = f.periodic;
-    out.push_back(e);
-  }
-  for (const auto& c : r.chunks) {
-    GraphEvent e{GraphEventKind::kChunk, place.at(c.seq)};
+  });
+  add(GraphEventKind::kChunk, r.chunks, [](const TraceChunk& c, GraphEvent& e) {
     e.sequence = c.sequence;
     e.start = c.start;
     e.end = c.end;
     e.nodes = c.nodes;
-    out.push_back(e);
-  }
-  for (const auto& x : r.replays) {
-    GraphEvent e{GraphEventKind::kReplay, place.at(x.seq)};
+  });
+  add(GraphEventKind::kReplay, r.replays, [](const TraceReplay& x, GraphEvent& e) {
     e.sequence = x.sequence;
     e.nodes = x.nodes;
     e.patched = x.patched;
-    out.push_back(e);
-  }
-  for (const auto& f : r.flushes) {
-    GraphEvent e{GraphEventKind::kFlush, place.at(f.seq)};
+  });
+  add(GraphEventKind::kFlush, r.flushes, [](const TraceFlush& f, GraphEvent& e) {
     e.cause = static_cast<FlushCause>(std::min<uint8_t>(f.cause, uint8_t(FlushCause::kCount)));
     e.op = f.op;
     e.pending = f.pending;
     e.callsite_id = f.callsite_id;
-    out.push_back(e);
-  }
-  for (const auto& x : r.eager) {
-    GraphEvent e{GraphEventKind::kEager, place.at(x.seq)};
+  });
+  add(GraphEventKind::kEager, r.eager, [](const TraceEager& x, GraphEvent& e) {
     e.reason = static_cast<EagerReason>(std::min<uint8_t>(x.reason, uint8_t(EagerReason::kCount)));
     e.memop = x.memop;
     e.count = x.count;
-    out.push_back(e);
-  }
+  });
   // Each kind is in seq order already; a stable sort by place keeps that within a call.
   std::stable_sort(out.begin(), out.end(),
                    [](const GraphEvent& a, const GraphEvent& b) { return a.at < b.at; });

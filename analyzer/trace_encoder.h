@@ -37,6 +37,13 @@ class TraceEncoder {
  private:
   // Appends a record header for a record of `payload` bytes after it.
   void begin(trace::RecordType type, size_t payload);
+  // Appends the header and fixed part `r` of a record whose variable part, `tail` bytes, the
+  // caller appends next.
+  template <class R>
+  void record(trace::RecordType type, const R& r, size_t tail = 0) {
+    begin(type, sizeof r + tail);
+    put(r);
+  }
   template <class T>
   void put(const T& v) {
     out_.append(reinterpret_cast<const char*>(&v), sizeof v);
