@@ -108,6 +108,8 @@ TEST(DecisionPolicy, AGraphVerdictIsMeasuredAgainWhenThingsChange) {
     uint64_t clock = 1;
     decided_graph(&p, &clock);
     drive(
+        p, 8, [](Arm, int) { return 800'000.0; }, &clock);  // the first window: the reference
+    drive(
         p, 8, [](Arm, int) { return 900'000.0; }, &clock);  // within 15 %: stays
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
     drive(
@@ -122,30 +124,87 @@ TEST(DecisionPolicy, AGraphVerdictIsMeasuredAgainWhenThingsChange) {
         p, 8, [](Arm, int) { return 950'000.0; }, &clock);  // the third in a row
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
     EXPECT_EQ(p.measurements(), 1u);
+    EXPECT_NE(p.why().find("again: graph iterations drifted from 800.0 to 950.0 us"),
+              std::string::npos)
+        << p.why();
   }
   {  // chunks that grow: more patched nodes and launches per replay, the same per launch
     SequencePolicy p;
     uint64_t clock = 1;
     decided_graph(&p, &clock);
     p.replay_figures(8.0, 160.0);
+    p.replay_figures(8.0, 160.0);
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
   }
-  {  // more patched nodes per replay
+  {  // more patched nodes per replay, in two reports in a row
     SequencePolicy p;
     uint64_t clock = 1;
     decided_graph(&p, &clock);
     p.replay_figures(2.5, 40.0);
+    p.replay_figures(2.5, 40.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+    p.replay_figures(6.0, 40.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);  // one report: a sync's restart
+    p.replay_figures(2.0, 40.0);
+    p.replay_figures(6.0, 40.0);
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
     p.replay_figures(6.0, 40.0);
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+    EXPECT_NE(p.why().find("again: patched nodes per replayed launch grew from 0.05 to 0.15"),
+              std::string::npos)
+        << p.why();
   }
   {  // fewer launches per replay
     SequencePolicy p;
     uint64_t clock = 1;
     decided_graph(&p, &clock);
     p.replay_figures(2.0, 20.0);
+    p.replay_figures(2.0, 20.0);
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+    EXPECT_NE(p.why().find("again: launches per replay fell from 40.0 to 20.0"), std::string::npos)
+        << p.why();
   }
+}
+
+TEST(DecisionPolicy, ASteadyStateUnlikeTheMeasurementIsNoDrift) {
+  // A GPU-bound program timed on the CPU: while windows alternate, graph iterations take
+  // 6.5 ms; once graphs run alone the GPU's queue sets the pace, 9 to 11 ms. That is where the
+  // verdict leads, not a change: no measurement again.
+  SequencePolicy p;
+  uint64_t clock = 1;
+  drive(
+      p, 49, [](Arm a, int) { return a == Arm::kGraph ? 6'500'000.0 : 8'700'000.0; }, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> pace(9'500'000, 10'500'000);
+  drive(
+      p, 2000, [&](Arm, int) { return pace(rng); }, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  EXPECT_EQ(p.measurements(), 1u);
+}
+
+TEST(DecisionPolicy, AConfirmedGraphVerdictTakesLongerToMeasureAgain) {
+  SequencePolicy p;
+  uint64_t clock = 1;
+  auto measure = [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; };
+  drive(p, 49, measure, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+  auto drift_by_windows = [&](int windows) {
+    drive(
+        p, 8, [](Arm, int) { return 800'000.0; }, &clock);  // the reference
+    drive(
+        p, 8 * windows, [](Arm, int) { return 1'000'000.0; }, &clock);
+  };
+  drift_by_windows(3);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+  drive(p, 49, measure, &clock);  // graph again: confirmed once
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+  drift_by_windows(5);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);  // now 6 windows
+  drive(
+      p, 8, [](Arm, int) { return 1'000'000.0; }, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+  EXPECT_EQ(p.measurements(), 2u);
 }
 
 TEST(DecisionPolicy, AnEagerVerdictIsTriedAgainLessAndLessOften) {

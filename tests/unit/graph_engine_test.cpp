@@ -234,6 +234,9 @@ TEST_F(GraphEngineTest, GraphFailureFallsBackEagerAndDisablesTheSequence) {
   for (int n = 4; n <= 6; ++n) step(n);
   const EngineStats& s = engine_.stats();
   EXPECT_EQ(s.graph_failures, 1u);
+  // The stats say what failed, with the driver's error (2: CUDA_ERROR_OUT_OF_MEMORY).
+  EXPECT_EQ(s.last_graph_failure.rfind("cuGraphInstantiate failed (CUresult 2)", 0), 0u)
+      << s.last_graph_failure;
   // The step is never followed again: only the loop of alternating kernels inside it, a
   // sequence of its own, still replays (from its sixth launch in step 3; the sync cuts it at the
   // end of each step, and it resumes at the next step's first launch).
@@ -254,6 +257,8 @@ TEST_F(GraphEngineTest, GraphLaunchFailureFallsBackEager) {
   const uint64_t disabled = disabled_launches();
   for (int n = 6; n <= 7; ++n) step(n);
   EXPECT_EQ(engine_.stats().graph_failures, 1u);
+  EXPECT_EQ(engine_.stats().last_graph_failure.rfind("cuGraphLaunch failed (CUresult 719)", 0), 0u)
+      << engine_.stats().last_graph_failure;
   // The step is never followed again (only the loop inside it: from its sixth launch in step 5,
   // then resumed at each step's first launch).
   EXPECT_GT(disabled, 0u);
@@ -262,11 +267,40 @@ TEST_F(GraphEngineTest, GraphLaunchFailureFallsBackEager) {
   expect_all_accounted();
 }
 
+TEST_F(GraphEngineTest, ChunksAlwaysCutToOneLaunchStopBeingDeferred) {
+  // torch.compile's reduce-overhead shape: one launch (an input copy), then the program's own
+  // graph launch, which submits the chunk: a chunk of one launch, sent out eagerly, every
+  // iteration. Deferring it only delays it; after 32 such chunks in a row the loop's
+  // occurrences go out as they come, for 1,024 occurrences, then 2,048 after the next try.
+  for (int n = 0; n < 3000; ++n) {
+    both(addk_, &n);
+    ASSERT_EQ(engine_.before_op(Op::GraphLaunch, nullptr, false), CUDA_SUCCESS);
+    engine_.after_op(Op::GraphLaunch, nullptr, false, CUDA_SUCCESS);
+    if (n % 100 == 99) host_read(("after iteration " + std::to_string(n)).c_str());
+  }
+  const EngineStats& s = engine_.stats();
+  // The loop (and the 100-launch segment between two reads, a sequence of its own) each
+  // stopped being deferred, at most twice each in 3,000 iterations.
+  EXPECT_GE(s.cut_short, 2u);
+  EXPECT_LE(s.cut_short, 4u);
+  EXPECT_EQ(s.replays, 0u);
+  // Deferred: the tries (32 chunks each), not the 3,000.
+  EXPECT_LE(s.recorded, 4u * 32u);
+  // Eager: the first two segments (not yet repeating), then all for short chunks.
+  EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kNotRepeating)], 200u);
+  EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kShortChunk)], 2800u);
+  expect_all_accounted();
+}
+
 TEST_F(GraphEngineTest, PatchFailureMidReplayStillComputesTheSame) {
   for (int n = 1; n <= 4; ++n) step(n);
   standin_inject_failure("cuGraphExecKernelNodeSetParams", 1, CUDA_ERROR_INVALID_VALUE);
   for (int n = 5; n <= 7; ++n) step(n);
   EXPECT_EQ(engine_.stats().graph_failures, 1u);
+  EXPECT_EQ(engine_.stats().last_graph_failure.rfind(
+                "cuGraphExec*NodeSetParams failed (CUresult 1) at a kernel", 0),
+            0u)
+      << engine_.stats().last_graph_failure;
   expect_all_accounted();
 }
 

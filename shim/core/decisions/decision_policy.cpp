@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace pygraph {
 namespace {
@@ -22,7 +23,8 @@ Arm SequencePolicy::arm_for(uint32_t window_index) const {
   return window_index % 2 == 0 ? Arm::kGraph : Arm::kEager;
 }
 
-void SequencePolicy::start_measuring() {
+void SequencePolicy::start_measuring(std::string why) {
+  again_ = std::move(why);
   phase_ = Phase::kMeasuring;
   drifting_ = 0;
   source_ = "measured";
@@ -36,7 +38,9 @@ void SequencePolicy::adopt(bool graph, const std::string& source) {
   phase_ = graph ? Phase::kGraph : Phase::kEager;
   source_ = source;
   recent_.clear();
+  steady_ns_ = 0;
   drifting_ = 0;
+  changed_reports_ = 0;
   eager_iterations_ = 0;
   recheck_after_ = options_.recheck_iterations;
   last_verdict_eager_ = !graph;
@@ -61,9 +65,14 @@ void SequencePolicy::decide() {
   const bool was_eager = last_verdict_eager_;
   last_verdict_eager_ = !pays;
   if (pays) {
+    // Graph again after a re-measurement: the conditions that started it were no change that
+    // matters; it takes longer to start another.
+    confirmed_ = measurements_ > 1 && !was_eager ? std::min(confirmed_ + 1, 4u) : 0;
     phase_ = Phase::kGraph;
     recent_.clear();
+    steady_ns_ = 0;
     drifting_ = 0;
+    changed_reports_ = 0;
     patched_at_verdict_ = patched_now_;
     launches_at_verdict_ = launches_now_;
   } else {
@@ -84,6 +93,7 @@ Arm SequencePolicy::next(uint64_t now_ns) {
         if (position_ > 0) samples_.push_back(sample);
         if (++position_ == options_.window) {
           window_medians_.push_back(median(samples_));
+          ++windows_;
           samples_.clear();
           position_ = 0;
           if (++window_index_ == 2 * options_.pairs) decide();
@@ -96,16 +106,28 @@ Arm SequencePolicy::next(uint64_t now_ns) {
         if (recent_.size() == options_.window) {
           const double now = median(recent_);
           recent_.clear();
-          const bool drifts =
-              graph_ns_ > 0 && (now > graph_ns_ * (1 + options_.drift_percent / 100) ||
-                                now < graph_ns_ * (1 - options_.drift_percent / 100));
+          if (steady_ns_ <= 0) {
+            steady_ns_ = now;  // the reference: graph iterations as they run once decided
+            break;
+          }
+          const bool drifts = now > steady_ns_ * (1 + options_.drift_percent / 100) ||
+                              now < steady_ns_ * (1 - options_.drift_percent / 100);
           drifting_ = drifts ? drifting_ + 1 : 0;
-          if (drifting_ >= options_.drift_windows) start_measuring();
+          if (drifting_ >= options_.drift_windows << confirmed_) {
+            char why[120];
+            std::snprintf(why, sizeof why,
+                          "graph iterations drifted from %.1f to %.1f us for %u windows",
+                          steady_ns_ / 1e3, now / 1e3, drifting_);
+            start_measuring(why);
+          }
         }
       }
       break;
     case Phase::kEager:
-      if (++eager_iterations_ >= recheck_after_) start_measuring();
+      if (++eager_iterations_ >= recheck_after_) {
+        start_measuring("an eager verdict is tried again after " + std::to_string(recheck_after_) +
+                        " iterations");
+      }
       break;
   }
   if (phase_ == Phase::kMeasuring) {
@@ -124,17 +146,28 @@ void SequencePolicy::replay_figures(double patched_per_replay, double launches_p
   if (phase_ != Phase::kGraph || patched_at_verdict_ < 0) return;
   const bool more_patches = patched_now_ > 1.5 * patched_at_verdict_ + 0.05;
   const bool fewer_launches = launches_per_replay < launches_at_verdict_ * 2.0 / 3.0;
-  if (more_patches || fewer_launches) start_measuring();
+  // Twice in a row (64 replays): one report can fall where a sync restarts the chunk sizes.
+  changed_reports_ = more_patches || fewer_launches ? changed_reports_ + 1 : 0;
+  if (changed_reports_ < 2) return;
+  char why[120];
+  if (more_patches) {
+    std::snprintf(why, sizeof why, "patched nodes per replayed launch grew from %.2f to %.2f",
+                  patched_at_verdict_, patched_now_);
+  } else {
+    std::snprintf(why, sizeof why, "launches per replay fell from %.1f to %.1f",
+                  launches_at_verdict_, launches_now_);
+  }
+  start_measuring(why);
 }
 
 std::string SequencePolicy::why() const {
-  char line[200];
+  char line[320];
   if (source_ != "measured") {
     std::snprintf(line, sizeof line, "%s (%s)", phase_ == Phase::kGraph ? "graph" : "eager",
                   source_.c_str());
   } else if (phase_ == Phase::kMeasuring) {
-    std::snprintf(line, sizeof line, "measuring (window %u of %u)", window_index_ + 1,
-                  2 * options_.pairs);
+    std::snprintf(line, sizeof line, "measuring (window %u of %u%s%s)", window_index_ + 1,
+                  2 * options_.pairs, again_.empty() ? "" : "; again: ", again_.c_str());
   } else {
     std::snprintf(line, sizeof line,
                   "%s: graphs %.1f %% faster per iteration (%.1f vs %.1f us), faster in %u of "

@@ -16,11 +16,17 @@
 // iterations, under 0.5 % of a 1,000-iteration run for a sequence that graphs make 15 % faster.
 //
 // Re-evaluation: a "graph" verdict is measured again when the replays change (patched nodes
-// per replayed launch grow by half, launches per replay shrink by a third; chunks that grow
-// change neither) or the graph iterations drift from the figure of the verdict by more than
+// per replayed launch grow by half, launches per replay shrink by a third, in two reports in a
+// row; chunks that grow change neither) or the graph iterations drift by more than
 // `drift_percent` in `drift_windows` windows in a row (one slow window is noise: on the GPU
-// machine, lockstep chunk medians of one run spread by ±10 %); an "eager" verdict is tried
-// again after `recheck_iterations` iterations (doubling each time it is confirmed).
+// machine, lockstep chunk medians of one run spread by ±10 %). Drift is measured from the first
+// window of graph iterations after the verdict, not from the measurement's graph windows: those
+// alternate with eager windows, and a GPU-bound program's iterations, timed on the CPU, run at
+// another pace once the GPU's queue holds graph work only (ResNet-50 at batch 64 on the H100:
+// 6.5 ms measured, its steady state drifted from it, and its verdict was measured again and
+// again). A measurement that confirms the verdict doubles the drift windows needed next time.
+// An "eager" verdict is tried again after `recheck_iterations` iterations (doubling each time it
+// is confirmed). why() says what started the running measurement again.
 //
 // A unit of its own: the engine asks it which way to run the next iteration and tells it the
 // time; it never reaches into the engine.
@@ -71,9 +77,11 @@ class SequencePolicy {
   const std::string& source() const { return source_; }  // "measured", "cached", "config"
   std::string why() const;
   uint32_t measurements() const { return measurements_; }
+  // Measurement windows completed, over all measurements (a warm start completes none).
+  uint32_t windows() const { return windows_; }
 
  private:
-  void start_measuring();
+  void start_measuring(std::string why);
   void decide();
   Arm arm_for(uint32_t window_index) const;
 
@@ -92,11 +100,16 @@ class SequencePolicy {
   uint32_t pairs_won_ = 0;
   double patched_now_ = -1, launches_now_ = -1;  // per replayed launch; per replay
   double patched_at_verdict_ = -1, launches_at_verdict_ = -1;
-  std::vector<double> recent_;  // graph iterations since the verdict (drift)
-  uint32_t drifting_ = 0;       // windows in a row beyond drift_percent
+  std::vector<double> recent_;    // graph iterations since the verdict (drift)
+  double steady_ns_ = 0;          // the first graph window's median after the verdict (drift)
+  uint32_t drifting_ = 0;         // windows in a row beyond drift_percent
+  uint32_t confirmed_ = 0;        // measurements in a row that gave "graph" again (at most 4)
+  uint32_t changed_reports_ = 0;  // replay-figure reports in a row that changed
+  std::string again_;             // what started the running measurement, "" at the first
   uint64_t eager_iterations_ = 0, recheck_after_ = 0;
   bool last_verdict_eager_ = false;  // a confirmed eager verdict doubles recheck_after_
   uint32_t measurements_ = 0;
+  uint32_t windows_ = 0;
 };
 
 }  // namespace pygraph

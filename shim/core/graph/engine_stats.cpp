@@ -85,7 +85,9 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"loops_resumed", s.loops_resumed},
       {"resume_mismatches", s.resume_mismatches},
       {"sequences_followed", s.sequences_followed},
-      {"sequences_disabled", s.graph_failures}};
+      {"sequences_disabled", s.graph_failures},
+      {"sequences_cut_short", s.cut_short}};
+  if (!s.last_graph_failure.empty()) j["graphs"]["last_failure"] = s.last_graph_failure;
   ordered_json flushes = ordered_json::object();
   for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
     if (s.flushes_by_op[i]) flushes[kOpInfo[i].name] = s.flushes_by_op[i];
@@ -106,8 +108,9 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       memop_eager[eager_reason_name(static_cast<EagerReason>(i))] = s.memop_eager[i];
   }
   // Measured decisions (off unless PYGRAPH_MEASURE_WINDOWS > 0): verdicts reached, by kind,
-  // and measurements begun (a first one per sequence followed, then re-measurements); verdicts
-  // taken from the cache, and sequences the kernel patterns keep eager.
+  // measurements begun (a first one per sequence followed, then re-measurements) and their
+  // windows completed; verdicts taken from the cache, and sequences the kernel patterns keep
+  // eager.
   ordered_json list = ordered_json::array();
   for (const SequenceStat& q : sequences) {
     list.push_back({{"signature", q.signature.empty() ? ordered_json() : ordered_json(q.signature)},
@@ -119,9 +122,13 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                     {"eager_us", q.eager_us},
                     {"graph_us", q.graph_us}});
   }
-  j["decisions"] = {{"graph", s.decided_graph},       {"eager", s.decided_eager},
-                    {"measurements", s.measurements}, {"cached", s.decided_cached},
-                    {"config", s.decided_config},     {"sequences", list}};
+  j["decisions"] = {{"graph", s.decided_graph},
+                    {"eager", s.decided_eager},
+                    {"measurements", s.measurements},
+                    {"windows", s.measure_windows},
+                    {"cached", s.decided_cached},
+                    {"config", s.decided_config},
+                    {"sequences", list}};
   j["memops"] = {{"seen_by_engine", s.memops},
                  {"recorded", s.memops_recorded},
                  {"replayed_in_graphs", s.memops_replayed},

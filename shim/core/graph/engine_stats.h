@@ -64,6 +64,7 @@ struct EngineStats {
   uint64_t replays = 0;
   // Measured decisions (decision_policy.h): verdicts reached, by kind, and measurements begun.
   uint64_t decided_graph = 0, decided_eager = 0, measurements = 0;
+  uint64_t measure_windows = 0;  // measurement windows completed (of either arm)
   // Verdicts taken from the decision cache (not measured), and sequences the kernel patterns
   // keep eager.
   uint64_t decided_cached = 0, decided_config = 0;
@@ -74,6 +75,8 @@ struct EngineStats {
   uint64_t resume_mismatches = 0;   // of those, the wrong guesses (counted in mismatches too)
   uint64_t sequences_followed = 0;  // distinct sequences recorded from (each has one plan)
   uint64_t graph_failures = 0;      // sequences disabled
+  uint64_t cut_short = 0;           // times a sequence's chunks were cut to one launch too often
+  std::string last_graph_failure;   // what failed the last time (GraphEngine::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};
   uint64_t eager[static_cast<int>(EagerReason::kCount)] = {};

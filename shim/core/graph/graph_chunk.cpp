@@ -149,12 +149,14 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
   if (!api.graph_create || !api.graph_add_kernel_node || !api.graph_instantiate ||
       !api.graph_launch || !api.graph_exec_kernel_node_set_params || !api.graph_destroy ||
       !api.graph_exec_destroy) {
+    failed_call_ = "graph entry points missing";
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   destroy(api);
   CUresult r = api.graph_create(&graph_, 0);
   if (r != CUDA_SUCCESS) {
     graph_ = nullptr;
+    failed_call_ = "cuGraphCreate";
     return r;
   }
   nodes_.resize(count);
@@ -172,6 +174,8 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
             &nodes_[i].handle);
     if (r != CUDA_SUCCESS) {
       destroy(api);
+      failed_call_ = "cuGraphAdd*Node";
+      failed_kind_ = nodes[i].kind;
       return r;
     }
     keep(nodes[i], nodes_[i]);
@@ -180,6 +184,7 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
   if (r != CUDA_SUCCESS) {
     exec_ = nullptr;
     destroy(api);
+    failed_call_ = "cuGraphInstantiate";
     return r;
   }
   return CUDA_SUCCESS;
@@ -214,7 +219,10 @@ CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n,
 CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, size_t count,
                             CUstream stream, CUcontext ctx, uint32_t* patched) {
   *patched = 0;
-  if (!usable() || count != nodes_.size()) return CUDA_ERROR_INVALID_VALUE;
+  if (!usable() || count != nodes_.size()) {
+    failed_call_ = "replay of an unusable graph";
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   for (size_t i = 0; i < count; ++i) {
     Node& n = nodes_[i];
     // Equal tokens mean equal shapes, but a node is never patched into another kernel or
@@ -223,19 +231,26 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
                                     (nodes[i].function != n.function ||
                                      std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0))) {
       broken_ = true;
+      failed_call_ = "node kind, kernel or block changed";
+      failed_kind_ = n.kind;
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (holds(nodes[i], n)) continue;
     CUresult r = patch(api, nodes[i], n, ctx);
     if (r != CUDA_SUCCESS) {
       broken_ = true;  // some nodes hold new values, some old: never launch this exec again
+      failed_call_ = "cuGraphExec*NodeSetParams";
+      failed_kind_ = n.kind;
       return r;
     }
     keep(nodes[i], n);
     ++*patched;
   }
   CUresult r = api.graph_launch(exec_, stream);
-  if (r != CUDA_SUCCESS) broken_ = true;
+  if (r != CUDA_SUCCESS) {
+    broken_ = true;
+    failed_call_ = "cuGraphLaunch";
+  }
   return r;
 }
 

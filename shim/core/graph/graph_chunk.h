@@ -75,6 +75,11 @@ class ChunkGraph {
 
   void destroy(const DriverApi& api);
   bool usable() const { return exec_ != nullptr && !broken_; }
+  // After a failed build() or replay(): the driver call that failed ("cuGraphInstantiate", ...),
+  // or what the chunk found wrong itself; and the kind of node it concerned. For the stats and
+  // the debug log: a graph failure disables its sequence, and the user should learn why.
+  const char* failed_call() const { return failed_call_; }
+  NodeKind failed_kind() const { return failed_kind_; }
   size_t size() const { return nodes_.size(); }
 
   // Whether a kernel node launches a function for which `pred(const FunctionInfo&)` holds (a
@@ -111,6 +116,8 @@ class ChunkGraph {
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   bool broken_ = false;
+  const char* failed_call_ = "";
+  NodeKind failed_kind_ = NodeKind::kKernel;
   std::vector<Node> nodes_;
   std::vector<void*> ptrs_;  // kernel parameter pointers of the node being set: no allocation
   // The `extra` array of a packed node being set, and the size it points to.

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -12,9 +13,14 @@
 #include "graph/flush_rules.h"
 #include "graph/period.h"
 #include "graph/token.h"
+#include "log.h"
 
 namespace pygraph {
 namespace {
+
+// Chunks of one launch in a row (no replay between) after which a sequence's occurrences run
+// undeferred for a while: enough that a sequence whose chunks grow is never taken for one.
+constexpr uint32_t kShortLimit = 32;
 
 // One address per thread: tells whether a launch comes from the thread that started the chunk
 // without a system call.
@@ -445,6 +451,14 @@ void GraphEngine::start_occurrence() {
   eager_arm_ = false;
   if (!plan_) return;
   plan_->followed += following_tokens_.size() - position_;
+  if (plan_->cut_short_left) {
+    // Its chunks are cut to one launch: this occurrence goes out as it comes, undeferred.
+    --plan_->cut_short_left;
+    eager_arm_ = true;
+    eager_arm_reason_ = EagerReason::kShortChunk;
+    if (options_.measure) plan_->policy.interrupt();  // no sample spans these
+    return;
+  }
   // An iteration is one start of the sequence to its next: only consecutive starts of one
   // plan make a sample (variants taking turns, or other work between, make none).
   if (options_.measure && last_started_ != plan_) {
@@ -454,15 +468,19 @@ void GraphEngine::start_occurrence() {
   }
   if (plan_->config_eager) {
     eager_arm_ = true;  // never measured: the config said so
+    eager_arm_reason_ = EagerReason::kDecidedEager;
     return;
   }
   if (!options_.measure) return;
   SequencePolicy& policy = plan_->policy;
   const auto before = policy.phase();
+  const uint32_t windows = policy.windows();
   eager_arm_ = policy.next(options_.clock_ns ? options_.clock_ns() : monotonic_ns()) == Arm::kEager;
+  eager_arm_reason_ = policy.decided() ? EagerReason::kDecidedEager : EagerReason::kMeasuring;
   // A loop taken up in the middle of its period (found again, or resumed after a sync): this
   // partial iteration is no sample; the first whole one begins at the wrap.
   if (position_ != 0) policy.interrupt();
+  stats_.measure_windows += policy.windows() - windows;
   const auto after = policy.phase();
   if (after != before) {
     if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
@@ -726,8 +744,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       resume_period_ = 0;  // a retry of the failing launch is no place to take the loop up
       return result != CUDA_SUCCESS ? result : r;
     }
-    count_eager(w.memop != nullptr,
-                plan_->policy.decided() ? EagerReason::kDecidedEager : EagerReason::kMeasuring);
+    count_eager(w.memop != nullptr, eager_arm_reason_);
     ++position_;
     end_of_occurrence();
     return result;
@@ -1110,6 +1127,12 @@ CUresult GraphEngine::submit() {
   }
   if (work < 2 || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
+    if (plan_ && !plan_->disabled && ++plan_->short_in_row >= kShortLimit) {
+      plan_->short_in_row = 0;
+      plan_->cut_short_left = plan_->cut_short_next;
+      plan_->cut_short_next = std::min<uint32_t>(plan_->cut_short_next * 2, 1u << 20);
+      ++stats_.cut_short;
+    }
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
     end_of_occurrence();
     return r;
@@ -1174,15 +1197,18 @@ CUresult GraphEngine::submit() {
         }
       }
     }
-    if (r == CUDA_SUCCESS) r = fork_side_streams();
+    const char* failed = r != CUDA_SUCCESS ? graph->failed_call() : nullptr;
+    if (r == CUDA_SUCCESS && (r = fork_side_streams()) != CUDA_SUCCESS) failed = "side-stream fork";
     if (r == CUDA_SUCCESS) {
       r = graph->replay(*api_, scratch_.data(), scratch_.size(), chunk_raw_stream_, chunk_context_,
                         &patched);
+      if (r != CUDA_SUCCESS) failed = graph->failed_call();
       // Launched (or not at all): the side streams' later work waits for it. An error here
       // cannot send the work out again; it is the submission's.
       if (r == CUDA_SUCCESS) join_error = join_side_streams();
     }
     if (r == CUDA_SUCCESS) staging_.fence(chunk_raw_stream_);
+    if (r != CUDA_SUCCESS) note_graph_failure(failed, r, *graph);
   }
   if (r != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and
@@ -1199,6 +1225,7 @@ CUresult GraphEngine::submit() {
     return eager;
   }
   ++stats_.replays;
+  plan_->short_in_row = 0;
   if (observer_) observer_->replayed(following_id_, scratch_.size(), patched);
   if (options_.measure) {
     // The policy re-measures when replays change (fewer launches, more patches per replay).
@@ -1293,6 +1320,21 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
     deferred_error_ = CUDA_SUCCESS;
   }
   return r;
+}
+
+void GraphEngine::note_graph_failure(const char* call, CUresult r, const ChunkGraph& graph) {
+  // Rare (a sequence is disabled at its first failure): the stats keep the last one, the debug
+  // log every one, so that a user can tell a driver limit from a fault of ours.
+  static constexpr const char* kKinds[] = {"kernel", "memset", "copy", "event record",
+                                           "event wait"};
+  const bool about_node = call && (std::strstr(call, "Node") || std::strstr(call, "node"));
+  char line[160];
+  std::snprintf(line, sizeof line, "%s failed (CUresult %d)%s%s; chunk of %zu nodes, %zu stream(s)",
+                call ? call : "?", static_cast<int>(r), about_node ? " at a " : "",
+                about_node ? kKinds[static_cast<int>(graph.failed_kind())] : "", scratch_.size(),
+                std::max<size_t>(fork_.streams(), 1));
+  stats_.last_graph_failure = line;
+  log_debug("graph failure, sequence %u runs eagerly from now on: %s", following_id_, line);
 }
 
 void GraphEngine::defer_error(CUresult r) {

@@ -234,6 +234,12 @@ class GraphEngine {
     std::string signature;      // "" until known
     bool config_eager = false;  // a kernel's name is denied (or not allowed): always eager
     uint64_t followed = 0;      // launches and memops of its occurrences, as started
+    // Chunks cut to one launch (a boundary right after it: the program's own graph launch):
+    // deferring such a launch only delays it. After kShortLimit in a row with no replay the
+    // next cut_short_left occurrences run as they come (cut_short_next of them, doubling).
+    uint32_t short_in_row = 0;
+    uint32_t cut_short_left = 0;
+    uint32_t cut_short_next = 1024;
   };
 
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
@@ -314,6 +320,7 @@ class GraphEngine {
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
   CUresult end_segment(Op op);
   // A submission's error no call can return now: the next op that reaches before_op reports it.
+  void note_graph_failure(const char* call, CUresult r, const ChunkGraph& graph);
   void defer_error(CUresult r);
   CUcontext current_context() const;
   static CUresult call_event(const EventCall& e);
@@ -332,7 +339,8 @@ class GraphEngine {
   // position, size, stream, context and the thread that last added to it.
   uint32_t following_id_ = 0;
   bool following_periodic_ = false;
-  bool eager_arm_ = false;        // this occurrence runs eagerly (measuring, or decided so)
+  bool eager_arm_ = false;  // this occurrence runs eagerly (measuring, or decided so)
+  EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as
   Plan* last_started_ = nullptr;  // the plan whose occurrence started last (policy samples)
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
