@@ -197,6 +197,10 @@ API cuGraphExecEventRecordNodeSetEvent(CUgraphExec h, CUgraphNode node, CUevent 
   if (i < 0 || !event || e->nodes[i].kind != NodeKind::kEventRecord) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  // As the real driver does (H100, driver 580): a node whose event was destroyed cannot be
+  // given another one, nor can a node be given a destroyed event.
+  if (!event_of(e->nodes[i].event) || !event_of(event)) return CUDA_ERROR_INVALID_VALUE;
   e->nodes[i].event = event;
   return CUDA_SUCCESS;
 }

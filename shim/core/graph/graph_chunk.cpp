@@ -160,6 +160,7 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
     return r;
   }
   nodes_.resize(count);
+  ctx_ = ctx;
   std::vector<CUgraphNode> deps;
   for (size_t i = 0; i < count; ++i) {
     deps.clear();
@@ -179,6 +180,7 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
       return r;
     }
     keep(nodes[i], nodes_[i]);
+    records_events_ |= nodes[i].kind == NodeKind::kEventRecord;
   }
   r = api.graph_instantiate(&exec_, graph_, 0);
   if (r != CUDA_SUCCESS) {
@@ -254,12 +256,29 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
   return r;
 }
 
+CUresult ChunkGraph::repoint_event(const DriverApi& api, CUevent from, CUevent to) {
+  if (!records_events_ || !usable()) return CUDA_SUCCESS;
+  for (Node& n : nodes_) {
+    if (n.kind != NodeKind::kEventRecord || n.event != from) continue;
+    if (!api.graph_exec_event_record_node_set_event) return CUDA_ERROR_NOT_SUPPORTED;
+    if (CUresult r = api.graph_exec_event_record_node_set_event(exec_, n.handle, to)) {
+      broken_ = true;
+      failed_call_ = "cuGraphExecEventRecordNodeSetEvent (before the event's destruction)";
+      failed_kind_ = NodeKind::kEventRecord;
+      return r;
+    }
+    n.event = to;
+  }
+  return CUDA_SUCCESS;
+}
+
 void ChunkGraph::destroy(const DriverApi& api) {
   if (exec_ && api.graph_exec_destroy) api.graph_exec_destroy(exec_);
   if (graph_ && api.graph_destroy) api.graph_destroy(graph_);
   exec_ = nullptr;
   graph_ = nullptr;
   broken_ = false;
+  records_events_ = false;
   nodes_.clear();
 }
 

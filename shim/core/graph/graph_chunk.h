@@ -75,6 +75,13 @@ class ChunkGraph {
 
   void destroy(const DriverApi& api);
   bool usable() const { return exec_ != nullptr && !broken_; }
+  CUcontext context() const { return ctx_; }  // the one it was built in
+  bool records_events() const { return records_events_; }
+  // The program destroys `from`: each event record node holding it holds `to` (an engine event of
+  // this graph's context) instead. The driver refuses to give a node whose event was destroyed
+  // another one (CUDA_ERROR_INVALID_VALUE, H100, driver 580), so without this the next replay,
+  // with the program's next event, could not be patched. A failure breaks the graph.
+  CUresult repoint_event(const DriverApi& api, CUevent from, CUevent to);
   // After a failed build() or replay(): the driver call that failed ("cuGraphInstantiate", ...),
   // or what the chunk found wrong itself; and the kind of node it concerned. For the stats and
   // the debug log: a graph failure disables its sequence, and the user should learn why.
@@ -116,6 +123,8 @@ class ChunkGraph {
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   bool broken_ = false;
+  bool records_events_ = false;
+  CUcontext ctx_ = nullptr;
   const char* failed_call_ = "";
   NodeKind failed_kind_ = NodeKind::kKernel;
   std::vector<Node> nodes_;

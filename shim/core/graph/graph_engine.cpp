@@ -840,19 +840,19 @@ CUresult GraphEngine::call_event(const EventCall& e) {
   }
 }
 
-GraphEngine::OwnEvents* GraphEngine::own_events() {
+GraphEngine::OwnEvents* GraphEngine::own_events(CUcontext ctx) {
   for (OwnEvents& o : own_events_) {
-    if (o.ctx == chunk_context_) return &o;
+    if (o.ctx == ctx) return &o;
   }
   if (!api_->event_create) return nullptr;
-  OwnEvents o{chunk_context_, nullptr, {}};
+  OwnEvents o{ctx, nullptr, {}};
   if (api_->event_create(&o.fork, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
   own_events_.push_back(std::move(o));
   return &own_events_.back();
 }
 
 CUevent GraphEngine::own_event() {
-  OwnEvents* own = own_events();
+  OwnEvents* own = own_events(chunk_context_);
   return own ? own->fork : nullptr;
 }
 
@@ -860,7 +860,7 @@ CUevent GraphEngine::spare_event() {
   // One per destroyed event of the chunk: two sharing one, drained eagerly in the order
   // record A, record B, wait A, would let the wait see B's record. Reused once no pending node
   // names it (a wait takes the latest record made before it, a graph's record node included).
-  OwnEvents* own = own_events();
+  OwnEvents* own = own_events(chunk_context_);
   if (!own) return nullptr;
   for (CUevent e : own->spares) {
     bool named = false;
@@ -1190,6 +1190,7 @@ CUresult GraphEngine::submit() {
       r = graph->build(*api_, scratch_.data(), scratch_.size(), chunk_context_, &fork_);
       if (r == CUDA_SUCCESS) {
         ++stats_.graphs_built;
+        event_graphs_ |= graph->records_events();
         ++stats_.graphs_live;
         if (observer_) {
           observer_->chunk_built(following_id_, static_cast<uint32_t>(start),
@@ -1288,6 +1289,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
           r = flush(FlushCause::kOp, op);  // a query or sync of an event the chunk records
         }
       }
+      if (op == Op::EventDestroy && handle && event_graphs_) park_destroyed(handle);
       if (op == Op::EventDestroy) event_tick_.erase(handle);
       break;
     case FlushRule::kAll:
@@ -1320,6 +1322,25 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
     deferred_error_ = CUDA_SUCCESS;
   }
   return r;
+}
+
+void GraphEngine::park_destroyed(uint64_t handle) {
+  // Graphs that record events hold the program's last events in their record nodes; the driver
+  // refuses to repoint a node whose event was destroyed, so each one moves to the engine's
+  // fork event of its context first (never launched so: a replay patches it to the event of
+  // its time). PyTorch creates and destroys events every step (wait_stream).
+  const CUevent from = reinterpret_cast<CUevent>(handle);
+  for (auto& entry : plans_) {
+    for (Chunk& c : entry.second.chunks) {
+      if (!c.graph.records_events() || !c.graph.usable()) continue;
+      ContextScope scope(*api_, c.graph.context(), current_context());
+      OwnEvents* own = own_events(c.graph.context());
+      if (own && c.graph.repoint_event(*api_, from, own->fork) == CUDA_SUCCESS) continue;
+      // It could not be patched later: built again at its next use.
+      --stats_.graphs_live;
+      c.graph.destroy(*api_);
+    }
+  }
 }
 
 void GraphEngine::note_graph_failure(const char* call, CUresult r, const ChunkGraph& graph) {

@@ -258,7 +258,7 @@ class GraphEngine {
   CUresult issue_event_in_place(const Work& w, uint64_t stream);
   // The engine's own events of the chunk's context (created at first use); null: none.
   struct OwnEvents;
-  OwnEvents* own_events();
+  OwnEvents* own_events(CUcontext ctx);
   // The one for the fork and join.
   CUevent own_event();
   // An engine event of the chunk's context that no pending node names: the stand-in for one
@@ -320,6 +320,8 @@ class GraphEngine {
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
   CUresult end_segment(Op op);
   // A submission's error no call can return now: the next op that reaches before_op reports it.
+  // Before the program destroys an event: record nodes holding it hold an engine event instead.
+  void park_destroyed(uint64_t handle);
   void note_graph_failure(const char* call, CUresult r, const ChunkGraph& graph);
   void defer_error(CUresult r);
   CUcontext current_context() const;
@@ -339,7 +341,8 @@ class GraphEngine {
   // position, size, stream, context and the thread that last added to it.
   uint32_t following_id_ = 0;
   bool following_periodic_ = false;
-  bool eager_arm_ = false;  // this occurrence runs eagerly (measuring, or decided so)
+  bool event_graphs_ = false;  // a graph with event record nodes was built (park_destroyed)
+  bool eager_arm_ = false;     // this occurrence runs eagerly (measuring, or decided so)
   EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as
   Plan* last_started_ = nullptr;  // the plan whose occurrence started last (policy samples)
   Plan* plan_ = nullptr;
