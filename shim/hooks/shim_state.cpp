@@ -321,6 +321,7 @@ bool shim_init() {
   load(&g_driver_api.graph_add_event_record_node, "cuGraphAddEventRecordNode");
   load(&g_driver_api.graph_exec_event_record_node_set_event, "cuGraphExecEventRecordNodeSetEvent");
   load(&g_driver_api.stream_wait_event, "cuStreamWaitEvent");
+  load(&g_driver_api.stream_get_flags, "cuStreamGetFlags");
   load(&g_driver_api.graph_exec_destroy, "cuGraphExecDestroy");
   load(&g_driver_api.graph_destroy, "cuGraphDestroy");
   load(&g_driver_api.ctx_get_current, "cuCtxGetCurrent");

@@ -412,6 +412,12 @@ API cuStreamCreate(CUstream* s, unsigned int flags) {
   *s = reinterpret_cast<CUstream>(st);
   return CUDA_SUCCESS;
 }
+API cuStreamGetFlags(CUstream s, unsigned int* flags) {
+  if (!flags) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  *flags = stream_of(s)->blocking ? 0u : unsigned(CU_STREAM_NON_BLOCKING);
+  return CUDA_SUCCESS;
+}
 // Runs the stream's work first. In asynchronous mode the stream is not freed: waits queued on
 // other streams may still name its marker.
 API cuStreamDestroy_v2(CUstream s) {

@@ -39,6 +39,7 @@ int cuLaunchHostFunc_ptsz();
 int cuStreamAddCallback();
 int cuStreamAddCallback_ptsz();
 int cuStreamCreate();
+int cuStreamGetFlags();
 int cuStreamDestroy_v2();
 int cuStreamSynchronize();
 int cuStreamSynchronize_ptsz();
@@ -167,6 +168,7 @@ const Export kExports[] = {
     {"cuStreamAddCallback", reinterpret_cast<void*>(&cuStreamAddCallback)},
     {"cuStreamAddCallback_ptsz", reinterpret_cast<void*>(&cuStreamAddCallback_ptsz)},
     {"cuStreamCreate", reinterpret_cast<void*>(&cuStreamCreate)},
+    {"cuStreamGetFlags", reinterpret_cast<void*>(&cuStreamGetFlags)},
     {"cuStreamDestroy_v2", reinterpret_cast<void*>(&cuStreamDestroy_v2)},
     {"cuStreamSynchronize", reinterpret_cast<void*>(&cuStreamSynchronize)},
     {"cuStreamSynchronize_ptsz", reinterpret_cast<void*>(&cuStreamSynchronize_ptsz)},

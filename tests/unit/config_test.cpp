@@ -83,7 +83,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.max_sequences, 1024u);
   EXPECT_EQ(c.staging_mb, 4u);
   EXPECT_TRUE(c.patch_grid);
-  EXPECT_FALSE(c.streams);  // several streams in one graph off until checked on the GPU
+  EXPECT_TRUE(c.streams);  // several streams in one graph: on since the GPU check of session 8
   EXPECT_EQ(c.min_gain_percent, 2.0);
   EXPECT_EQ(c.measure_windows, 0u);  // measured decisions off until checked on the GPU
   EXPECT_EQ(c.measure_iterations, 8u);

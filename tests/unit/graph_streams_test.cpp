@@ -176,6 +176,35 @@ TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
 }
 
+TEST_F(GraphStreamsTest, PyTorchsShapeOnTheLegacyStreamReplaysWholeAsOneGraph) {
+  // PyTorch's default stream is the legacy stream; its side streams are non-blocking: they join
+  // a chunk on the legacy stream (on the H100, torch's two-stream step kept 5.4 launches per
+  // replay while they could not).
+  main_ = nullptr;
+  for (int n = 1; n <= 12; ++n) step(n);
+  const EngineStats& s = engine_.stats();
+  ASSERT_TRUE(engine_.idle());
+  EXPECT_EQ(s.replays, 10u);
+  EXPECT_EQ(s.replayed, 10u * 10u);
+  EXPECT_EQ(s.side_streams, 10u);
+  EXPECT_EQ(s.graph_failures, 0u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+}
+
+TEST_F(GraphStreamsTest, ABlockingStreamNeverJoinsAChunkOnTheLegacyStream) {
+  // Its work is ordered after the legacy stream's earlier work without any event: no edge in a
+  // graph would say so. The step is cut where it changes streams, as before.
+  decltype(&cuStreamCreate) create;
+  take(&create, "cuStreamCreate");
+  ASSERT_EQ(create(&side_, 0), CUDA_SUCCESS);
+  main_ = nullptr;
+  for (int n = 1; n <= 12; ++n) step(n);
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.side_streams, 0u);
+  EXPECT_GT(s.replays, 10u);  // several chunks per step
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+}
+
 TEST_F(GraphStreamsTest, NoStreamJoinsWithoutAWaitOnceAStreamMayWaitForTheHost) {
   // A host function on any stream: the fork of a stream joined without a wait could make a
   // graph on L wait for the host (a host sync of L before the host releases it: a deadlock on a

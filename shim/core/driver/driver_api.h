@@ -52,6 +52,8 @@ struct DriverApi {
   CUresult (*graph_exec_event_record_node_set_event)(CUgraphExec exec, CUgraphNode node,
                                                      CUevent event) = nullptr;
   CUresult (*stream_wait_event)(CUstream stream, CUevent event, unsigned int flags) = nullptr;
+  // Whether a stream is non-blocking: only such a stream joins a chunk on the legacy stream.
+  CUresult (*stream_get_flags)(CUstream stream, unsigned int* flags) = nullptr;
   CUresult (*graph_exec_destroy)(CUgraphExec exec) = nullptr;
   CUresult (*graph_destroy)(CUgraph graph) = nullptr;
 

@@ -202,11 +202,31 @@ bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
   // (waits between streams would carry the wait, blocking streams inherit the legacy
   // stream's), so none at all (a kernel that polls host memory stays a known limit). And
   // only from the chunk's thread (another thread's work cuts the chunk), not the legacy stream
-  // (implicit order with every blocking stream), not beside a chunk on the legacy stream, not a
-  // per-thread stream; a side stream needs the engine's own events and the driver's wait.
+  // (implicit order with every blocking stream), not a per-thread stream; beside a chunk on the
+  // legacy stream only a non-blocking stream (PyTorch's default stream is the legacy one, its
+  // side streams are non-blocking): a blocking one's work is ordered after the legacy stream's
+  // earlier work, which no edge in the graph would say. A side stream needs the engine's own
+  // events and the driver's wait.
   return options_.multi_stream && same_thread && !host_waits_ && !is_legacy_stream(stream) &&
-         !is_per_thread_stream(stream) && !is_legacy_stream(chunk_stream_) && fork_.streams() < 8 &&
-         api_->stream_wait_event && api_->event_record && api_->event_create;
+         !is_per_thread_stream(stream) && fork_.streams() < 8 && api_->stream_wait_event &&
+         api_->event_record && api_->event_create &&
+         (!is_legacy_stream(chunk_stream_) || non_blocking(stream));
+}
+
+bool GraphEngine::non_blocking(uint64_t stream) const {
+  // Asked of the driver once per stream (at its first join beside a legacy chunk), forgotten at
+  // its destruction (a new stream may get its handle).
+  for (const auto& [s, nb] : stream_flags_) {
+    if (s == stream) return nb;
+  }
+  unsigned int flags = 0;
+  const bool nb =
+      api_->stream_get_flags &&
+      api_->stream_get_flags(reinterpret_cast<CUstream>(stream), &flags) == CUDA_SUCCESS &&
+      (flags & CU_STREAM_NON_BLOCKING);
+  if (stream_flags_.size() >= 64) stream_flags_.erase(stream_flags_.begin());
+  stream_flags_.emplace_back(stream, nb);
+  return nb;
 }
 
 bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool same_thread) const {
@@ -1260,6 +1280,9 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       if (chunk_sees(s) || (handle && fork_.holds_event(handle))) r = flush(FlushCause::kOp, op);
       host_waits_ |= op == Op::LaunchHostFunc || op == Op::StreamAddCallback ||
                      op == Op::GraphLaunch || op == Op::WaitExternalSemaphoresAsync;
+      if (op == Op::StreamDestroy) {
+        std::erase_if(stream_flags_, [s](const auto& f) { return f.first == s; });
+      }
       break;
     }
     case FlushRule::kEvent:

@@ -322,6 +322,7 @@ class GraphEngine {
   // A submission's error no call can return now: the next op that reaches before_op reports it.
   // Before the program destroys an event: record nodes holding it hold an engine event instead.
   void park_destroyed(uint64_t handle);
+  bool non_blocking(uint64_t stream) const;
   void note_graph_failure(const char* call, CUresult r, const ChunkGraph& graph);
   void defer_error(CUresult r);
   CUcontext current_context() const;
@@ -341,6 +342,7 @@ class GraphEngine {
   // position, size, stream, context and the thread that last added to it.
   uint32_t following_id_ = 0;
   bool following_periodic_ = false;
+  mutable std::vector<std::pair<uint64_t, bool>> stream_flags_;  // non_blocking(), at most 64
   bool event_graphs_ = false;  // a graph with event record nodes was built (park_destroyed)
   bool eager_arm_ = false;     // this occurrence runs eagerly (measuring, or decided so)
   EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as

@@ -62,11 +62,10 @@ const OptionSpec kTable[] = {
      "its arguments. `0`: they are part of the launch's shape, so a launch with another grid "
      "starts another sequence variant (`docs/design-graph-mode.md` has the measurement).",
      false},
-    {"streams", &Config::streams, "0", 0, 0,
+    {"streams", &Config::streams, "1", 0, 0,
      "Graph mode: `1`: event records and waits between the program's streams become graph "
      "nodes and edges, so a step on several streams is one graph (side streams forked and "
-     "joined at its launch). `0`: an event record or another stream submits the chunk. Off by "
-     "default until checked on the GPU.",
+     "joined at its launch). `0`: an event record or another stream submits the chunk.",
      false},
     {"min_gain_percent", &Config::min_gain_percent, "2", 0, 100,
      "Graph mode, with measure_windows > 0: a sequence keeps its graphs only if its replayed "
