@@ -133,7 +133,7 @@ class Check:
         program = os.path.join(self.build, "streams_loop")
         plain = self.run([program, str(steps)], name="streams")
         per = {}
-        for cfg, env in (("off", {}), ("on", {"PYGRAPH_STREAMS": "1"})):
+        for cfg, env in (("off", {"PYGRAPH_STREAMS": "0"}), ("on", {"PYGRAPH_STREAMS": "1"})):
             spath = os.path.join(self.out, f"streams-{cfg}-stats.json")
             got = self.run([program, str(steps)], mode="graph", name="streams",
                            env_extra=dict(env, PYGRAPH_STATS=spath))
