@@ -278,7 +278,7 @@ def pair_change(times, base):
 
 COUNTERS = (("launches", ("seen_by_engine", "recorded", "replayed_in_graphs", "eager")),
             ("graphs", ("instantiated", "replays", "patched_nodes", "mismatches",
-                        "variant_switches", "sequences_disabled")),
+                        "variant_switches", "sequences_disabled", "sequences_cut_short")),
             ("memops", ("seen_by_engine", "replayed_in_graphs", "eager", "staged_bytes")))
 BY_REASON = (("flushes", "by_reason"), ("eager_launches_by_reason",), ("memops", "eager_by_reason"))
 
@@ -308,6 +308,11 @@ def stats_delta(end, warm):
     d["launches_per_replay"] = d["launches"]["replayed_in_graphs"] / replays if replays else 0.0
     d["patched_per_replay"] = d["graphs"]["patched_nodes"] / replays if replays else 0.0
     d["flushes_total"] = sum(d["flushes/by_reason"].values())
+    # What failed the last time a graph failed (the whole run's: a failure disables its sequence
+    # for good, so one during warm-up matters as much).
+    failure = _get(end, ("graphs", "last_failure"))
+    if isinstance(failure, str) and failure:
+        d["last_graph_failure"] = failure
     return d
 
 

@@ -159,7 +159,8 @@ class FiguresTest(unittest.TestCase):
                 "flushes": {"by_reason": {"cuStreamSynchronize": 5}},
                 "eager_launches_by_reason": {"not_repeating": 60}}
         end = {"launches": {"seen_by_engine": 1100, "replayed_in_graphs": 1000, "eager": 100},
-               "graphs": {"replays": 24, "patched_nodes": 48},
+               "graphs": {"replays": 24, "patched_nodes": 48, "sequences_disabled": 1,
+                          "last_failure": "cuGraphLaunch failed (CUresult 719)"},
                "flushes": {"by_reason": {"cuStreamSynchronize": 15, "stall": 2}},
                "eager_launches_by_reason": {"not_repeating": 60, "packed_args": 40}}
         d = harness.stats_delta(end, warm)
@@ -169,6 +170,9 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(d["eager_launches_by_reason"], {"packed_args": 40})
         self.assertEqual(d["flushes/by_reason"], {"cuStreamSynchronize": 10, "stall": 2})
         self.assertEqual(d["flushes_total"], 12)
+        self.assertEqual(d["graphs"]["sequences_disabled"], 1)
+        self.assertEqual(d["last_graph_failure"], "cuGraphLaunch failed (CUresult 719)")
+        self.assertNotIn("last_graph_failure", harness.stats_delta(warm, None))
 
 
 class ReportTest(unittest.TestCase):
@@ -210,6 +214,16 @@ class ReportTest(unittest.TestCase):
         self.assertIn("-20.0 % (-21.0 / -19.0)", text)
         head, rows = report.variant_rows(doc)
         self.assertEqual(rows[0][head.index("compile")], "2.00×")
+
+    def test_cell_lines_name_a_graph_failure(self):
+        doc = self.doc()
+        failed = dict(doc["workloads"]["b"]["cells"]["eager+shim"]["shim"],
+                      last_graph_failure="cuGraphInstantiate failed (CUresult 2)")
+        doc["workloads"]["b"]["cells"]["eager+shim"]["shim"] = failed
+        lines = report.cell_lines("b", doc["workloads"]["b"])
+        self.assertTrue(any("GRAPH FAILURE: cuGraphInstantiate failed (CUresult 2)" in l
+                            for l in lines), lines)
+        self.assertFalse(any("GRAPH FAILURE" in l for l in report.cell_lines("a", doc["workloads"]["a"])))
 
 
 class SimulateCheckTest(unittest.TestCase):

@@ -71,6 +71,8 @@ def cell_lines(name, res):
                          f"launches/replay, {d['patched_per_replay']:.1f} patched/replay")
         if "bitwise" in c:
             parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
+        if (c.get("shim") or {}).get("last_graph_failure"):
+            parts.append("GRAPH FAILURE: " + c["shim"]["last_graph_failure"])
         lines.append(f"  {name:<17} {cell:<18} " + "; ".join(parts))
     if "baseline_deterministic" in res:
         lines.append(f"  {name:<17} eager run twice without the shim: "
