@@ -97,20 +97,7 @@ class Attribution : public EngineObserver {
 
   void decided(uint32_t sequence, const std::string& signature, const SequencePolicy& policy,
                size_t length) override {
-    TraceDecision d;
-    d.sequence = sequence;
-    d.signature = signature;
-    d.launches = static_cast<uint32_t>(length);
-    d.verdict = policy.phase() == SequencePolicy::Phase::kGraph ? trace::DecisionVerdict::kGraph
-                : policy.phase() == SequencePolicy::Phase::kEager
-                    ? trace::DecisionVerdict::kEager
-                    : trace::DecisionVerdict::kMeasuring;
-    d.source = policy.source() == "cached"   ? trace::DecisionSource::kCached
-               : policy.source() == "config" ? trace::DecisionSource::kConfig
-                                             : trace::DecisionSource::kMeasured;
-    d.eager_ns = policy.eager_ns();
-    d.graph_ns = policy.graph_ns();
-    decision(d);
+    decision(decision_record(sequence, signature, policy, length));
   }
 
   void decision(const TraceDecision& d) {

@@ -68,7 +68,7 @@ std::string stream_name(uint64_t stream) {
 struct Counts {
   uint64_t launches = 0, ops = 0, boundaries = 0, stream_marks = 0;
   // Graph mode's events (graph_mode_events.h); eager launches as counter samples.
-  uint64_t followed = 0, chunks = 0, replays = 0, flushes = 0, eager_samples = 0;
+  uint64_t followed = 0, chunks = 0, replays = 0, flushes = 0, eager_samples = 0, decisions = 0;
   uint64_t last_ns = 0;  // end of the last call written (CLOCK_MONOTONIC)
 };
 
@@ -242,6 +242,29 @@ class TimelineExport {
         ++counts_.flushes;
         return true;
       }
+      case GraphEventKind::kDecision: {
+        // A sequence's verdict as it changed: measuring, then graph or eager, with its figures.
+        const TraceDecision& d = g.decision;
+        args = {{"sequence", d.sequence},
+                {"signature", d.signature},
+                {"verdict", decision_verdict_name(d.verdict)},
+                {"source", decision_source_name(d.source)},
+                {"launches", d.launches}};
+        if (d.eager_ns > 0) {
+          args["gain_percent"] = d.gain_percent();
+          args["eager_us"] = d.eager_ns / 1e3;
+          args["graph_us"] = d.graph_ns / 1e3;
+        }
+        char name[96];
+        std::snprintf(name, sizeof name, "decision: sequence %u %s (%s)", d.sequence,
+                      decision_verdict_name(d.verdict), decision_source_name(d.source));
+        const char* colour = d.verdict == trace::DecisionVerdict::kGraph   ? "good"
+                             : d.verdict == trace::DecisionVerdict::kEager ? "bad"
+                                                                           : "";
+        if (!w_.instant({plans, name, "graph_mode,decision", ts, 0, colour, &args})) return false;
+        ++counts_.decisions;
+        return true;
+      }
       case GraphEventKind::kEager: {
         const std::string key =
             std::string(g.memop ? "memops: " : "launches: ") + eager_reason_name(g.reason);
@@ -354,6 +377,7 @@ int run_export(const std::vector<std::string>& args) {
                 {"graphs_built", c.chunks},
                 {"replays", c.replays},
                 {"flushes", c.flushes},
+                {"decisions", c.decisions},
                 {"eager_samples", c.eager_samples}}},
               {"capped", writer.capped()},
               {"limit", limit}};
@@ -366,8 +390,8 @@ int run_export(const std::vector<std::string>& args) {
               << (graph.simulated ? "Graph mode simulated offline (a trace-mode trace): "
                                   : "Graph mode, from its records: ")
               << c.followed << " sequences followed, " << c.chunks << " graphs built, " << c.replays
-              << " replays, " << c.flushes << " flushes, " << c.eager_samples
-              << " samples of the eager counts.\n"
+              << " replays, " << c.flushes << " flushes, " << c.decisions << " decisions, "
+              << c.eager_samples << " samples of the eager counts.\n"
               << "Open it in Perfetto (ui.perfetto.dev) or chrome://tracing.\n";
     if (writer.capped()) {
       std::cout << "Capped at " << limit << " events (--limit): the timeline stops at "

@@ -69,11 +69,37 @@ std::vector<GraphEvent> recorded(const Trace& t) {
     e.memop = x.memop;
     e.count = x.count;
   });
+  add(GraphEventKind::kDecision, r.decisions, [](const TraceDecision& d, GraphEvent& e) {
+    e.sequence = d.sequence;
+    e.decision = d;
+  });
   // Each kind is in seq order already; a stable sort by place keeps that within a call.
   std::stable_sort(out.begin(), out.end(),
                    [](const GraphEvent& a, const GraphEvent& b) { return a.at < b.at; });
   return out;
 }
+
+}  // namespace
+
+TraceDecision decision_record(uint32_t sequence, const std::string& signature,
+                              const SequencePolicy& policy, size_t length) {
+  TraceDecision d;
+  d.sequence = sequence;
+  d.signature = signature;
+  d.launches = static_cast<uint32_t>(length);
+  d.verdict = policy.phase() == SequencePolicy::Phase::kGraph ? trace::DecisionVerdict::kGraph
+              : policy.phase() == SequencePolicy::Phase::kEager
+                  ? trace::DecisionVerdict::kEager
+                  : trace::DecisionVerdict::kMeasuring;
+  d.source = policy.source() == "cached"   ? trace::DecisionSource::kCached
+             : policy.source() == "config" ? trace::DecisionSource::kConfig
+                                           : trace::DecisionSource::kMeasured;
+  d.eager_ns = policy.eager_ns();
+  d.graph_ns = policy.graph_ns();
+  return d;
+}
+
+namespace {
 
 // The engine run offline tells this what it does; the replay of the trace says where it is.
 class Collector : public EngineObserver {
@@ -128,6 +154,14 @@ class Collector : public EngineObserver {
     e.sequence = sequence;
     e.nodes = static_cast<uint32_t>(nodes);
     e.patched = patched;
+    out_.push_back(e);
+  }
+
+  void decided(uint32_t sequence, const std::string& signature, const SequencePolicy& policy,
+               size_t length) override {
+    GraphEvent e = event(GraphEventKind::kDecision);
+    e.sequence = sequence;
+    e.decision = decision_record(sequence, signature, policy, length);
     out_.push_back(e);
   }
 

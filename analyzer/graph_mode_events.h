@@ -14,7 +14,7 @@
 
 namespace pygraph::analyze {
 
-enum class GraphEventKind : uint8_t { kFollowed, kChunk, kReplay, kFlush, kEager };
+enum class GraphEventKind : uint8_t { kFollowed, kChunk, kReplay, kFlush, kEager, kDecision };
 
 struct GraphEvent {
   GraphEventKind kind;
@@ -32,7 +32,12 @@ struct GraphEvent {
   EagerReason reason = EagerReason::kCount;  // eager
   bool memop = false;                        // eager
   uint32_t count = 0;                        // eager
+  TraceDecision decision;                    // decision: the sequence's verdict as it changed
 };
+
+// A sequence's decision as the engine's observer hears it, in the trace's terms (record 12).
+TraceDecision decision_record(uint32_t sequence, const std::string& signature,
+                              const SequencePolicy& policy, size_t length);
 
 struct GraphEvents {
   bool simulated = false;          // true: the engine run offline (a trace-mode trace)

@@ -1,6 +1,7 @@
 #include "summary.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -79,6 +80,33 @@ json graph_mode_did(const Trace& t, int top) {
         {{"cause", key.first}, {"count", n}, {"callsite", key.second}, {"frames", frames}});
   }
   j["top_flush_causes"] = causes;
+  if (!e.decisions.empty()) {
+    // Each sequence's last decision (records come at every change: measuring, then a verdict).
+    std::map<uint32_t, const TraceDecision*> last;
+    for (const TraceDecision& d : e.decisions) last[d.sequence] = &d;
+    json counts = {{"graph", 0}, {"eager", 0}, {"measuring", 0}, {"cached", 0}, {"config", 0}};
+    json list = json::array();
+    for (const auto& [sequence, d] : last) {
+      counts[decision_verdict_name(d->verdict)] =
+          counts[decision_verdict_name(d->verdict)].get<int>() + 1;
+      if (d->source != trace::DecisionSource::kMeasured) {
+        counts[decision_source_name(d->source)] =
+            counts[decision_source_name(d->source)].get<int>() + 1;
+      }
+      json x = {{"sequence", sequence},
+                {"signature", d->signature.empty() ? json() : json(d->signature)},
+                {"verdict", decision_verdict_name(d->verdict)},
+                {"source", decision_source_name(d->source)},
+                {"launches", d->launches}};
+      if (d->eager_ns > 0) {
+        x["gain_percent"] = d->gain_percent();
+        x["eager_us"] = d->eager_ns / 1e3;
+        x["graph_us"] = d->graph_ns / 1e3;
+      }
+      list.push_back(x);
+    }
+    j["decisions"] = {{"counts", counts}, {"sequences", list}};
+  }
   return j;
 }
 
@@ -216,6 +244,35 @@ std::string summary_text(const json& s) {
       for (const auto& fr : f["frames"]) {
         if (shown++ == 3) break;
         out << "          at " << fr.get<std::string>() << "\n";
+      }
+    }
+    if (g.contains("decisions")) {
+      const json& d = g["decisions"];
+      const json& c = d["counts"];
+      out << "  decisions (each sequence's last): " << c["graph"] << " graph, " << c["eager"]
+          << " eager, " << c["measuring"] << " measuring; " << c["cached"] << " from the cache, "
+          << c["config"] << " by the config\n";
+      for (const auto& x : d["sequences"]) {
+        char line[256];
+        const std::string sig = x["signature"].is_string() ? x["signature"].get<std::string>()
+                                                           : "(signature not known yet)";
+        if (x.contains("gain_percent")) {
+          std::snprintf(
+              line, sizeof line,
+              "    sequence %u %s: %s (%s), graphs %.1f %% %s per iteration (%.1f vs "
+              "%.1f us eager), %u launches\n",
+              x["sequence"].get<unsigned>(), sig.c_str(), x["verdict"].get<std::string>().c_str(),
+              x["source"].get<std::string>().c_str(), std::abs(x["gain_percent"].get<double>()),
+              x["gain_percent"].get<double>() >= 0 ? "faster" : "slower",
+              x["graph_us"].get<double>(), x["eager_us"].get<double>(),
+              x["launches"].get<unsigned>());
+        } else {
+          std::snprintf(line, sizeof line, "    sequence %u %s: %s (%s), %u launches\n",
+                        x["sequence"].get<unsigned>(), sig.c_str(),
+                        x["verdict"].get<std::string>().c_str(),
+                        x["source"].get<std::string>().c_str(), x["launches"].get<unsigned>());
+        }
+        out << line;
       }
     }
   }

@@ -53,7 +53,7 @@ uint64_t graph_mode_events(const json& summary) {
   const json& g = summary["graph_mode"];
   return g["sequences_followed"].get<uint64_t>() + g["graphs_built"].get<uint64_t>() +
          g["replays"].get<uint64_t>() + g["flushes"].get<uint64_t>() +
-         g["eager_samples"].get<uint64_t>();
+         g["decisions"].get<uint64_t>() + g["eager_samples"].get<uint64_t>();
 }
 
 TEST(AnalyzerExport, EveryCallOnceOnItsThreadInOrderAndMarkedOnItsStream) {
@@ -279,6 +279,54 @@ TEST(AnalyzerExport, GraphModeRecordsBecomeReplaysFlushesAndCounts) {
   EXPECT_EQ(summary["events"], t.launches.size() + t.ops.size() +
                                    summary["stream_marks"].get<uint64_t>() +
                                    graph_mode_events(summary));
+}
+
+TEST(AnalyzerExport, DecisionsAreOnTheTimelineAndInTheSummary) {
+  // decision_program with dec_b denied: its sequence is decided eager by the config (record 12
+  // in graph mode's trace). The timeline shows each decision record with its verdict and
+  // source; `summary` lists each sequence's last decision and counts them.
+  const std::string path = temp_path("decided.trace");
+  RunResult r = run_program({DECISION_PROGRAM}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                 {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                 {"PYGRAPH_MODE", "graph"},
+                                                 {"PYGRAPH_DENY_KERNELS", "dec_b"},
+                                                 {"PYGRAPH_TRACE", path}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Trace t;
+  ASSERT_EQ(read_trace(path, &t).status, ReadStatus::kOk);
+  ASSERT_FALSE(t.engine.decisions.empty());
+  Exported e = export_trace(path, {"--json"});
+  RunResult summary = run_program({ANALYZER, "summary", "--json", path}, {});
+  RunResult text = run_program({ANALYZER, "summary", path}, {});
+  unlink(path.c_str());
+  ASSERT_EQ(e.run.exit_code, 0) << e.run.err;
+  GraphModeTimeline g = graph_mode_part(e.timeline, t.header.pid);
+  const auto& decisions = g.by_cat["graph_mode,decision"];
+  ASSERT_EQ(decisions.size(), t.engine.decisions.size());
+  bool config_eager = false;
+  for (size_t i = 0; i < decisions.size(); ++i) {
+    const TraceDecision& d = t.engine.decisions[i];
+    EXPECT_EQ(decisions[i]["args"]["sequence"], d.sequence);
+    EXPECT_EQ(decisions[i]["args"]["verdict"], decision_verdict_name(d.verdict));
+    EXPECT_EQ(decisions[i]["args"]["source"], decision_source_name(d.source));
+    config_eager |= decisions[i]["args"]["verdict"] == "eager" &&
+                    decisions[i]["args"]["source"] == "config" &&
+                    !decisions[i]["args"]["signature"].get<std::string>().empty();
+  }
+  EXPECT_TRUE(config_eager) << json(decisions).dump();
+  EXPECT_EQ(json::parse(e.run.out)["graph_mode"]["decisions"], decisions.size());
+
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  const json s = json::parse(summary.out);
+  const json& d = s["graph_mode"]["decisions"];
+  EXPECT_GE(d["counts"]["eager"].get<int>(), 1) << d;
+  EXPECT_EQ(d["counts"]["config"], d["counts"]["eager"]) << d;
+  std::set<uint32_t> sequences;
+  for (const TraceDecision& x : t.engine.decisions) sequences.insert(x.sequence);
+  EXPECT_EQ(d["sequences"].size(), sequences.size());
+  EXPECT_NE(text.out.find("decisions (each sequence's last): 0 graph, "), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(": eager (config), 3 launches"), std::string::npos) << text.out;
 }
 
 TEST(AnalyzerExport, TraceModeGetsTheEngineRunOffline) {
