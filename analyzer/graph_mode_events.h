@@ -32,7 +32,7 @@ struct GraphEvent {
   EagerReason reason = EagerReason::kCount;  // eager
   bool memop = false;                        // eager
   uint32_t count = 0;                        // eager
-  TraceDecision decision;                    // decision: the sequence's verdict as it changed
+  TraceDecision decision = {};               // decision: the sequence's verdict as it changed
 };
 
 // A sequence's decision as the engine's observer hears it, in the trace's terms (record 12).
