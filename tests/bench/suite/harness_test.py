@@ -35,6 +35,8 @@ def fake_worker(argv):
         return 1
     state = {"chunk": 0}
     turns = open(a.result + ".turns", "w")
+    with open(a.result + ".env", "w") as f:  # what an --arm set
+        f.write(os.environ.get("PYGRAPH_FIRST_CHUNK", "-"))
 
     def step():
         time.sleep(0.001)
@@ -126,23 +128,44 @@ class SuiteTest(unittest.TestCase):
                 "fake", "a fake loop", None, steps=3, warmup=0, variants=("eager",),
                 program="fake_loop", train=True)
             try:
-                args = argparse.Namespace(build=build, out=tmp, quick=False, chunks=4, budget=None, traces=False,
-                                          ready_timeout=30, ddp_nproc=1)
+                args = argparse.Namespace(build=build, out=tmp, quick=False, chunks=4, budget=None,
+                                          traces=False, ready_timeout=30, ddp_nproc=1,
+                                          arm=["big:PYGRAPH_FIRST_CHUNK=64"],
+                                          arm_variants="eager", variants=None)
                 suite = run.Suite(args)
                 res = suite.run_workload("fake")
                 suite.memory.close()
             finally:
                 del workloads.WORKLOADS["fake"]
             cells = res["cells"]
-            self.assertEqual(set(cells), {"eager", "eager+shim", "eager-rerun"})
+            self.assertEqual(set(cells), {"eager", "eager+shim", "eager+shim:big", "eager-rerun"})
             for name, c in cells.items():
                 self.assertEqual(c["status"], "ok", f"{name}: {c.get('reason')}")
                 self.assertEqual(len(c["chunk_ms"]), 4)
             self.assertTrue(cells["eager+shim"]["bitwise"])
             self.assertEqual(cells["eager+shim"]["vs_without_shim"]["pairs"], 4)
+            # The arm's cell ran with its setting, and only it; it is compared like a shim cell.
+            env = lambda tag: open(os.path.join(tmp, "cells", f"fake.{tag}.json.env")).read()
+            self.assertEqual(env("eager_shim-big"), "64")
+            self.assertEqual(env("eager_shim"), "-")
+            self.assertTrue(cells["eager+shim:big"]["bitwise"])
+            self.assertEqual(cells["eager+shim:big"]["vs_without_shim"]["pairs"], 4)
+            self.assertEqual(report.shim_base("compile-ro+shim:big"), "compile-ro")
+            self.assertIsNone(report.shim_base("eager+trace"))
+            self.assertIsNone(report.shim_base("eager+shimmer"))
             self.assertTrue(res["baseline_deterministic"])
             # No shim was preloaded (none is built here): no snapshot, and it says so.
             self.assertIn("shim_error", cells["eager+shim"])
+
+
+    def test_arms_are_checked(self):
+        import run
+
+        self.assertEqual(run.parse_arm("x:PYGRAPH_A=1,PYGRAPH_B=two"),
+                         ("x", {"PYGRAPH_A": "1", "PYGRAPH_B": "two"}))
+        for bad in ("noenv", "x:A=1", "bad name:PYGRAPH_A=1", "x:PYGRAPH_A"):
+            with self.assertRaises(ValueError):
+                run.parse_arm(bad)
 
 
 class FiguresTest(unittest.TestCase):

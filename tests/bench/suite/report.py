@@ -22,6 +22,13 @@ SUMMARY = (("eager+shim", "eager"), ("compile+shim", "compile"), ("compile-ro", 
            ("compile-ro+shim", "compile-ro"))
 
 
+def shim_base(cell):
+    """The variant a shim cell ("compile+shim", or "compile-ro+shim:ARM" of an --arm) runs, else
+    None."""
+    base, sep, arm = cell.partition("+shim")
+    return base if sep and (not arm or arm.startswith(":")) else None
+
+
 def pct(ch):
     if not ch:
         return "-"
@@ -92,14 +99,14 @@ def shim_rows(doc):
         if res.get("error"):
             rows.append([name, "-", "", "ERROR: " + res["error"][:80]] + [""] * 8)
         for cell, c in cells.items():
-            if not cell.endswith("+shim"):
+            if shim_base(cell) is None:
                 continue
             s = status(c)
             if s:
                 rows.append([name, cell, "", f"{s}: {c.get('reason', '')[:90]}"] + [""] * 8)
                 continue
             d = c.get("shim") or {}
-            base = cells.get(cell[:-5], {})
+            base = cells.get(shim_base(cell), {})
             mem = "-"
             if c.get("peak_gpu_mb") and base.get("peak_gpu_mb"):
                 mem = f"{c['peak_gpu_mb'] - base['peak_gpu_mb']:+.0f} MB"

@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,7 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 import report  # noqa: E402
 import workloads  # noqa: E402
+from report import shim_base  # noqa: E402
 
 # Parts sized to end within about 9 minutes each on an H100 (torch.compile's warm-ups take most
 # of a workload's time); each can run in a call of its own.
@@ -45,24 +47,45 @@ PARTS = {
     "ddp": ("ddp",),
 }
 SHIM_PAIRED = ("eager", "compile", "compile-ro")
+
+
+def parse_arm(text):
+    """--arm NAME:VAR=VALUE[,VAR=VALUE...] -> (NAME, {VAR: VALUE})."""
+    name, sep, assigns = text.partition(":")
+    if not sep or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"--arm {text!r}: expected NAME:VAR=VALUE[,VAR=VALUE...]")
+    env = {}
+    for a in filter(None, assigns.split(",")):
+        var, eq, value = a.partition("=")
+        if not eq or not var.startswith("PYGRAPH_"):
+            raise ValueError(f"--arm {text!r}: {a!r} is no PYGRAPH_VAR=VALUE")
+        env[var] = value
+    return name, env
 TIMING_CORE = 3
 DDP_WHAT = "DDP training of a small transformer under torchrun, one GPU per rank"
 
 
-def cells_of(w, traces=False):
+def cells_of(w, traces=False, arms=(), arm_variants=(), only=()):
     """Cell names of a workload: each variant, its "+shim" twin, and for training workloads a
     second run of eager without the shim, which says whether the baseline itself is
     deterministic (a bitwise difference that it shows too is no fault of the shim). With
     `traces`, "eager+trace" too: eager under the shim in trace mode, for the analyzer (its
-    trace, whose time is no figure of graph mode)."""
+    trace, whose time is no figure of graph mode). Each arm (--arm NAME:...) adds
+    "VARIANT+shim:NAME" for the variants in `arm_variants`: the shim with other settings, in the
+    same lockstep, compared with the same variant without the shim. `only`: these variants
+    alone (--variants)."""
     cells = []
     for v in w.variants:
+        if only and v not in only:
+            continue
         cells.append(v)
         if v in SHIM_PAIRED:
             cells.append(v + "+shim")
-    if w.train:
+            if v in arm_variants:
+                cells += [f"{v}+shim:{name}" for name in arms]
+    if w.train and "eager" in cells:
         cells.append("eager-rerun")
-    if traces and "eager" in w.variants:
+    if traces and "eager" in cells:
         cells.append("eager+trace")
     return cells
 
@@ -111,6 +134,7 @@ class Suite:
         os.makedirs(self.work, exist_ok=True)
         self.memory = MemoryWatch()
         self.t0 = time.monotonic()
+        self.arms = dict(parse_arm(t) for t in a.arm or ())
 
     def time_left(self):
         """Seconds left of --budget (None: no budget)."""
@@ -123,7 +147,7 @@ class Suite:
         left = self.time_left()
         return self.a.ready_timeout if left is None else max(30, min(self.a.ready_timeout, left - 60))
 
-    def env(self, shim, stats_exit=None, trace=None):
+    def env(self, shim, stats_exit=None, trace=None, arm=None):
         env = dict(os.environ)
         env.pop("LD_PRELOAD", None)
         env["PYTHONUNBUFFERED"] = "1"
@@ -132,6 +156,7 @@ class Suite:
             # the interposition itself from graph mode's (their coverage is then 0).
             mode = os.environ.get("BENCH_SHIM_MODE", "graph")
             env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE=mode, PYGRAPH_STATS=stats_exit)
+            env.update(self.arms.get(arm, {}))
         if trace:
             env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE="trace", PYGRAPH_TRACE=trace)
         return env
@@ -155,17 +180,21 @@ class Suite:
         steps = w.steps
         chunks = max(4, a.chunks // 2) if a.quick else a.chunks
         groups, meta = {}, {}
-        for cell in cells_of(w, a.traces):
-            variant, shim = cell.split("+")[0].replace("-rerun", ""), cell.endswith("+shim")
-            base = os.path.join(self.work, f"{name}.{cell.replace('+', '_')}")
+        arm_variants = SHIM_PAIRED if a.arm_variants == "all" else a.arm_variants.split(",")
+        only = a.variants.split(",") if a.variants else ()
+        for cell in cells_of(w, a.traces, self.arms, arm_variants, only):
+            variant = cell.split("+")[0].replace("-rerun", "")
+            shim, arm = shim_base(cell) is not None, cell.partition("+shim:")[2] or None
+            tag = cell.replace("+", "_").replace(":", "-")
+            base = os.path.join(self.work, f"{name}.{tag}")
             for f in glob.glob(glob.escape(base) + ".*json"):
                 os.unlink(f)
-            wk = harness.Worker(f"{name}.{cell.replace('+', '_')}", self.work, label=cell)
+            wk = harness.Worker(f"{name}.{tag}", self.work, label=cell)
             argv = self.worker_argv(w, variant, base, chunks, steps) + ["--go", wk.go, "--done",
                                                                        wk.done]
             # %p: child processes that inherit the shim (compile workers) write files of their own.
             trace = base + ".trace" if cell.endswith("+trace") else None
-            wk.start(argv, self.env(shim, base + ".exit.%p.json", trace))
+            wk.start(argv, self.env(shim, base + ".exit.%p.json", trace, arm))
             groups[cell], meta[cell] = [wk], (variant, shim, base)
         t0 = time.monotonic()
         ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
@@ -197,7 +226,7 @@ class Suite:
         mem = [self.memory.peak.get(wk.proc.pid) for wk in workers]
         if all(mem):
             c["peak_gpu_mb"] = round(sum(mem), 1)
-        if cell.endswith("+shim"):
+        if shim_base(cell) is not None:
             end, warm = harness.read_json(base + ".end.json"), harness.read_json(base + ".warm.json")
             if end:
                 d = harness.stats_delta(end, warm)
@@ -219,8 +248,8 @@ class Suite:
                 continue
             if ok("eager") and name != "eager":
                 c["vs_eager"] = harness.pair_change(c["chunk_ms"], cells["eager"]["chunk_ms"])
-            if name.endswith("+shim"):
-                base = name[:-5]
+            base = shim_base(name)
+            if base is not None:
                 if ok(base):
                     c["vs_without_shim"] = harness.pair_change(c["chunk_ms"],
                                                                cells[base]["chunk_ms"])
@@ -328,10 +357,22 @@ def main():
     p.add_argument("--ready-timeout", type=float, default=480,
                    help="seconds a workload's cells may take to build and warm up")
     p.add_argument("--ddp-nproc", type=int, default=2)
+    p.add_argument("--variants", help="comma-separated: only these variants (and their shim "
+                                      "cells), e.g. compile-ro")
+    p.add_argument("--arm", action="append", metavar="NAME:VAR=VALUE[,...]",
+                   help="another shim cell per variant of --arm-variants, with these PYGRAPH_ "
+                        "settings (repeatable): e.g. --arm nodefer:PYGRAPH_MIN_REPEATS=1000")
+    p.add_argument("--arm-variants", default="compile-ro",
+                   help="variants that get the --arm cells (comma-separated, or all)")
     p.add_argument("--budget", type=float,
                    help="seconds for the whole run: no workload starts with less than 90 s left, "
                         "and warm-ups end a minute before it (the device's per-call limit)")
     a = p.parse_args()
+    for t in a.arm or ():
+        try:
+            parse_arm(t)
+        except ValueError as e:
+            p.error(str(e))
     names = a.workloads.split(",") if a.workloads else \
         [n for part in a.parts.split(",") for n in PARTS[part]]
     unknown = [n for n in names if n != "ddp" and n not in workloads.WORKLOADS]
