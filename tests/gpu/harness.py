@@ -313,6 +313,9 @@ def stats_delta(end, warm):
     failure = _get(end, ("graphs", "last_failure"))
     if isinstance(failure, str) and failure:
         d["last_graph_failure"] = failure
+    known = _get(end, ("graphs", "sequences_known"))  # a level, not a count: the end's
+    if known is not None:
+        d["sequences_known"] = known
     return d
 
 

@@ -163,5 +163,67 @@ TEST(LaunchToken, ShapeNotArgumentsMakesTheToken) {
   EXPECT_NE(h1, attr_hash_add(0, 6, value));
 }
 
+TEST(SequenceDetector, TheLatestFoundSegmentOfAFirstTokenIsKept) {
+  SequenceDetector d;  // min_repeats 2
+  EXPECT_EQ(d.latest_found_segment(7), nullptr);
+  feed(d, {7, 8, 9});
+  d.boundary(0);
+  EXPECT_EQ(d.latest_found_segment(7), nullptr);  // seen once: not found yet
+  feed(d, {7, 8, 9});
+  d.boundary(0);
+  const Sequence* a = d.latest_found_segment(7);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->tokens, (std::vector<uint64_t>{7, 8, 9}));
+  const uint32_t a_id = a->id;
+  // Another segment with the same first token: seen once it is not found, and `a` stays.
+  feed(d, {7, 5});
+  d.boundary(0);
+  EXPECT_EQ(d.latest_found_segment(7)->id, a_id);
+  feed(d, {7, 5});
+  d.boundary(0);
+  EXPECT_EQ(d.latest_found_segment(7)->tokens, (std::vector<uint64_t>{7, 5}));
+  feed(d, {7, 8, 9});
+  d.boundary(0);
+  EXPECT_EQ(d.latest_found_segment(7)->id, a_id);  // occurred last again
+  EXPECT_EQ(d.find(a_id), d.latest_found_segment(7));
+  EXPECT_EQ(d.latest_found_segment(8), nullptr);  // no segment begins with 8
+}
+
+TEST(SequenceDetector, AFullTableDropsItsOldestEighthAndItsIndexesFollow) {
+  DetectorOptions o;
+  o.max_sequences = 16;
+  SequenceDetector d(o);
+  for (uint64_t k = 0; k < 16; ++k) {
+    for (int rep = 0; rep < 2; ++rep) {
+      feed(d, {100 + k, 200 + k});
+      d.boundary(0);
+    }
+  }
+  ASSERT_EQ(d.sequences().size(), 16u);
+  const uint32_t first_id = d.sequences()[0].id, second_id = d.sequences()[1].id;
+  ASSERT_NE(d.latest_found_segment(100), nullptr);
+  // A 17th: the two least recently seen go, the others keep their order and stay findable.
+  feed(d, {300, 400});
+  d.boundary(0);
+  EXPECT_EQ(d.sequences().size(), 15u);
+  EXPECT_EQ(d.find(first_id), nullptr);
+  EXPECT_EQ(d.find(second_id), nullptr);
+  EXPECT_EQ(d.latest_found_segment(100), nullptr);
+  EXPECT_EQ(d.latest_found_segment(101), nullptr);
+  for (size_t i = 1; i < d.sequences().size(); ++i) {
+    EXPECT_LT(d.sequences()[i - 1].id, d.sequences()[i].id);
+  }
+  for (const Sequence& s : d.sequences()) EXPECT_EQ(d.find(s.id), &s);
+  for (uint64_t k = 2; k < 16; ++k) {
+    const Sequence* s = d.latest_found_segment(100 + k);
+    ASSERT_NE(s, nullptr) << k;
+    EXPECT_EQ(s->tokens, (std::vector<uint64_t>{100 + k, 200 + k}));
+  }
+  // Seen again, a kept one is counted on (its occurrences), not added anew.
+  feed(d, {110, 210});
+  EXPECT_EQ(d.boundary(0), d.latest_found_segment(110));
+  EXPECT_EQ(d.latest_found_segment(110)->occurrences, 3u);
+}
+
 }  // namespace
 }  // namespace pygraph

@@ -85,6 +85,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"loops_resumed", s.loops_resumed},
       {"resume_mismatches", s.resume_mismatches},
       {"sequences_followed", s.sequences_followed},
+      {"sequences_known", s.sequences_known},
       {"sequences_disabled", s.graph_failures},
       {"sequences_cut_short", s.cut_short}};
   if (!s.last_graph_failure.empty()) j["graphs"]["last_failure"] = s.last_graph_failure;

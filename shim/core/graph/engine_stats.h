@@ -74,6 +74,7 @@ struct EngineStats {
   uint64_t loops_resumed = 0;       // a loop cut by a boundary went on after it where it stopped
   uint64_t resume_mismatches = 0;   // of those, the wrong guesses (counted in mismatches too)
   uint64_t sequences_followed = 0;  // distinct sequences recorded from (each has one plan)
+  uint64_t sequences_known = 0;     // the detector's, now (at most 1024; the oldest go first)
   uint64_t graph_failures = 0;      // sequences disabled
   uint64_t cut_short = 0;           // times a sequence's chunks were cut to one launch too often
   std::string last_graph_failure;   // what failed the last time (GraphEngine::note_graph_failure)

@@ -256,31 +256,37 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
 
 bool GraphEngine::made_of_loop(const Sequence& segment, uint32_t loop_id, uint32_t phase) const {
   // A scan of the segment's tokens, at a segment's start only (after a sync), with decisions on.
-  for (const Sequence& l : detector_.sequences()) {
-    if (l.id != loop_id || !l.periodic || l.tokens.empty()) continue;
-    const size_t p = l.tokens.size();
-    if (segment.tokens.size() < p) return false;
-    for (size_t i = 0; i < segment.tokens.size(); ++i) {
-      if (segment.tokens[i] != l.tokens[(phase + i) % p]) return false;
-    }
-    return true;
+  const Sequence* l = detector_.find(loop_id);
+  if (!l || !l->periodic || l->tokens.empty()) return false;
+  const size_t p = l->tokens.size();
+  if (segment.tokens.size() < p) return false;
+  for (size_t i = 0; i < segment.tokens.size(); ++i) {
+    if (segment.tokens[i] != l->tokens[(phase + i) % p]) return false;
   }
-  return false;
+  return true;
 }
 
 const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_t periodic_id,
                                        uint32_t phase) const {
-  // Of the found sequences that begin with this launch, the one seen last is the likeliest; a
-  // true variant (the short last batch of an epoch) is a sequence of its own.
+  auto usable = [&](const Sequence* s) {
+    if (!s || s->occurrences < options_.min_repeats || s->tokens.size() < 2) return false;
+    auto plan = plans_.find(s->id);
+    return plan == plans_.end() || !plan->second.disabled;
+  };
+  if (periodic_only) {
+    const Sequence* s = detector_.find(periodic_id);
+    return s && s->periodic && s->tokens[phase % s->tokens.size()] == tok && usable(s) ? s
+                                                                                       : nullptr;
+  }
+  // Of the found segments that begin with this launch, the one seen last is the likeliest (a
+  // true variant, the short last batch of an epoch, is a sequence of its own): the detector
+  // keeps it, so a segment start costs one lookup however many sequences are known.
+  const Sequence* latest = detector_.latest_found_segment(tok);
+  if (!latest || usable(latest)) return latest;
+  // Its plan is disabled (a graph failure, an unload): the latest of the others, by a scan.
   const Sequence* best = nullptr;
   for (const Sequence& s : detector_.sequences()) {
-    if (s.periodic != periodic_only || (periodic_only && s.id != periodic_id) ||
-        s.occurrences < options_.min_repeats || s.tokens.size() < 2 ||
-        s.tokens[periodic_only ? phase % s.tokens.size() : 0] != tok) {
-      continue;
-    }
-    auto plan = plans_.find(s.id);
-    if (plan != plans_.end() && plan->second.disabled) continue;
+    if (s.periodic || s.tokens[0] != tok || !usable(&s)) continue;
     if (!best || s.last_end > best->last_end) best = &s;
   }
   return best;
@@ -1422,6 +1428,7 @@ CUresult GraphEngine::end_segment(Op op) {
   stop_following();
   if (observer_) observer_->segment_ended(op);
   detector_.boundary(static_cast<uint64_t>(op) + 1);  // tags are nonzero
+  stats_.sequences_known = detector_.sequences().size();
   at_segment_start_ = true;
   expected_period_ = 0;
   return r;

@@ -1,6 +1,7 @@
 #include "graph/sequence_detector.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "graph/period.h"
 
@@ -41,23 +42,46 @@ uint64_t SequenceDetector::at(uint64_t position) const {
   return window_[position & (window_.size() - 1)];
 }
 
-void SequenceDetector::evict_one() {
-  // The least recently seen goes; ids stay unique, indices shift and the hash index is rebuilt.
-  auto oldest = std::min_element(
-      sequences_.begin(), sequences_.end(),
-      [](const Sequence& a, const Sequence& b) { return a.last_end < b.last_end; });
-  const size_t gone = static_cast<size_t>(oldest - sequences_.begin());
-  sequences_.erase(oldest);
-  if (periodic_ == gone) {
-    periodic_ = kNone;
-  } else if (periodic_ != kNone && periodic_ > gone) {
-    --periodic_;
-  }
+void SequenceDetector::evict() {
+  // Ids stay unique; the survivors keep their order, their indices shift and the indexes are
+  // rebuilt (from the stored hashes: no token is read again).
+  const size_t drop = std::max<size_t>(1, sequences_.size() / 8);
+  std::vector<uint64_t> ends;
+  ends.reserve(sequences_.size());
+  for (const Sequence& s : sequences_) ends.push_back(s.last_end);
+  std::nth_element(ends.begin(), ends.begin() + (drop - 1), ends.end());
+  const uint64_t cut = ends[drop - 1];  // the drop-th oldest last_end
+  const uint32_t periodic_id = periodic_ != kNone ? sequences_[periodic_].id : 0;
+  size_t dropped = 0;
+  sequences_.erase(std::remove_if(sequences_.begin(), sequences_.end(),
+                                  [&](const Sequence& s) {
+                                    // Ties at the cut stay, but for as many as are needed.
+                                    if (s.last_end > cut || dropped == drop) return false;
+                                    ++dropped;
+                                    return true;
+                                  }),
+                   sequences_.end());
   by_hash_.clear();
+  by_id_.clear();
+  periodic_ = kNone;
   for (size_t i = 0; i < sequences_.size(); ++i) {
-    const auto& t = sequences_[i].tokens;
-    by_hash_[hash_tokens(t.data(), t.size()) ^ sequences_[i].periodic] = static_cast<uint32_t>(i);
+    by_hash_[sequences_[i].hash] = static_cast<uint32_t>(i);
+    by_id_[sequences_[i].id] = static_cast<uint32_t>(i);
+    if (sequences_[i].id == periodic_id) periodic_ = i;
   }
+  for (auto it = latest_by_first_.begin(); it != latest_by_first_.end();) {
+    it = by_id_.count(it->second) ? std::next(it) : latest_by_first_.erase(it);
+  }
+}
+
+const Sequence* SequenceDetector::find(uint32_t id) const {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : &sequences_[it->second];
+}
+
+const Sequence* SequenceDetector::latest_found_segment(uint64_t first_token) const {
+  auto it = latest_by_first_.find(first_token);
+  return it == latest_by_first_.end() ? nullptr : find(it->second);  // null once dropped
 }
 
 size_t SequenceDetector::find_or_add(const std::vector<uint64_t>& tokens, bool periodic,
@@ -69,13 +93,15 @@ size_t SequenceDetector::find_or_add(const std::vector<uint64_t>& tokens, bool p
     // A hash collision with other tokens is not tracked: rare, and never wrong.
     return sequences_[it->second].tokens == tokens ? it->second : kNone;
   }
-  if (sequences_.size() >= options_.max_sequences) evict_one();
+  if (sequences_.size() >= options_.max_sequences) evict();
   Sequence s;
   s.id = next_id_++;
   s.periodic = periodic;
   s.tokens = tokens;
+  s.hash = h;
   sequences_.push_back(std::move(s));
   by_hash_[h] = static_cast<uint32_t>(sequences_.size() - 1);
+  by_id_[sequences_.back().id] = static_cast<uint32_t>(sequences_.size() - 1);
   *added = true;
   return sequences_.size() - 1;
 }
@@ -172,6 +198,11 @@ const Sequence* SequenceDetector::boundary(uint64_t tag) {
       found->occurrences++;
       found->last_end = launches_;
       found->ended_by[tag]++;
+      if (found->occurrences >= options_.min_repeats) {
+        // The latest found segment with this first token is this one: its last_end is the
+        // newest of them all.
+        latest_by_first_[found->tokens[0]] = found->id;
+      }
     }
   }
   segment_.clear();

@@ -36,6 +36,7 @@ struct Sequence {
   uint64_t occurrences = 0;
   uint64_t first_end = 0;  // launch count at the end of the first occurrence
   uint64_t last_end = 0;   // launch count at the end of the latest occurrence
+  uint64_t hash = 0;       // of its tokens (and whether periodic): the detector's index
   // For segments: how often each boundary tag ended an occurrence.
   std::unordered_map<uint64_t, uint64_t> ended_by;
 };
@@ -59,7 +60,14 @@ class SequenceDetector {
   // one, the next launch, if the loop goes on, is its token at this index.
   uint32_t periodic_phase() const { return periodic_phase_; }
 
+  // In order of first sight (ids ascending).
   const std::vector<Sequence>& sequences() const { return sequences_; }
+  // The sequence with this id, or nullptr (never seen, or dropped).
+  const Sequence* find(uint32_t id) const;
+  // Of the segment sequences that begin with this token and have occurred min_repeats times,
+  // the one that occurred last, or nullptr. What a launch after a boundary most likely begins;
+  // one hash lookup, however many sequences are known (it is asked at every segment start).
+  const Sequence* latest_found_segment(uint64_t first_token) const;
   uint64_t launches() const { return launches_; }
   const DetectorOptions& options() const { return options_; }
 
@@ -70,11 +78,16 @@ class SequenceDetector {
   uint64_t append(uint64_t token);       // into the window and the segment; its position
   // Index of the sequence with these tokens, added if new (first=true then).
   size_t find_or_add(const std::vector<uint64_t>& tokens, bool periodic, bool* added);
-  void evict_one();
+  // The table is full: the least recently seen eighth goes at once, so that the indexes are
+  // rebuilt once per many new sequences rather than at each (a program whose segments never
+  // repeat makes a new one at every boundary).
+  void evict();
 
   DetectorOptions options_;
   std::vector<Sequence> sequences_;
-  std::unordered_map<uint64_t, uint32_t> by_hash_;  // sequence hash -> index in sequences_
+  std::unordered_map<uint64_t, uint32_t> by_hash_;          // sequence hash -> index in sequences_
+  std::unordered_map<uint32_t, uint32_t> by_id_;            // id -> index in sequences_
+  std::unordered_map<uint64_t, uint32_t> latest_by_first_;  // first token -> id (see above)
   uint64_t launches_ = 0;
   uint32_t next_id_ = 1;
 
