@@ -151,8 +151,15 @@ inline CUresult graph_launch(EngineLaunch&& l) {
 // Graph mode, any other op: first the deferred work it can observe goes out (flush_rules.h).
 template <Op op, bool per_thread, class Fn, class... A>
 CUresult graph_op(Fn real, Door door, A... a) {
-  if constexpr (flush_rule(op) == FlushRule::kNone && !op_is_boundary(op) &&
-                op != Op::StreamEndCapture) {
+  if constexpr (op_info(op).cls == OpClass::kAlloc) {
+    // It can neither see nor end anything, but an address may be another kind of memory now
+    // (memory_kinds.h): allocations are rare in steady state, the lock cheap.
+    const CUresult r = generic_op<op>(real, describe_op<op>(door, a...), a...);
+    EngineLock lock;
+    shim_engine().memory_changed();
+    return r;
+  } else if constexpr (flush_rule(op) == FlushRule::kNone && !op_is_boundary(op) &&
+                       op != Op::StreamEndCapture) {
     // No lock: it can neither see nor end anything.
     return generic_op<op>(real, describe_op<op>(door, a...), a...);
   } else {

@@ -135,6 +135,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                  {"replayed_in_graphs", s.memops_replayed},
                  {"eager", s.memop_eager_total()},
                  {"staged_bytes", s.staged_bytes},
+                 {"kind_queries", s.kind_queries},
                  {"eager_by_reason", memop_eager}};
   j["streams"] = {{"event_records_in_graphs", s.events_recorded},
                   {"waits_as_edges", s.event_waits},

@@ -87,6 +87,7 @@ struct EngineStats {
   uint64_t memops_recorded = 0;
   uint64_t memops_replayed = 0;  // ran as memset or memcpy nodes of graph replays
   uint64_t staged_bytes = 0;     // pageable copy sources snapshotted into pinned staging
+  uint64_t kind_queries = 0;     // memory types asked of the driver (memory_kinds.h)
   // Several streams in one graph (stream_fork.h): event records taken into chunks (event record
   // nodes), waits on them taken as edges, event records and waits at followed positions issued
   // as they came, and side streams forked and joined at graph launches.

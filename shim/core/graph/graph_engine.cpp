@@ -37,7 +37,8 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
     : api_(api),
       options_(options),
       detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
-      staging_(api, options.staging_bytes) {
+      staging_(api, options.staging_bytes),
+      kinds_(api) {
   options_.first_chunk = std::max<uint32_t>(options_.first_chunk, 1);
   options_.max_chunk = std::max(options_.max_chunk, options_.first_chunk);
   options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
@@ -139,30 +140,17 @@ uint64_t GraphEngine::token(const EngineLaunch& l) const {
   return launch_token(shape);
 }
 
-GraphEngine::MemKind GraphEngine::memory_kind(uint64_t address) const {
-  if (!api_->pointer_get_attribute) return MemKind::kOther;
-  unsigned int type = 0;
-  const CUresult r = api_->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
-  // The driver knows every address it allocated or registered; any other host address is
-  // ordinary pageable memory.
-  if (r == CUDA_ERROR_INVALID_VALUE) return MemKind::kPageable;
-  if (r != CUDA_SUCCESS) return MemKind::kOther;
-  if (type == CU_MEMORYTYPE_DEVICE) return MemKind::kDevice;
-  if (type == CU_MEMORYTYPE_HOST) return MemKind::kPinned;
-  return MemKind::kOther;
-}
-
 EagerReason GraphEngine::unrecordable(const MemopCall& m, MemKind* src) const {
   if (is_per_thread_stream(normalized_stream(m.stream, m.per_thread))) {
     return EagerReason::kPerThreadStream;
   }
   if (m.count == 0) return EagerReason::kMemopOperands;  // nodes refuse empty operations
-  const MemKind dst = memory_kind(m.dst);
+  const MemKind dst = kinds_.of(m.dst);
   if (memset_element_size(m.op))
     return dst == MemKind::kDevice ? EagerReason::kCount : EagerReason::kMemopOperands;
   // A copy into pageable memory returns only once it is done: the host observes it.
   if (dst != MemKind::kDevice && dst != MemKind::kPinned) return EagerReason::kMemopOperands;
-  *src = memory_kind(m.src);
+  *src = kinds_.of(m.src);
   if (*src == MemKind::kOther) return EagerReason::kMemopOperands;
   if (*src == MemKind::kPageable && m.op != Op::MemcpyHtoDAsync && m.op != Op::MemcpyAsync) {
     return EagerReason::kMemopOperands;  // not a host source by the op's contract
@@ -666,7 +654,9 @@ CUresult GraphEngine::memop(const MemopCall& m) {
   ++stats_.memops;
   Work w;
   w.memop = &m;
-  return admit(w);
+  const CUresult r = admit(w);
+  stats_.kind_queries = kinds_.asked();
+  return r;
 }
 
 CUresult GraphEngine::event_op(const EventCall& e) {
@@ -1412,6 +1402,7 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
   // A boundary on a stream the recorded work does not share still ends the sequence, and with it
   // the chunk: its submission's error goes to the next op.
   if (op_is_boundary(op)) defer_error(end_segment(op));
+  if (op_info(op).cls == OpClass::kFree) kinds_.changed();  // pinned memory may be pageable now
 }
 
 CUresult GraphEngine::end_segment(Op op) {

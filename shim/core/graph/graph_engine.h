@@ -38,6 +38,7 @@
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/graph_chunk.h"
+#include "graph/memory_kinds.h"
 #include "graph/sequence_detector.h"
 #include "graph/staging_ring.h"
 #include "graph/stream_fork.h"
@@ -129,6 +130,10 @@ class GraphEngine {
   // After the op ran: capture bookkeeping, and boundaries end the current segment.
   void after_op(Op op, CUstream stream, bool per_thread, CUresult result);
 
+  // The program allocated, mapped or registered memory (the hooks call this after such ops; a
+  // free is seen by after_op): what an address is may have changed (memory_kinds.h).
+  void memory_changed() { kinds_.changed(); }
+
   // Submits everything recorded (exit, fork, tests).
   CUresult flush_all(FlushCause cause);
 
@@ -150,8 +155,6 @@ class GraphEngine {
   void set_observer(EngineObserver* observer) { observer_ = observer; }
 
  private:
-  // What memory an address is, as far as graph nodes care.
-  enum class MemKind : uint8_t { kDevice = 1, kPinned, kPageable, kOther };
   // A launch or a memop, on its way through the engine.
   struct Work {
     const EngineLaunch* launch = nullptr;
@@ -245,7 +248,6 @@ class GraphEngine {
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
   EagerReason packed_args(const EngineLaunch& l, Work* w) const;   // `extra`: what a node takes
   EagerReason unrecordable(const MemopCall& m, MemKind* src) const;
-  MemKind memory_kind(uint64_t address) const;
   uint64_t node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const;
   uint64_t token(const EngineLaunch& l) const;
   uint64_t token(const MemopCall& m, MemKind src) const;
@@ -387,6 +389,7 @@ class GraphEngine {
   std::vector<RecordedNode> scratch_;
   std::vector<void*> param_ptrs_;
   StagingRing staging_;
+  mutable MemoryKinds kinds_;  // a cache of the driver's answers: asked from const checks
 };
 
 }  // namespace pygraph

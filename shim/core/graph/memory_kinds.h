@@ -1,0 +1,46 @@
+// What memory an address is, as far as graph nodes care: the driver is asked
+// (cuPointerGetAttribute, memory type) and its answer is remembered per address until the
+// program next allocates, maps, registers, unregisters or frees memory (changed()), since only
+// those change what an address is. Graph mode asks for both operands of every async copy and
+// the destination of every memset, and the driver is slow to answer for pageable memory: 0.6-1.1
+// us in a small program, about 8 us in a PyTorch process (H200, session 9: a step that builds
+// two small tensors on the host spent 17 us per iteration asking; tests/gpu/op_cost.cu).
+// Exact addresses, never pages: a registered range may share a page with pageable bytes, and a
+// pinned source taken for pageable would be snapshotted at the call instead of read in stream
+// order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "driver/driver_api.h"
+
+namespace pygraph {
+
+enum class MemKind : uint8_t { kDevice = 1, kPinned, kPageable, kOther };
+
+class MemoryKinds {
+ public:
+  explicit MemoryKinds(const DriverApi* api) : api_(api) {}
+
+  MemKind of(uint64_t address);
+  // The program allocated, mapped, registered, unregistered or freed memory: every answer may
+  // be out of date.
+  void changed() { ++generation_; }
+  uint64_t asked() const { return asked_; }  // driver queries made (the rest were remembered)
+
+ private:
+  MemKind ask(uint64_t address);
+
+  struct Slot {
+    uint64_t address = 0;
+    uint64_t generation = 0;  // 0: empty
+    MemKind kind = MemKind::kOther;
+  };
+  const DriverApi* api_;
+  std::array<Slot, 256> slots_{};
+  uint64_t generation_ = 1;
+  uint64_t asked_ = 0;
+};
+
+}  // namespace pygraph
