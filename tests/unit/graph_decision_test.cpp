@@ -130,6 +130,39 @@ TEST_F(GraphDecisionTest, GraphsThatPayAreKeptAfterMeasuring) {
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
 }
 
+TEST_F(GraphDecisionTest, SequencesThatTakeTurnsInAStepAreMeasuredOneAtATime) {
+  // A step of two sequences: 10 launches, a host read (a forward's `.item()`), 10 other
+  // launches, a host read. The first pays as graphs (300 against 500 us), the second does not
+  // (500 either way). Each starts between two starts of the other, so each sample spans the
+  // other's part, which runs the same way meanwhile.
+  make_engine();
+  auto part = [&](int first, int n, uint64_t graph_ns, uint64_t eager_ns, Op end) {
+    const uint64_t replayed = engine_->stats().replayed;
+    for (int i = first; i < first + 10; ++i) launch(i, n);
+    EXPECT_EQ(engine_->before_op(end, nullptr, false), CUDA_SUCCESS);
+    EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
+    engine_->after_op(end, nullptr, false, CUDA_SUCCESS);
+    g_now += engine_->stats().replayed > replayed ? graph_ns : eager_ns;
+  };
+  for (int n = 1; n <= 160; ++n) {
+    part(0, n, 300'000, 500'000, Op::StreamSynchronize);
+    part(10, n, 500'000, 500'000, Op::StreamSynchronize);
+  }
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.decided_graph, 1u);
+  EXPECT_EQ(s.decided_eager, 1u);
+  const std::vector<SequenceStat> seqs = engine_->sequence_stats(8);
+  ASSERT_EQ(seqs.size(), 2u);
+  int graph = 0, eager = 0;
+  for (const SequenceStat& q : seqs) {
+    (q.verdict == "graph" ? graph : eager)++;
+    EXPECT_NE(q.verdict, "measuring");
+  }
+  EXPECT_EQ(graph, 1);
+  EXPECT_EQ(eager, 1);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+}
+
 TEST_F(GraphDecisionTest, GraphsThatDoNotPayRunEagerlyAndAreTriedAgainLater) {
   make_engine(/*recheck=*/20);
   for (int n = 1; n <= 51; ++n) step(n, 1'000'000, 1'000'000);  // no gain

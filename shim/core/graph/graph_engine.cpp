@@ -473,13 +473,6 @@ void GraphEngine::start_occurrence() {
     if (options_.measure) plan_->policy.interrupt();  // no sample spans these
     return;
   }
-  // An iteration is one start of the sequence to its next: only consecutive starts of one
-  // plan make a sample (variants taking turns, or other work between, make none).
-  if (options_.measure && last_started_ != plan_) {
-    if (last_started_) last_started_->policy.interrupt();
-    plan_->policy.interrupt();
-    last_started_ = plan_;
-  }
   if (plan_->config_eager) {
     eager_arm_ = true;  // never measured: the config said so
     eager_arm_reason_ = EagerReason::kDecidedEager;
@@ -487,6 +480,23 @@ void GraphEngine::start_occurrence() {
   }
   if (!options_.measure) return;
   SequencePolicy& policy = plan_->policy;
+  // An iteration is one start of the sequence to its next, whatever ran between: a step made
+  // of several sequences (cut by the program's own graph launches, or by syncs) starts them in
+  // turn, and none would ever measure if others in between voided its samples (the suite's
+  // reduce-overhead MLP: 15 sequences, all still measuring after 1,000 iterations, session 9).
+  // So one sequence measures at a time: what runs between two of its starts runs the same way
+  // in its eager and its graph windows (the others keep their verdict's arm, or graphs while
+  // they wait their turn, with no sample).
+  ++starts_;
+  if (measuring_ && measuring_ != plan_ && starts_ - measuring_start_ > kMeasureIdleStarts) {
+    measuring_->policy.interrupt();  // its sequence stopped coming: another may measure
+    measuring_ = nullptr;
+  }
+  if (!policy.decided() && measuring_ && measuring_ != plan_) {
+    policy.interrupt();
+    eager_arm_ = false;
+    return;
+  }
   const auto before = policy.phase();
   const uint32_t windows = policy.windows();
   eager_arm_ = policy.next(options_.clock_ns ? options_.clock_ns() : monotonic_ns()) == Arm::kEager;
@@ -496,6 +506,12 @@ void GraphEngine::start_occurrence() {
   if (position_ != 0) policy.interrupt();
   stats_.measure_windows += policy.windows() - windows;
   const auto after = policy.phase();
+  if (after == SequencePolicy::Phase::kMeasuring) {
+    measuring_ = plan_;
+    measuring_start_ = starts_;
+  } else if (measuring_ == plan_) {
+    measuring_ = nullptr;  // decided: the next sequence may measure
+  }
   if (after != before) {
     if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
     if (after == SequencePolicy::Phase::kGraph) ++stats_.decided_graph;
@@ -507,7 +523,6 @@ void GraphEngine::start_occurrence() {
 
 void GraphEngine::interrupt_occurrence() {
   if (plan_) plan_->policy.interrupt();
-  last_started_ = nullptr;
 }
 
 bool GraphEngine::switch_variant(uint64_t tok) {

@@ -348,7 +348,13 @@ class GraphEngine {
   bool event_graphs_ = false;  // a graph with event record nodes was built (park_destroyed)
   bool eager_arm_ = false;     // this occurrence runs eagerly (measuring, or decided so)
   EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as
-  Plan* last_started_ = nullptr;  // the plan whose occurrence started last (policy samples)
+  // The one plan measuring now (start_occurrence), the start count at its last start, and
+  // starts of followed sequences so far: one that has not started for kMeasureIdleStarts
+  // starts of others gives its turn up.
+  static constexpr uint64_t kMeasureIdleStarts = 1024;
+  Plan* measuring_ = nullptr;
+  uint64_t measuring_start_ = 0;
+  uint64_t starts_ = 0;
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
   size_t position_ = 0;
