@@ -163,6 +163,20 @@ TEST_F(GraphDecisionTest, SequencesThatTakeTurnsInAStepAreMeasuredOneAtATime) {
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
 }
 
+TEST_F(GraphDecisionTest, ASequenceMetOnlyBeforeTheLoopDoesNotKeepItsTurnToMeasure) {
+  // Set-up before the training loop: a segment of its own, met three times (found, and its
+  // third occurrence begins a measurement), then never again.
+  make_engine();
+  for (int n = 1; n <= 3; ++n) {
+    for (int i = 20; i < 25; ++i) launch(i, n);
+    ASSERT_EQ(engine_->before_op(Op::StreamSynchronize, nullptr, false), CUDA_SUCCESS);
+    engine_->after_op(Op::StreamSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  // The steps take the turn once the set-up's sequence has not come for a while.
+  for (int n = 1; n <= 120; ++n) step(n, 800'000, 1'000'000);
+  EXPECT_EQ(engine_->stats().decided_graph, 1u);
+}
+
 TEST_F(GraphDecisionTest, GraphsThatDoNotPayRunEagerlyAndAreTriedAgainLater) {
   make_engine(/*recheck=*/20);
   for (int n = 1; n <= 51; ++n) step(n, 1'000'000, 1'000'000);  // no gain

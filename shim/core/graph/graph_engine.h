@@ -350,8 +350,10 @@ class GraphEngine {
   EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as
   // The one plan measuring now (start_occurrence), the start count at its last start, and
   // starts of followed sequences so far: one that has not started for kMeasureIdleStarts
-  // starts of others gives its turn up.
-  static constexpr uint64_t kMeasureIdleStarts = 1024;
+  // starts of others gives its turn up (a sequence met once before a loop took it, and the
+  // loop waited for 1,024 of its own starts: on the GPU, mlp-train never reached a verdict).
+  // A step of up to that many sequences taking turns keeps its holder.
+  static constexpr uint64_t kMeasureIdleStarts = 32;
   Plan* measuring_ = nullptr;
   uint64_t measuring_start_ = 0;
   uint64_t starts_ = 0;
