@@ -44,7 +44,9 @@ TEST(DecisionCache, ASecondRunAdoptsTheFirstRunsVerdictsAndAnotherGpuMeasuresAga
   EXPECT_EQ(first.out, plain);
   ASSERT_TRUE(first.stats.is_object());
   const auto& d1 = first.stats["decisions"];
-  EXPECT_EQ(d1["measurements"], 1);
+  // At least one: on a loaded machine (ctest -j16 on the GPU machine, session 9) the graph
+  // iterations of microseconds can drift past 15 % and be measured again.
+  EXPECT_GE(d1["measurements"].get<int>(), 1);
   EXPECT_EQ(d1["cached"], 0);
   EXPECT_EQ(d1["graph"].get<int>() + d1["eager"].get<int>(), 1);
   ASSERT_EQ(d1["sequences"].size(), 1u);
@@ -69,7 +71,8 @@ TEST(DecisionCache, ASecondRunAdoptsTheFirstRunsVerdictsAndAnotherGpuMeasuresAga
   other.push_back({"STANDIN_GPU_NAME", "Another GPU"});
   DecisionRun third = run_decisions(cache, other);
   EXPECT_EQ(third.out, plain);
-  EXPECT_EQ(third.stats["decisions"]["measurements"], 1) << "a stale verdict is measured again";
+  EXPECT_GE(third.stats["decisions"]["measurements"].get<int>(), 1)
+      << "a stale verdict is measured again";
   EXPECT_EQ(third.stats["decisions"]["cached"], 0);
   file = nlohmann::json::parse(std::ifstream(cache), nullptr, false);
   EXPECT_NE(file.dump().find("Another GPU"), std::string::npos) << "the new verdict replaces it";
