@@ -13,10 +13,11 @@
 // right after the call) and from pinned memory, device-to-host copies into pinned memory, event
 // record/wait between the streams, temporary allocations freed again, a switch to the context
 // already current, a launch in another context, a kernel of a module that is unloaded and loaded
-// again (its function's handle comes back for it)), repeated a random number of times with small
-// changes (an iteration counter argument, sometimes a different grid) so that sequences repeat as
-// in training loops, and host reads (synchronous copies, stream and event syncs, queries) at random
-// points.
+// again (its function's handle comes back for it), a host buffer used as a pageable source and,
+// once registered half-way, as a pinned bounce buffer (device to host, then back)), repeated a
+// random number of times with small changes (an iteration counter argument, sometimes a different
+// grid) so that sequences repeat as in training loops, and host reads (synchronous copies, stream
+// and event syncs, queries) at random points.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -83,6 +84,7 @@ enum StepKind {
   kCtxOther,     // an add launched while another context is current, then back
   kReloadedMix,  // mix through a function of the module that kReload unloads
   kReload,       // that module unloaded and loaded again
+  kBounce,       // host buffer: a pageable source, then (registered) a round trip through it
   kKinds
 };
 
@@ -139,6 +141,10 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
     OK(cu.alloc(&buf[b], kLen * sizeof(int)));
     OK(cu.memset_async(buf[b], unsigned(b * 7 + 1), kLen, nullptr));
   }
+  // Pageable until registered half-way through the iterations; from then on the GPU alone
+  // writes it (a round trip in stream order), the host never.
+  std::vector<int> bounce(kLen, 0);
+  bool registered = false;
   std::vector<Step> body(4 + pick(24));
   for (auto& s : body) {
     s = Step{StepKind(pick(kKinds)), pick(4) == 0 ? 1 : 0, pick(kBuffers),
@@ -244,6 +250,20 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
           OK(cu.module_load(&ex->module, "reloaded"));
           OK(cu.get_function(&ex->mix, ex->module, "mix"));
           break;
+        case kBounce:
+          if (!registered && it >= iterations / 2 && it > 0) {
+            OK(cu.host_register(bounce.data(), kLen * sizeof(int), 0));
+            registered = true;
+          }
+          if (registered) {
+            OK(cu.copy_dh_async(bounce.data(), x, kLen * sizeof(int), st));
+            OK(cu.copy_hd_async(y, bounce.data(), kLen * sizeof(int), st));
+          } else {
+            std::fill(bounce.begin(), bounce.end(), scalar ^ (it * 7));
+            OK(cu.copy_hd_async(y, bounce.data(), kLen * sizeof(int), st));
+            std::fill(bounce.begin(), bounce.end(), -1);
+          }
+          break;
         case kKinds:
           break;
       }
@@ -272,6 +292,7 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
   }
   OK(cu.ctx_sync(nullptr));
   d.add(pinned_out, kLen * sizeof(int));
+  if (registered) OK(cu.host_unregister(bounce.data()));
   OK(cu.free_host(pinned_in));
   OK(cu.free_host(pinned_out));
   for (int b = 0; b < kBuffers; ++b) {

@@ -47,6 +47,8 @@ struct Api {
   decltype(&cuMemAllocHost_v2) alloc_host;
   decltype(&cuMemFreeHost) free_host;
   decltype(&cuMemcpyDtoH_v2) copy_dh;
+  decltype(&cuMemHostRegister_v2) host_register;
+  decltype(&cuMemHostUnregister) host_unregister;
 };
 
 inline bool load(Api* a) {
@@ -78,7 +80,9 @@ inline bool load(Api* a) {
          standin::resolve(get, "cuMemcpyDtoHAsync", &a->copy_dh_async) &&
          standin::resolve(get, "cuMemAllocHost", &a->alloc_host) &&
          standin::resolve(get, "cuMemFreeHost", &a->free_host) &&
-         standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh);
+         standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh) &&
+         standin::resolve(get, "cuMemHostRegister", &a->host_register) &&
+         standin::resolve(get, "cuMemHostUnregister", &a->host_unregister);
 }
 
 struct Digest {  // FNV-1a
