@@ -77,7 +77,12 @@ TEST(AnalyzerSimulate, ContextsAndUnloadsTheTraceLacksAreApproximated) {
   ASSERT_TRUE(c.live.is_object() && c.simulated.is_object());
   EXPECT_EQ(c.simulated["launches"]["seen_by_engine"], c.live["launches"]["seen_by_engine"]);
   EXPECT_EQ(c.simulated["memops"]["seen_by_engine"], c.live["memops"]["seen_by_engine"]);
-  EXPECT_EQ(c.simulated["graphs"]["sequences_followed"], c.live["graphs"]["sequences_followed"]);
+  // Which sequences are followed drifts with the flushes the offline run misses (per program,
+  // 10 of these 60 differ): close, not equal (133 live, 135 offline once the programs gained a
+  // registered bounce buffer in session 9; 101 and 100 before, run one program at a time).
+  EXPECT_NEAR(c.simulated["graphs"]["sequences_followed"].get<double>(),
+              c.live["graphs"]["sequences_followed"].get<double>(),
+              0.05 * c.live["graphs"]["sequences_followed"].get<double>());
   EXPECT_GT(c.simulated["launches"]["replayed_in_graphs"].get<int>(), 0);
 }
 
