@@ -18,10 +18,6 @@
 namespace pygraph {
 namespace {
 
-// Chunks of one launch in a row (no replay between) after which a sequence's occurrences run
-// undeferred for a while: enough that a sequence whose chunks grow is never taken for one.
-constexpr uint32_t kShortLimit = 32;
-
 // One address per thread: tells whether a launch comes from the thread that started the chunk
 // without a system call.
 const void* this_thread() {
@@ -38,7 +34,8 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       options_(options),
       detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
       staging_(api, options.staging_bytes),
-      kinds_(api) {
+      kinds_(api),
+      chunk_(options.first_chunk, options.max_chunk) {
   options_.first_chunk = std::max<uint32_t>(options_.first_chunk, 1);
   options_.max_chunk = std::max(options_.max_chunk, options_.first_chunk);
   options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
@@ -231,7 +228,7 @@ bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool sam
 }
 
 size_t GraphEngine::chunk_end() const {
-  return std::min(chunk_start_ + chunk_size_, following_tokens_.size());
+  return chunk_.end(following_tokens_.size());
 }
 
 bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
@@ -298,8 +295,7 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
     }
     position_ = phase % p;
   }
-  chunk_start_ = position_;
-  chunk_size_ = options_.first_chunk;
+  chunk_.begin(position_);
 }
 
 void GraphEngine::end_of_occurrence() {
@@ -308,7 +304,7 @@ void GraphEngine::end_of_occurrence() {
   if (following_periodic_ && plan_ && !plan_->disabled) {
     // A loop goes on at the start of its unrolled period; chunks keep their size.
     position_ = 0;
-    chunk_start_ = 0;
+    chunk_.wrap();
     start_occurrence();
     return;
   }
@@ -465,9 +461,8 @@ void GraphEngine::start_occurrence() {
   eager_arm_ = false;
   if (!plan_) return;
   plan_->followed += following_tokens_.size() - position_;
-  if (plan_->cut_short_left) {
-    // Its chunks are cut to one launch: this occurrence goes out as it comes, undeferred.
-    --plan_->cut_short_left;
+  if (plan_->short_chunks.undeferred()) {
+    // Its chunks are cut to one launch: this occurrence goes out as it comes (chunk_policy.h).
     eager_arm_ = true;
     eager_arm_reason_ = EagerReason::kShortChunk;
     if (options_.measure) plan_->policy.interrupt();  // no sample spans these
@@ -564,8 +559,7 @@ void GraphEngine::stop_following() {
   plan_ = nullptr;
   following_tokens_.clear();
   position_ = 0;
-  chunk_start_ = 0;
-  chunk_size_ = 0;
+  chunk_.reset();
 }
 
 bool GraphEngine::record(const Work& w) {
@@ -853,7 +847,7 @@ CUresult GraphEngine::issue_event_in_place(const Work& w, uint64_t stream) {
   const CUresult e = issue(w);
   ++stats_.events_eager;
   ++position_;
-  if (pending_.empty()) chunk_start_ = position_;
+  if (pending_.empty()) chunk_.move_start(position_);
   end_of_occurrence();
   return r != CUDA_SUCCESS ? r : e;
 }
@@ -1146,24 +1140,17 @@ GraphEngine::Chunk* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_
 
 CUresult GraphEngine::submit() {
   if (pending_.empty()) return CUDA_SUCCESS;
-  // The next chunk of this occurrence is twice as large, up to max_chunk: the GPU gets work early
-  // in a replay, and long sequences still go out in few graph launches.
-  const size_t start = chunk_start_;
-  chunk_start_ = position_;
-  chunk_size_ = std::min<size_t>(chunk_size_ * 2, options_.max_chunk);
+  // The next chunk of this occurrence is twice as large, up to max_chunk (chunk_policy.h).
+  const size_t start = chunk_.start();
+  chunk_.submitted(position_);
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   size_t work = 0;  // launches and memops: event ops alone gain nothing from a graph
   for (const Pending& p : pending_) {
     work += p.kind != NodeKind::kEventRecord && p.kind != NodeKind::kEventWait;
   }
-  if (work < 2 || !plan_ || plan_->disabled) {
+  if (!worth_a_graph(work) || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
-    if (plan_ && !plan_->disabled && ++plan_->short_in_row >= kShortLimit) {
-      plan_->short_in_row = 0;
-      plan_->cut_short_left = plan_->cut_short_next;
-      plan_->cut_short_next = std::min<uint32_t>(plan_->cut_short_next * 2, 1u << 20);
-      ++stats_.cut_short;
-    }
+    if (plan_ && !plan_->disabled && plan_->short_chunks.cut_short()) ++stats_.cut_short;
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
     end_of_occurrence();
     return r;
@@ -1257,7 +1244,7 @@ CUresult GraphEngine::submit() {
     return eager;
   }
   ++stats_.replays;
-  plan_->short_in_row = 0;
+  plan_->short_chunks.replayed();
   if (observer_) observer_->replayed(following_id_, scratch_.size(), patched);
   if (options_.measure) {
     // The policy re-measures when replays change (fewer launches, more patches per replay).

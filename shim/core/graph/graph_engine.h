@@ -35,6 +35,7 @@
 #include "driver/memop_call.h"
 #include "driver/module_unload.h"
 #include "driver/ops.h"
+#include "graph/chunk_policy.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/graph_chunk.h"
@@ -238,11 +239,8 @@ class GraphEngine {
     bool config_eager = false;  // a kernel's name is denied (or not allowed): always eager
     uint64_t followed = 0;      // launches and memops of its occurrences, as started
     // Chunks cut to one launch (a boundary right after it: the program's own graph launch):
-    // deferring such a launch only delays it. After kShortLimit in a row with no replay the
-    // next cut_short_left occurrences run as they come (cut_short_next of them, doubling).
-    uint32_t short_in_row = 0;
-    uint32_t cut_short_left = 0;
-    uint32_t cut_short_next = 1024;
+    // deferring such a launch only delays it (chunk_policy.h).
+    ShortChunks short_chunks;
   };
 
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
@@ -340,8 +338,8 @@ class GraphEngine {
   CUresult deferred_error_ = CUDA_SUCCESS;  // see defer_error
   std::vector<uint64_t> capturing_;         // streams the program is capturing
 
-  // The sequence being followed, the next position in it, and the current chunk: its first
-  // position, size, stream, context and the thread that last added to it.
+  // The sequence being followed, the next position in it, and the current chunk: its
+  // stream, context and the thread that last added to it (its start and size: chunk_).
   uint32_t following_id_ = 0;
   bool following_periodic_ = false;
   mutable std::vector<std::pair<uint64_t, bool>> stream_flags_;  // non_blocking(), at most 64
@@ -360,9 +358,7 @@ class GraphEngine {
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
   size_t position_ = 0;
-  size_t chunk_start_ = 0;
-  size_t chunk_size_ = 0;      // of the current chunk: first_chunk, doubling per chunk up to max
-  uint64_t chunk_stream_ = 0;  // normalized
+  uint64_t chunk_stream_ = 0;            // normalized
   CUstream chunk_raw_stream_ = nullptr;  // as the program passed it: where the replay goes
   CUcontext chunk_context_ = nullptr;
   const void* chunk_thread_ = nullptr;
@@ -398,6 +394,7 @@ class GraphEngine {
   std::vector<void*> param_ptrs_;
   StagingRing staging_;
   mutable MemoryKinds kinds_;  // a cache of the driver's answers: asked from const checks
+  ChunkCursor chunk_;          // the current chunk's start and size (chunk_policy.h)
 };
 
 }  // namespace pygraph

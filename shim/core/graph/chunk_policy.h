@@ -1,0 +1,98 @@
+// How graph mode cuts a followed occurrence into chunks, each submitted as one graph replay as
+// soon as it is complete, and when a sequence's chunks are too short to be worth deferring.
+//
+//  - Sizes (ChunkCursor): an occurrence's first chunk is `first` launches (and memops), so the
+//    GPU starts early in each iteration (a first chunk of 8 left the GPU idle up to 6x longer at
+//    step start than no shim; one of 2 about as long: sessions 3-4), and each next chunk is
+//    twice as large up to `max`, so long sequences still go out in few graph launches. A loop
+//    keeps its chunk size around its unrolled period. Flushes cut chunks shorter (flush_rules.h).
+//  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
+//    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
+//    one graph win from N = 2 on (1 launch: +4.4 % / +2.7 % slower, 2: -12 to -31 %).
+//  - Cut short (ShortChunks, one per sequence): chunks cut below that again and again (a launch
+//    right before the program's own graph launch, every iteration) only delay what they hold.
+//    After kShortLimit in a row with no replay between, the sequence's next occurrences run as
+//    they come, undeferred (1,024 of them, doubling each time it happens again).
+// Units of their own so that the engine stays a coordinator and the tests call them directly.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace pygraph {
+
+// Launches and memops a chunk needs to be replayed as a graph (event ops alone gain nothing).
+constexpr size_t kMinGraphWork = 2;
+
+inline bool worth_a_graph(size_t work) {
+  return work >= kMinGraphWork;
+}
+
+// The current chunk of the occurrence being followed: where it starts and how large it may grow.
+class ChunkCursor {
+ public:
+  ChunkCursor(uint32_t first, uint32_t max)
+      : first_(std::max<uint32_t>(first, 1)), max_(std::max(max, first_)) {}
+
+  // An occurrence (or a loop taken up at a phase) begins at `position`: a first chunk.
+  void begin(size_t position) {
+    start_ = position;
+    size_ = first_;
+  }
+  // A loop wraps around its unrolled period: the next chunk starts at 0, its size kept.
+  void wrap() { start_ = 0; }
+  // Following stopped.
+  void reset() { start_ = size_ = 0; }
+  // Nothing is pending at `position` (an event op issued where it was): the chunk starts there.
+  void move_start(size_t position) { start_ = position; }
+  // The current chunk was submitted when the occurrence reached `position`: the next begins
+  // there, twice as large up to max.
+  void submitted(size_t position) {
+    start_ = position;
+    size_ = std::min<size_t>(size_ * 2, max_);
+  }
+
+  size_t start() const { return start_; }
+  // Exclusive end of the current chunk in an occurrence of `length` positions.
+  size_t end(size_t length) const { return std::min(start_ + size_, length); }
+  uint32_t max() const { return max_; }
+
+ private:
+  uint32_t first_, max_;
+  size_t start_ = 0;
+  size_t size_ = 0;
+};
+
+// Chunks of one sequence cut below worth_a_graph in a row.
+class ShortChunks {
+ public:
+  // Chunks of one launch in a row (no replay between) after which a sequence's occurrences run
+  // undeferred for a while: enough that a sequence whose chunks grow is never taken for one.
+  static constexpr uint32_t kShortLimit = 32;
+
+  // A chunk of the sequence went out eagerly for being short. True when this made the streak
+  // long enough: its next occurrences run undeferred (count it).
+  bool cut_short() {
+    if (++in_row_ < kShortLimit) return false;
+    in_row_ = 0;
+    left_ = next_;
+    next_ = std::min<uint32_t>(next_ * 2, 1u << 20);
+    return true;
+  }
+  // A chunk of the sequence was replayed as a graph.
+  void replayed() { in_row_ = 0; }
+  // At an occurrence's start: whether it runs undeferred (one of those left is used up).
+  bool undeferred() {
+    if (!left_) return false;
+    --left_;
+    return true;
+  }
+
+ private:
+  uint32_t in_row_ = 0;
+  uint32_t left_ = 0;
+  uint32_t next_ = 1024;
+};
+
+}  // namespace pygraph

@@ -1,0 +1,88 @@
+// The chunk policy (chunk_policy.h) on its own: chunk sizes through an occurrence, what is worth
+// a graph, and when a sequence cut short again and again stops being deferred.
+#include "graph/chunk_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace pygraph {
+namespace {
+
+// The chunks an occurrence of `length` positions is cut into, with no flush between.
+std::vector<size_t> chunks(ChunkCursor& c, size_t from, size_t length) {
+  std::vector<size_t> out;
+  c.begin(from);
+  for (size_t pos = from; pos < length;) {
+    const size_t end = c.end(length);
+    out.push_back(end - pos);
+    pos = end;
+    c.submitted(pos);
+  }
+  return out;
+}
+
+TEST(ChunkCursor, ChunksDoubleFromTheFirstUpToTheLargest) {
+  ChunkCursor c(2, 128);
+  EXPECT_EQ(chunks(c, 0, 69), (std::vector<size_t>{2, 4, 8, 16, 32, 7}));
+  EXPECT_EQ(chunks(c, 0, 300), (std::vector<size_t>{2, 4, 8, 16, 32, 64, 128, 46}));
+  // A loop taken up at a phase: the first chunk starts there.
+  EXPECT_EQ(chunks(c, 5, 20), (std::vector<size_t>{2, 4, 8, 1}));
+}
+
+TEST(ChunkCursor, ALoopKeepsItsChunkSizeAroundItsPeriod) {
+  ChunkCursor c(2, 128);
+  c.begin(0);
+  for (int k = 0; k < 8; ++k) c.submitted(c.end(1000));  // grown to the largest
+  EXPECT_EQ(c.end(1000) - c.start(), 128u);
+  c.wrap();
+  EXPECT_EQ(c.start(), 0u);
+  EXPECT_EQ(c.end(80), 80u);  // clipped by the unrolled period, size kept
+  EXPECT_EQ(c.end(1000), 128u);
+  // An event op issued where it was, with nothing pending: the chunk starts after it.
+  c.move_start(7);
+  EXPECT_EQ(c.start(), 7u);
+  c.reset();
+  EXPECT_EQ(c.end(1000), 0u);
+}
+
+TEST(ChunkCursor, SizesAreSane) {
+  ChunkCursor zero(0, 0);  // a first chunk of at least 1, the largest at least the first
+  EXPECT_EQ(chunks(zero, 0, 3), (std::vector<size_t>{1, 1, 1}));
+  ChunkCursor inverted(8, 4);
+  EXPECT_EQ(chunks(inverted, 0, 20), (std::vector<size_t>{8, 8, 4}));
+  EXPECT_EQ(inverted.max(), 8u);
+}
+
+TEST(ChunkPolicy, TwoLaunchesAreWorthAGraphOneIsNot) {
+  EXPECT_FALSE(worth_a_graph(0));
+  EXPECT_FALSE(worth_a_graph(1));
+  EXPECT_TRUE(worth_a_graph(2));
+}
+
+TEST(ShortChunks, ASequenceCutShortAgainAndAgainRunsUndeferredForAWhileThatDoubles) {
+  ShortChunks s;
+  EXPECT_FALSE(s.undeferred());
+  for (uint32_t k = 1; k < ShortChunks::kShortLimit; ++k) EXPECT_FALSE(s.cut_short()) << k;
+  EXPECT_TRUE(s.cut_short());  // the 32nd in a row
+  int undeferred = 0;
+  while (s.undeferred()) ++undeferred;
+  EXPECT_EQ(undeferred, 1024);
+  // Again: twice as long.
+  for (uint32_t k = 1; k < ShortChunks::kShortLimit; ++k) s.cut_short();
+  EXPECT_TRUE(s.cut_short());
+  undeferred = 0;
+  while (s.undeferred()) ++undeferred;
+  EXPECT_EQ(undeferred, 2048);
+}
+
+TEST(ShortChunks, AReplayEndsTheStreak) {
+  ShortChunks s;
+  for (uint32_t k = 1; k < ShortChunks::kShortLimit; ++k) s.cut_short();
+  s.replayed();  // chunks that grow replay now and then: never taken for cut short
+  for (uint32_t k = 1; k < ShortChunks::kShortLimit; ++k) EXPECT_FALSE(s.cut_short());
+  EXPECT_FALSE(s.undeferred());
+}
+
+}  // namespace
+}  // namespace pygraph
