@@ -475,19 +475,10 @@ void GraphEngine::start_occurrence() {
   }
   if (!options_.measure) return;
   SequencePolicy& policy = plan_->policy;
-  // An iteration is one start of the sequence to its next, whatever ran between: a step made
-  // of several sequences (cut by the program's own graph launches, or by syncs) starts them in
-  // turn, and none would ever measure if others in between voided its samples (the suite's
-  // reduce-overhead MLP: 15 sequences, all still measuring after 1,000 iterations, session 9).
-  // So one sequence measures at a time: what runs between two of its starts runs the same way
-  // in its eager and its graph windows (the others keep their verdict's arm, or graphs while
-  // they wait their turn, with no sample).
-  ++starts_;
-  if (measuring_ && measuring_ != plan_ && starts_ - measuring_start_ > kMeasureIdleStarts) {
-    measuring_->policy.interrupt();  // its sequence stopped coming: another may measure
-    measuring_ = nullptr;
-  }
-  if (!policy.decided() && measuring_ && measuring_ != plan_) {
+  // One sequence measures at a time; its iteration spans whatever ran between two of its starts
+  // (measure_turn.h).
+  if (Plan* gone = turn_.start(plan_)) gone->policy.interrupt();
+  if (turn_.waits(plan_, policy.decided())) {
     policy.interrupt();
     eager_arm_ = false;
     return;
@@ -501,12 +492,7 @@ void GraphEngine::start_occurrence() {
   if (position_ != 0) policy.interrupt();
   stats_.measure_windows += policy.windows() - windows;
   const auto after = policy.phase();
-  if (after == SequencePolicy::Phase::kMeasuring) {
-    measuring_ = plan_;
-    measuring_start_ = starts_;
-  } else if (measuring_ == plan_) {
-    measuring_ = nullptr;  // decided: the next sequence may measure
-  }
+  turn_.ran(plan_, after == SequencePolicy::Phase::kMeasuring);
   if (after != before) {
     if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
     if (after == SequencePolicy::Phase::kGraph) ++stats_.decided_graph;

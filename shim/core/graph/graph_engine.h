@@ -29,6 +29,7 @@
 
 #include "decisions/decision_policy.h"
 #include "decisions/decision_store.h"
+#include "decisions/measure_turn.h"
 #include "driver/driver_api.h"
 #include "driver/function_table.h"
 #include "driver/launch_call.h"
@@ -346,15 +347,7 @@ class GraphEngine {
   bool event_graphs_ = false;  // a graph with event record nodes was built (park_destroyed)
   bool eager_arm_ = false;     // this occurrence runs eagerly (measuring, or decided so)
   EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as
-  // The one plan measuring now (start_occurrence), the start count at its last start, and
-  // starts of followed sequences so far: one that has not started for kMeasureIdleStarts
-  // starts of others gives its turn up (a sequence met once before a loop took it, and the
-  // loop waited for 1,024 of its own starts: on the GPU, mlp-train never reached a verdict).
-  // A step of up to that many sequences taking turns keeps its holder.
-  static constexpr uint64_t kMeasureIdleStarts = 32;
-  Plan* measuring_ = nullptr;
-  uint64_t measuring_start_ = 0;
-  uint64_t starts_ = 0;
+  MeasureTurn<Plan> turn_;  // which plan may measure now (measure_turn.h)
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
   size_t position_ = 0;

@@ -1,0 +1,53 @@
+// Which sequence may measure now (decision_policy.h): one at a time.
+//
+// An iteration of a sequence is the time from one of its starts to the next, whatever ran
+// between. A step made of several sequences (cut by syncs) starts them in turn; if each start of
+// one voided the other's sample, none would ever be measured (the suite's reduce-overhead MLP
+// had 15 sequences, all still measuring after 1,000 iterations, session 9). So one sequence
+// holds the turn while it measures, and what runs between two of its starts runs the same way in
+// its eager and its graph windows: the others keep their verdict's arm, or run as graphs with no
+// sample while they wait. A holder that has not started for kIdleStarts starts of others gives
+// the turn up (a set-up sequence met before a loop would otherwise keep it: with 1,024, the
+// MLP's loop never reached a verdict on the GPU); a step of up to that many sequences taking
+// turns keeps its holder.
+// A unit of its own, keyed by whatever the engine names a sequence with (its plan).
+#pragma once
+
+#include <cstdint>
+
+namespace pygraph {
+
+template <class Key>
+class MeasureTurn {
+ public:
+  static constexpr uint64_t kIdleStarts = 32;
+
+  // An occurrence of `who` starts. Returns the holder that gave its turn up now for not having
+  // come (its running window is no sample), or nullptr.
+  Key* start(Key* who) {
+    ++starts_;
+    if (!holder_ || holder_ == who || starts_ - holder_start_ <= kIdleStarts) return nullptr;
+    Key* gone = holder_;
+    holder_ = nullptr;
+    return gone;
+  }
+  // Whether `who`, not decided, must wait (as graphs, no sample): another holds the turn.
+  bool waits(const Key* who, bool decided) const { return !decided && holder_ && holder_ != who; }
+  // After `who`'s policy ran at its start: measuring, it holds the turn; decided, it lets go.
+  void ran(Key* who, bool measuring) {
+    if (measuring) {
+      holder_ = who;
+      holder_start_ = starts_;
+    } else if (holder_ == who) {
+      holder_ = nullptr;
+    }
+  }
+  const Key* holder() const { return holder_; }
+
+ private:
+  Key* holder_ = nullptr;
+  uint64_t holder_start_ = 0;  // starts_ at the holder's last start
+  uint64_t starts_ = 0;        // starts of followed sequences so far
+};
+
+}  // namespace pygraph
