@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "graph/graph_engine.h"
-#include "graph/memory_kinds.h"
+#include "driver/memory_kinds.h"
 #include "standin.h"
 #include "standin_driver_api.h"
 #include "test_kernels.h"

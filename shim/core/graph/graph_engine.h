@@ -40,7 +40,7 @@
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/graph_chunk.h"
-#include "graph/memory_kinds.h"
+#include "driver/memory_kinds.h"
 #include "graph/sequence_detector.h"
 #include "graph/staging_ring.h"
 #include "graph/stream_fork.h"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "driver/memop_call.h"
+#include "driver/memory_kinds.h"
 #include "driver/packed_args.h"
 #include "trace/trace_writer.h"
 
@@ -193,15 +194,19 @@ uint32_t Recorder::callsite() {
 }
 
 trace::MemoryKind Recorder::memory_kind(uint64_t address) const {
-  // The same question and reading as graph mode's (GraphEngine::memory_kind).
+  // The same question and reading as graph mode's (memory_kinds.h), asked every time: records
+  // come from any thread, and trace mode keeps no state on this path.
   if (!driver_ || !driver_->pointer_get_attribute) return trace::MemoryKind::kUnknown;
-  unsigned int type = 0;
-  const CUresult r =
-      driver_->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
-  if (r == CUDA_ERROR_INVALID_VALUE) return trace::MemoryKind::kPageable;
-  if (r != CUDA_SUCCESS) return trace::MemoryKind::kOther;
-  if (type == CU_MEMORYTYPE_DEVICE) return trace::MemoryKind::kDevice;
-  if (type == CU_MEMORYTYPE_HOST) return trace::MemoryKind::kPinned;
+  switch (ask_memory_kind(*driver_, address)) {
+    case MemKind::kDevice:
+      return trace::MemoryKind::kDevice;
+    case MemKind::kPinned:
+      return trace::MemoryKind::kPinned;
+    case MemKind::kPageable:
+      return trace::MemoryKind::kPageable;
+    case MemKind::kOther:
+      break;
+  }
   return trace::MemoryKind::kOther;
 }
 

@@ -19,6 +19,10 @@ namespace pygraph {
 
 enum class MemKind : uint8_t { kDevice = 1, kPinned, kPageable, kOther };
 
+// The driver's answer, asked now (what MemoryKinds remembers; trace mode's recorder asks it for
+// every memop it records, from any thread).
+MemKind ask_memory_kind(const DriverApi& api, uint64_t address);
+
 class MemoryKinds {
  public:
   explicit MemoryKinds(const DriverApi* api) : api_(api) {}
@@ -30,8 +34,6 @@ class MemoryKinds {
   uint64_t asked() const { return asked_; }  // driver queries made (the rest were remembered)
 
  private:
-  MemKind ask(uint64_t address);
-
   struct Slot {
     uint64_t address = 0;
     uint64_t generation = 0;  // 0: empty

@@ -1,14 +1,13 @@
-#include "graph/memory_kinds.h"
+#include "driver/memory_kinds.h"
 
 #include <cuda.h>
 
 namespace pygraph {
 
-MemKind MemoryKinds::ask(uint64_t address) {
-  if (!api_->pointer_get_attribute) return MemKind::kOther;
-  ++asked_;
+MemKind ask_memory_kind(const DriverApi& api, uint64_t address) {
+  if (!api.pointer_get_attribute) return MemKind::kOther;
   unsigned int type = 0;
-  const CUresult r = api_->pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  const CUresult r = api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
   // The driver knows every address it allocated or registered; any other host address is
   // ordinary pageable memory.
   if (r == CUDA_ERROR_INVALID_VALUE) return MemKind::kPageable;
@@ -22,7 +21,8 @@ MemKind MemoryKinds::of(uint64_t address) {
   // Direct-mapped by address: a step's few copy operands stay, a new one takes its slot.
   Slot& s = slots_[(address ^ (address >> 8) ^ (address >> 16)) % slots_.size()];
   if (s.generation == generation_ && s.address == address) return s.kind;
-  const MemKind kind = ask(address);
+  ++asked_;
+  const MemKind kind = ask_memory_kind(*api_, address);
   if (kind != MemKind::kOther) s = {address, generation_, kind};  // an error may be passing
   return kind;
 }
