@@ -47,6 +47,7 @@ class GraphEngineTest : public ::testing::Test {
     scale_ = test::standin_kernel(&table_, "scale", &scale, 2, sizes);
     addk_ = test::standin_kernel(&table_, "addk", &addk, 2, sizes);
     for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.25f;
+    execs_before_ = standin_graph_execs_live();  // other tests' engines may hold some
   }
 
   // One launch, through the engine (graph arm) and directly (reference arm).
@@ -125,6 +126,7 @@ class GraphEngineTest : public ::testing::Test {
   DriverApi api_;
   FunctionTable table_{&api_};
   GraphEngine engine_{&api_, chunks_from_8()};
+  long long execs_before_ = 0;
   decltype(&cuLaunchKernel) launch_ = nullptr;
   decltype(&cuLaunchKernelEx) launch_ex_ = nullptr;
   const FunctionInfo* scale_ = nullptr;
@@ -264,6 +266,9 @@ TEST_F(GraphEngineTest, GraphLaunchFailureFallsBackEager) {
   EXPECT_GT(disabled, 0u);
   EXPECT_EQ(disabled_launches(), disabled);
   EXPECT_LE(engine_.stats().replayed - before.replayed, 2u * 20u + 14u + 2u * 20u);
+  // The broken graph was destroyed with the others, and counted so: the stats' live graphs are
+  // the driver's.
+  EXPECT_EQ(engine_.stats().graphs_live, uint64_t(standin_graph_execs_live() - execs_before_));
   expect_all_accounted();
 }
 

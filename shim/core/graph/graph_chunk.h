@@ -75,7 +75,8 @@ class ChunkGraph {
 
   void destroy(const DriverApi& api);
   bool usable() const { return exec_ != nullptr && !broken_; }
-  CUcontext context() const { return ctx_; }  // the one it was built in
+  bool built() const { return exec_ != nullptr; }  // instantiated, broken or not
+  CUcontext context() const { return ctx_; }       // the one it was built in
   bool records_events() const { return records_events_; }
   // The program destroys `from`: each event record node holding it holds `to` (an engine event of
   // this graph's context) instead. The driver refuses to give a node whose event was destroyed

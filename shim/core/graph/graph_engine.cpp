@@ -1220,7 +1220,7 @@ CUresult GraphEngine::submit() {
     // this sequence stays eager from now on.
     ++stats_.graph_failures;
     for (Chunk& c : plan_->chunks) {
-      if (c.graph.usable()) --stats_.graphs_live;
+      if (c.graph.built()) --stats_.graphs_live;  // the broken one too: it was counted built
       c.graph.destroy(*api_);
     }
     plan_->chunks.clear();
