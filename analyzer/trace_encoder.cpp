@@ -85,7 +85,9 @@ void TraceEncoder::op(const TraceOp& o) {
                   .dur_ns = o.dur_ns,
                   .tid = o.tid,
                   .door = static_cast<uint8_t>(o.door),
+                  .reserved = 0,
                   .op = static_cast<uint16_t>(o.op),
+                  .reserved2 = 0,
                   .result = o.result,
                   .callsite_id = o.callsite_id,
                   .stream = o.stream,
@@ -97,17 +99,18 @@ void TraceEncoder::op(const TraceOp& o) {
     put(MemopDetail{.src = o.src,
                     .value = o.value,
                     .dst_kind = static_cast<uint8_t>(o.dst_kind),
-                    .src_kind = static_cast<uint8_t>(o.src_kind)});
+                    .src_kind = static_cast<uint8_t>(o.src_kind),
+                    .reserved = 0});
   }
 }
 
 // Graph mode's events: fixed-size records, field for field.
 void TraceEncoder::followed(const TraceFollowed& e) {
-  record(RecordType::kFollowed,
-         FollowedRecord{.seq = e.seq,
-                        .sequence = e.sequence,
-                        .length = e.length,
-                        .periodic = static_cast<uint8_t>(e.periodic ? 1 : 0)});
+  record(RecordType::kFollowed, FollowedRecord{.seq = e.seq,
+                                               .sequence = e.sequence,
+                                               .length = e.length,
+                                               .periodic = static_cast<uint8_t>(e.periodic ? 1 : 0),
+                                               .reserved = {}});
 }
 
 void TraceEncoder::chunk(const TraceChunk& e) {
@@ -118,23 +121,28 @@ void TraceEncoder::chunk(const TraceChunk& e) {
 }
 
 void TraceEncoder::replay(const TraceReplay& e) {
-  record(
-      RecordType::kReplay,
-      ReplayRecord{.seq = e.seq, .sequence = e.sequence, .nodes = e.nodes, .patched = e.patched});
+  record(RecordType::kReplay, ReplayRecord{.seq = e.seq,
+                                           .sequence = e.sequence,
+                                           .nodes = e.nodes,
+                                           .patched = e.patched,
+                                           .reserved = 0});
 }
 
 void TraceEncoder::flush(const TraceFlush& e) {
   record(RecordType::kFlush, FlushRecord{.seq = e.seq,
                                          .cause = e.cause,
+                                         .reserved = 0,
                                          .op = static_cast<uint16_t>(e.op),
                                          .pending = e.pending,
-                                         .callsite_id = e.callsite_id});
+                                         .callsite_id = e.callsite_id,
+                                         .reserved2 = 0});
 }
 
 void TraceEncoder::eager(const TraceEager& e) {
   record(RecordType::kEager, EagerRecord{.seq = e.seq,
                                          .reason = e.reason,
                                          .memop = static_cast<uint8_t>(e.memop ? 1 : 0),
+                                         .reserved = 0,
                                          .count = e.count});
 }
 
@@ -148,7 +156,8 @@ void TraceEncoder::decision(const TraceDecision& e) {
                         .signature_len = len,
                         .eager_ns = e.eager_ns,
                         .graph_ns = e.graph_ns,
-                        .launches = e.launches},
+                        .launches = e.launches,
+                        .reserved = 0},
          len);
   put_bytes(e.signature.data(), len);
 }
