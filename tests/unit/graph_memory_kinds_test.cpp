@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "graph/graph_engine.h"
 #include "driver/memory_kinds.h"
+#include "graph/graph_engine.h"
 #include "standin.h"
 #include "standin_driver_api.h"
 #include "test_kernels.h"
@@ -161,6 +161,35 @@ TEST_F(GraphMemoryKindsTest, MemoryRegisteredAfterItsUseAsPageableIsReadInStream
   for (int n = 9; n <= 16; ++n) step(n, true);
   EXPECT_EQ(engine_.stats().staged_bytes, staged);
   EXPECT_GT(engine_.stats().memops_replayed, 0u);
+}
+
+TEST_F(GraphMemoryKindsTest, AnswersAreAskedAgainAfterAFreeOrTheEndOfAContext) {
+  auto copy = [&] {
+    ASSERT_EQ(
+        engine_.memop(MemopCall{Op::MemcpyHtoDAsync, reinterpret_cast<void*>(htod_), false, nullptr,
+                                b_[0], reinterpret_cast<uint64_t>(host_[0]), kN * 4, 0}),
+        CUDA_SUCCESS);
+  };
+  copy();
+  const uint64_t asked = engine_.stats().kind_queries;
+  EXPECT_EQ(asked, 2u);  // destination and source
+  copy();
+  EXPECT_EQ(engine_.stats().kind_queries, asked);
+  // A free (pinned memory may be another owner's pageable memory once it returns), before the
+  // free runs and again after it.
+  ASSERT_EQ(engine_.before_op(Op::MemFreeHost, nullptr, false), CUDA_SUCCESS);
+  copy();
+  EXPECT_EQ(engine_.stats().kind_queries, asked + 2);
+  engine_.after_op(Op::MemFreeHost, nullptr, false, CUDA_SUCCESS);
+  copy();
+  EXPECT_EQ(engine_.stats().kind_queries, asked + 4);
+  // A context's end takes its pinned and registered memory with it.
+  ASSERT_EQ(engine_.before_op(Op::DevicePrimaryCtxReset, nullptr, false), CUDA_SUCCESS);
+  engine_.after_op(Op::DevicePrimaryCtxReset, nullptr, false, CUDA_SUCCESS);
+  copy();
+  EXPECT_EQ(engine_.stats().kind_queries, asked + 6);
+  ASSERT_EQ(engine_.before_op(Op::StreamSynchronize, nullptr, false), CUDA_SUCCESS);
+  ASSERT_EQ(sync_(nullptr), CUDA_SUCCESS);
 }
 
 }  // namespace

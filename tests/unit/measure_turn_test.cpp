@@ -53,5 +53,38 @@ TEST(MeasureTurn, AHolderThatStopsComingGivesItsTurnUp) {
   EXPECT_EQ(turn.holder(), &loop);
 }
 
+TEST(MeasureTurn, AHolderWhoseWindowsNeverCompleteGivesItsTurnUpForAWhile) {
+  MeasureTurn<Seq> turn(/*stuck=*/10);
+  Seq variant, other;
+  uint64_t blocked = 0;
+  int held = 0;
+  for (int k = 0; k < 20 && !blocked; ++k) {
+    turn.start(&variant);
+    ASSERT_FALSE(turn.waits(&variant, false, blocked));
+    blocked = turn.ran(&variant, /*measuring=*/true, /*window_done=*/false);
+    ++held;
+    turn.start(&other);
+    EXPECT_EQ(turn.waits(&other, false), !blocked);
+  }
+  EXPECT_EQ(held, 10);
+  EXPECT_EQ(blocked, turn.starts() + MeasureTurn<Seq>::kBlockedStarts - 1);
+  EXPECT_EQ(turn.holder(), nullptr);
+  // The other measures now; the variant waits until its block ends, as graphs.
+  turn.ran(&other, true, false);
+  turn.start(&variant);
+  EXPECT_TRUE(turn.waits(&variant, false, blocked));
+  turn.ran(&other, false);  // the other decided
+  EXPECT_TRUE(turn.waits(&variant, false, blocked));
+  while (turn.starts() < blocked) turn.start(&other);
+  EXPECT_FALSE(turn.waits(&variant, false, blocked));
+  // A holder that completes windows keeps the turn.
+  MeasureTurn<Seq> fine(10);
+  for (int k = 0; k < 100; ++k) {
+    fine.start(&variant);
+    EXPECT_EQ(fine.ran(&variant, true, k % 8 == 7), 0u) << k;
+  }
+  EXPECT_EQ(fine.holder(), &variant);
+}
+
 }  // namespace
 }  // namespace pygraph

@@ -225,5 +225,35 @@ TEST(SequenceDetector, AFullTableDropsItsOldestEighthAndItsIndexesFollow) {
   EXPECT_EQ(d.latest_found_segment(110)->occurrences, 3u);
 }
 
+TEST(SequenceDetector, AFullTableDropsTheOldestFirstWhenTwoEndedAtTheSameLaunch) {
+  DetectorOptions o;
+  o.max_sequences = 16;  // drops 2 at a time
+  SequenceDetector d(o);
+  auto loop = [&] {  // a loop and the segment it is: both end at the boundary's launch
+    feed(d, {1, 2, 1, 2, 1, 2});
+    d.boundary(0);
+  };
+  loop();
+  feed(d, {50, 51});  // the oldest once the loop is seen again, and after it in the table
+  d.boundary(0);
+  const uint32_t oldest = d.sequences().back().id;
+  loop();
+  ASSERT_EQ(d.sequences().size(), 3u);
+  const uint64_t tie = d.sequences()[0].last_end;
+  ASSERT_EQ(d.sequences()[1].last_end, tie);
+  for (uint64_t k = 0; k < 13; ++k) {
+    feed(d, {100 + k, 200 + k});
+    d.boundary(0);
+  }
+  ASSERT_EQ(d.sequences().size(), 16u);
+  feed(d, {300, 400});
+  d.boundary(0);
+  EXPECT_EQ(d.find(oldest), nullptr);  // older than both: it goes, and one of the two
+  int tied = 0;
+  for (const Sequence& s : d.sequences()) tied += s.last_end == tie;
+  EXPECT_EQ(tied, 1);
+  EXPECT_EQ(d.sequences().size(), 15u);
+}
+
 }  // namespace
 }  // namespace pygraph

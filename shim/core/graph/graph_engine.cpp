@@ -35,7 +35,8 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
       staging_(api, options.staging_bytes),
       kinds_(api),
-      chunk_(options.first_chunk, options.max_chunk) {
+      chunk_(options.first_chunk, options.max_chunk),
+      turn_(4 * uint64_t(std::max<uint32_t>(options.policy.window, 8)) + 32) {
   options_.first_chunk = std::max<uint32_t>(options_.first_chunk, 1);
   options_.max_chunk = std::max(options_.max_chunk, options_.first_chunk);
   options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
@@ -478,7 +479,7 @@ void GraphEngine::start_occurrence() {
   // One sequence measures at a time; its iteration spans whatever ran between two of its starts
   // (measure_turn.h).
   if (Plan* gone = turn_.start(plan_)) gone->policy.interrupt();
-  if (turn_.waits(plan_, policy.decided())) {
+  if (turn_.waits(plan_, policy.decided(), plan_->turn_blocked_until)) {
     policy.interrupt();
     eager_arm_ = false;
     return;
@@ -492,7 +493,11 @@ void GraphEngine::start_occurrence() {
   if (position_ != 0) policy.interrupt();
   stats_.measure_windows += policy.windows() - windows;
   const auto after = policy.phase();
-  turn_.ran(plan_, after == SequencePolicy::Phase::kMeasuring);
+  if (const uint64_t blocked = turn_.ran(plan_, after == SequencePolicy::Phase::kMeasuring,
+                                         policy.windows() != windows)) {
+    plan_->turn_blocked_until = blocked;  // its samples are always cut short: graphs, unmeasured
+    policy.interrupt();
+  }
   if (after != before) {
     if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
     if (after == SequencePolicy::Phase::kGraph) ++stats_.decided_graph;
@@ -1256,6 +1261,9 @@ CUresult GraphEngine::submit() {
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
   CUresult r = CUDA_SUCCESS;
+  // A free: what was pinned may be pageable memory of another owner as soon as it returns
+  // (after_op forgets again, for any answer asked in between).
+  if (op_info(op).cls == OpClass::kFree) kinds_.changed();
   switch (flush_rule(op)) {
     case FlushRule::kNone:
       break;
@@ -1306,6 +1314,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       break;
     case FlushRule::kContextEnd:
       r = flush(FlushCause::kOp, op);
+      kinds_.changed();  // the context's pinned and registered memory goes with it
       stop_following();
       drop_all_graphs();
       staging_.context_ends(handle);
@@ -1390,7 +1399,9 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
   // A boundary on a stream the recorded work does not share still ends the sequence, and with it
   // the chunk: its submission's error goes to the next op.
   if (op_is_boundary(op)) defer_error(end_segment(op));
-  if (op_info(op).cls == OpClass::kFree) kinds_.changed();  // pinned memory may be pageable now
+  if (op_info(op).cls == OpClass::kFree || flush_rule(op) == FlushRule::kContextEnd) {
+    kinds_.changed();  // pinned memory may be pageable now
+  }
 }
 
 CUresult GraphEngine::end_segment(Op op) {

@@ -34,13 +34,13 @@
 #include "driver/function_table.h"
 #include "driver/launch_call.h"
 #include "driver/memop_call.h"
+#include "driver/memory_kinds.h"
 #include "driver/module_unload.h"
 #include "driver/ops.h"
 #include "graph/chunk_policy.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/graph_chunk.h"
-#include "driver/memory_kinds.h"
 #include "graph/sequence_detector.h"
 #include "graph/staging_ring.h"
 #include "graph/stream_fork.h"
@@ -242,6 +242,9 @@ class GraphEngine {
     // Chunks cut to one launch (a boundary right after it: the program's own graph launch):
     // deferring such a launch only delays it (chunk_policy.h).
     ShortChunks short_chunks;
+    // It held the turn to measure and completed no window: no turn before this many starts
+    // (measure_turn.h).
+    uint64_t turn_blocked_until = 0;
   };
 
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
@@ -347,7 +350,6 @@ class GraphEngine {
   bool event_graphs_ = false;  // a graph with event record nodes was built (park_destroyed)
   bool eager_arm_ = false;     // this occurrence runs eagerly (measuring, or decided so)
   EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as
-  MeasureTurn<Plan> turn_;  // which plan may measure now (measure_turn.h)
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
   size_t position_ = 0;
@@ -388,6 +390,7 @@ class GraphEngine {
   StagingRing staging_;
   mutable MemoryKinds kinds_;  // a cache of the driver's answers: asked from const checks
   ChunkCursor chunk_;          // the current chunk's start and size (chunk_policy.h)
+  MeasureTurn<Plan> turn_;     // which plan may measure now (measure_turn.h)
 };
 
 }  // namespace pygraph

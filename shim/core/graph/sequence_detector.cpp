@@ -52,12 +52,15 @@ void SequenceDetector::evict() {
   std::nth_element(ends.begin(), ends.begin() + (drop - 1), ends.end());
   const uint64_t cut = ends[drop - 1];  // the drop-th oldest last_end
   const uint32_t periodic_id = periodic_ != kNone ? sequences_[periodic_].id : 0;
-  size_t dropped = 0;
+  // Everything older than the cut goes, then of those that ended at the cut (a loop and a
+  // segment can end at the same launch) only as many as are still needed.
+  size_t ties = drop;
+  for (const Sequence& s : sequences_) ties -= s.last_end < cut;
   sequences_.erase(std::remove_if(sequences_.begin(), sequences_.end(),
                                   [&](const Sequence& s) {
-                                    // Ties at the cut stay, but for as many as are needed.
-                                    if (s.last_end > cut || dropped == drop) return false;
-                                    ++dropped;
+                                    if (s.last_end < cut) return true;
+                                    if (s.last_end > cut || ties == 0) return false;
+                                    --ties;
                                     return true;
                                   }),
                    sequences_.end());
