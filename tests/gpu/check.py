@@ -17,7 +17,9 @@ Sections (--sections, all by default):
          the real driver (launch_cost): the median launch call without the shim and in graph
          mode, where it is a deferred launch (target <= 150 ns); break_even: steps of N launches
          and a sync without the shim and as one graph, N from 1 to 64, and the smallest N from
-         which the graph wins (issue 10, graphs that pay).
+         which the graph wins (issue 10, graphs that pay); op_cost: the driver's answer to
+         the memory-type query graph mode makes per copy operand (device, pinned, pageable) and
+         a pageable copy and sync, without the shim and in graph mode (info).
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
          CPU time per op); no shim vs graph mode vs a first chunk of 8.
@@ -193,6 +195,20 @@ class Check:
         deferred = res["driver", "graph"]["median_call_ns"] - res["driver", "graph"]["clock_ns"]
         self.row("real driver: deferred cuLaunchKernel, median call - clock (ns)", f"{deferred:.0f}",
                  "<= 150", deferred <= 150)
+
+    def op_cost(self):
+        """The calls around a small copy from pageable memory (tests/gpu/op_cost.cu): what the
+        driver takes to say what memory an address is, and what graph mode adds to a copy."""
+        program = os.path.join(self.build, "op_cost")
+        for cfg in ("none", "graph"):
+            out = self.run([program], mode=None if cfg == "none" else "graph", name="op_cost")
+            r = {k: float(v) for k, v in (l.split() for l in out.strip().splitlines())}
+            self.add((f"memory-type query device/pinned/pageable, {cfg} (ns)",
+                      f"{r['attr_device_ns']:.0f}/{r['attr_pinned_ns']:.0f}/"
+                      f"{r['attr_pageable_ns']:.0f}", "-", "info"))
+            self.add((f"pageable 32-byte copy / sync / two of each, {cfg} (ns)",
+                      f"{r['copy_pageable_ns']:.0f}/{r['sync_ns']:.0f}/{r['step_ns']:.0f}", "-",
+                      "info"))
 
     def idle(self, model, steps=40):
         """GPU idle time at the start of a step: without the shim, in graph mode (first chunk of
@@ -428,7 +444,7 @@ def main():
     if "graph" in sections:
         steps += [lambda m=m: c.graph_mode(m, 60) for m in models]
     if "cost" in sections:
-        steps += [c.launch_cost, c.hot_path, c.break_even]
+        steps += [c.launch_cost, c.hot_path, c.break_even, c.op_cost]
     if "bench" in sections:
         steps.append(lambda: c.benchmark(steps=1000))
         steps += [lambda m=m: c.benchmark(400, m, ("none", "graph")) for m in models]
