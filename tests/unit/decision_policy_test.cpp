@@ -44,6 +44,24 @@ TEST(DecisionPolicy, GraphsThatPayAreKeptAfterThreePairsOfWindows) {
   EXPECT_EQ(p.next(clock), Arm::kGraph);
 }
 
+TEST(DecisionPolicy, ARestartedMeasurementBeginsAgainFromItsFirstWindow) {
+  // Half-way (3 windows), then restarted (a long pause while another sequence measured): the
+  // windows before it are no half of the measurement after it, which takes 6 windows again.
+  SequencePolicy p;
+  uint64_t clock = 1;
+  auto time = [](Arm a, int) { return a == Arm::kGraph ? 850'000.0 : 1'000'000.0; };
+  drive(p, 28, time, &clock);
+  EXPECT_EQ(p.windows(), 3u);
+  p.restart();
+  clock += 1'000'000'000;
+  drive(p, 48, time, &clock);
+  EXPECT_FALSE(p.decided()) << p.why();
+  drive(p, 1, time, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  p.restart();  // decided: nothing to restart
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
+}
+
 TEST(DecisionPolicy, GraphsThatDoNotPayGoBackToEager) {
   for (double graph_ns : {1'000'000.0, 1'010'000.0, 990'000.0}) {  // +0 %, slower, 1 % faster
     SequencePolicy p;

@@ -64,6 +64,12 @@ class SequencePolicy {
   // The sequence did not go on (a mismatch, a flush that ended it): the running iteration is no
   // sample.
   void interrupt() { last_start_ = 0; }
+  // The measurement under way starts over from its first window (its samples so far were taken
+  // around a long pause: the engine's measuring turn, measure_turn.h).
+  void restart() {
+    interrupt();
+    if (phase_ == Phase::kMeasuring) start_measuring(again_);
+  }
   // Replay figures of the graph arm (for re-evaluation), at any time.
   void replay_figures(double patched_per_replay, double launches_per_replay);
 

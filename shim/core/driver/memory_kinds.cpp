@@ -23,7 +23,10 @@ MemKind MemoryKinds::of(uint64_t address) {
   if (s.generation == generation_ && s.address == address) return s.kind;
   ++asked_;
   const MemKind kind = ask_memory_kind(*api_, address);
-  if (kind != MemKind::kOther) s = {address, generation_, kind};  // an error may be passing
+  // Pinned memory is answered quickly, and it can turn pageable without a call pygraph sees (a
+  // primary context released for good takes its pinned memory along): never remembered. An
+  // error may be passing: not remembered either.
+  if (kind == MemKind::kDevice || kind == MemKind::kPageable) s = {address, generation_, kind};
   return kind;
 }
 

@@ -5,6 +5,8 @@
 // the destination of every memset, and the driver is slow to answer for pageable memory: 0.6-1.1
 // us in a small program, about 8 us in a PyTorch process (H200, session 9: a step that builds
 // two small tensors on the host spent 17 us per iteration asking; tests/gpu/op_cost.cu).
+// Device and pageable answers only: pinned memory is answered in 50-80 ns, and it can turn
+// pageable without a call pygraph sees (cuDevicePrimaryCtxRelease of the last reference).
 // Exact addresses, never pages: a registered range may share a page with pageable bytes, and a
 // pinned source taken for pageable would be snapshotted at the call instead of read in stream
 // order.

@@ -495,8 +495,11 @@ void GraphEngine::start_occurrence() {
   const auto after = policy.phase();
   if (const uint64_t blocked = turn_.ran(plan_, after == SequencePolicy::Phase::kMeasuring,
                                          policy.windows() != windows)) {
-    plan_->turn_blocked_until = blocked;  // its samples are always cut short: graphs, unmeasured
-    policy.interrupt();
+    // Its samples are always cut short: graphs, unmeasured, this occurrence already; what it
+    // measured so far is no half of a later measurement.
+    plan_->turn_blocked_until = blocked;
+    policy.restart();
+    eager_arm_ = false;
   }
   if (after != before) {
     if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
