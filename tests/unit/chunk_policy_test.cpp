@@ -30,6 +30,14 @@ TEST(ChunkCursor, ChunksDoubleFromTheFirstUpToTheLargest) {
   EXPECT_EQ(chunks(c, 5, 20), (std::vector<size_t>{2, 4, 8, 1}));
 }
 
+TEST(ChunkCursor, AnotherGrowthMakesFewerLargerChunks) {
+  ChunkCursor c(2, 128, 4);
+  EXPECT_EQ(chunks(c, 0, 69), (std::vector<size_t>{2, 8, 32, 27}));
+  EXPECT_EQ(chunks(c, 0, 300), (std::vector<size_t>{2, 8, 32, 128, 128, 2}));
+  ChunkCursor one(2, 128, 1);  // less than 2 is 2
+  EXPECT_EQ(chunks(one, 0, 14), (std::vector<size_t>{2, 4, 8}));
+}
+
 TEST(ChunkCursor, ALoopKeepsItsChunkSizeAroundItsPeriod) {
   ChunkCursor c(2, 128);
   c.begin(0);

@@ -79,6 +79,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.min_repeats, 2u);
   EXPECT_EQ(c.first_chunk, 2u);
   EXPECT_EQ(c.max_chunk, 128u);
+  EXPECT_EQ(c.chunk_growth, 2u);
   EXPECT_EQ(c.max_graphs, 1024u);
   EXPECT_EQ(c.max_sequences, 1024u);
   EXPECT_EQ(c.staging_mb, 4u);
@@ -162,6 +163,11 @@ const std::vector<KeyCase>& key_cases() {
        plus(env_not_count, {"0", "4097"}),
        {{"8", "8"}},
        plus(json_not_count, {"0", "4097"})},
+      {"chunk_growth",
+       {{"2", "2"}, {"64", "64"}},
+       plus(env_not_count, {"0", "1", "65"}),
+       {{"4", "4"}},
+       plus(json_not_count, {"1", "65"})},
       {"max_chunk",
        {{"2", "2"}, {"4096", "4096"}},
        plus(env_not_count, {"0", "4097"}),

@@ -4,8 +4,10 @@
 //  - Sizes (ChunkCursor): an occurrence's first chunk is `first` launches (and memops), so the
 //    GPU starts early in each iteration (a first chunk of 8 left the GPU idle up to 6x longer at
 //    step start than no shim; one of 2 about as long: sessions 3-4), and each next chunk is
-//    twice as large up to `max`, so long sequences still go out in few graph launches. A loop
-//    keeps its chunk size around its unrolled period. Flushes cut chunks shorter (flush_rules.h).
+//    `growth` times as large (2 by default) up to `max`, so long sequences still go out in few
+//    graph launches; the last chunk of a step that ends in a sync runs on the GPU after the CPU
+//    is done, which a larger growth lengthens. A loop keeps its chunk size around its unrolled
+//    period. Flushes cut chunks shorter (flush_rules.h).
 //  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
 //    one graph win from N = 2 on (1 launch: +4.4 % / +2.7 % slower, 2: -12 to -31 %).
@@ -32,8 +34,10 @@ inline bool worth_a_graph(size_t work) {
 // The current chunk of the occurrence being followed: where it starts and how large it may grow.
 class ChunkCursor {
  public:
-  ChunkCursor(uint32_t first, uint32_t max)
-      : first_(std::max<uint32_t>(first, 1)), max_(std::max(max, first_)) {}
+  ChunkCursor(uint32_t first, uint32_t max, uint32_t growth = 2)
+      : first_(std::max<uint32_t>(first, 1)),
+        max_(std::max(max, first_)),
+        growth_(std::max<uint32_t>(growth, 2)) {}
 
   // An occurrence (or a loop taken up at a phase) begins at `position`: a first chunk.
   void begin(size_t position) {
@@ -47,10 +51,10 @@ class ChunkCursor {
   // Nothing is pending at `position` (an event op issued where it was): the chunk starts there.
   void move_start(size_t position) { start_ = position; }
   // The current chunk was submitted when the occurrence reached `position`: the next begins
-  // there, twice as large up to max.
+  // there, `growth` times as large up to max.
   void submitted(size_t position) {
     start_ = position;
-    size_ = std::min<size_t>(size_ * 2, max_);
+    size_ = std::min<size_t>(size_ * growth_, max_);
   }
 
   size_t start() const { return start_; }
@@ -59,7 +63,7 @@ class ChunkCursor {
   uint32_t max() const { return max_; }
 
  private:
-  uint32_t first_, max_;
+  uint32_t first_, max_, growth_;
   size_t start_ = 0;
   size_t size_ = 0;
 };

@@ -8,6 +8,7 @@ EngineOptions engine_options(const Config& config) {
   options.max_graphs = config.max_graphs;
   options.first_chunk = config.first_chunk;
   options.max_chunk = config.max_chunk;
+  options.chunk_growth = config.chunk_growth;
   options.staging_bytes = size_t(config.staging_mb) << 20;
   options.patch_grid = config.patch_grid;
   options.multi_stream = config.streams;

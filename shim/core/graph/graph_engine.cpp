@@ -35,7 +35,7 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
       staging_(api, options.staging_bytes),
       kinds_(api),
-      chunk_(options.first_chunk, options.max_chunk),
+      chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
       turn_(4 * uint64_t(std::max<uint32_t>(options.policy.window, 8)) + 32) {
   options_.first_chunk = std::max<uint32_t>(options_.first_chunk, 1);
   options_.max_chunk = std::max(options_.max_chunk, options_.first_chunk);
@@ -1134,7 +1134,8 @@ GraphEngine::Chunk* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_
 
 CUresult GraphEngine::submit() {
   if (pending_.empty()) return CUDA_SUCCESS;
-  // The next chunk of this occurrence is twice as large, up to max_chunk (chunk_policy.h).
+  // The next chunk of this occurrence is `chunk_growth` times as large, up to max_chunk
+  // (chunk_policy.h).
   const size_t start = chunk_.start();
   chunk_.submitted(position_);
   if (plan_ && plan_->names_left) name_nodes(*plan_);

@@ -55,6 +55,7 @@ struct EngineOptions {
   // one of 2 about as long as no shim); large later chunks keep graph launches few.
   uint32_t first_chunk = 2;
   uint32_t max_chunk = 128;
+  uint32_t chunk_growth = 2;   // each next chunk this many times the one before (chunk_policy.h)
   uint32_t max_graphs = 1024;  // instantiated chunk graphs kept; least recently used go first
   // Loops without syncs are followed as a power-of-two multiple of their period of at least
   // this many launches (period.h): a graph of a 2-launch period would replace only 2 launches.

@@ -29,6 +29,7 @@ struct Config {
   unsigned min_repeats{};    // graph mode: occurrences seen eagerly before a sequence is graphed
   unsigned first_chunk{};    // graph mode: launches recorded before an occurrence's first graph
   unsigned max_chunk{};      // graph mode: the largest chunk graph, in launches
+  unsigned chunk_growth{};   // graph mode: each next chunk is this many times the one before
   unsigned max_graphs{};     // graph mode: instantiated graphs kept (least recently used go)
   unsigned max_sequences{};  // graph mode: sequences the detector keeps (not in effect yet)
   unsigned staging_mb{};     // graph mode: pinned staging for pageable copies; 0: none

@@ -37,8 +37,14 @@ const OptionSpec kTable[] = {
      false},
     {"first_chunk", &Config::first_chunk, "2", 1, 4096,
      "Graph mode: launches (and memsets/copies) recorded before the first graph of an occurrence "
-     "goes to the GPU; later chunks double up to `max_chunk`. Smaller: the GPU starts earlier in "
-     "each iteration; larger: fewer graph launches. At most `max_chunk`.",
+     "goes to the GPU; later chunks grow by `chunk_growth` up to `max_chunk`. Smaller: the GPU "
+     "starts earlier in each iteration; larger: fewer graph launches. At most `max_chunk`.",
+     false},
+    {"chunk_growth", &Config::chunk_growth, "2", 2, 64,
+     "Graph mode: each next chunk of an occurrence is this many times the one before, up to "
+     "`max_chunk` (2: 2, 4, 8, ...; 4: 2, 8, 32, ...). Larger: fewer graph launches per step; "
+     "smaller: the last chunk of a step that ends in a sync, which the GPU runs after the CPU "
+     "is done, stays short.",
      false},
     {"max_chunk", &Config::max_chunk, "128", 1, 4096,
      "Graph mode: launches (and memsets/copies) in the largest chunk graph; loops without syncs "
