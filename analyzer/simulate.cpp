@@ -200,7 +200,6 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
     if (o.result == 0 && is_pinned_alloc(o.op)) driver.pinned_alloc(o.ptr, o.bytes);
     engine->before_op(o.op, stream, false);
     engine->after_op(o.op, stream, false, static_cast<CUresult>(o.result));
-    if (op_info(o.op).cls == OpClass::kAlloc) engine->memory_changed();  // as the hooks do
     if (op_info(o.op).cls == OpClass::kFree) driver.release(o.ptr);
   }
   if (before_event) before_event(TraceEvent{false, ~0u});  // the end: what exit submits

@@ -152,11 +152,12 @@ inline CUresult graph_launch(EngineLaunch&& l) {
 template <Op op, bool per_thread, class Fn, class... A>
 CUresult graph_op(Fn real, Door door, A... a) {
   if constexpr (op_info(op).cls == OpClass::kAlloc) {
-    // It can neither see nor end anything, but an address may be another kind of memory now
-    // (memory_kinds.h): allocations are rare in steady state, the lock cheap.
-    const CUresult r = generic_op<op>(real, describe_op<op>(door, a...), a...);
+    // It can neither see nor end anything, so nothing goes out before it; but an address may be
+    // another kind of memory after it (after_op): allocations are rare in steady state.
+    const OpArgs args = describe_op<op>(door, a...);
+    const CUresult r = generic_op<op>(real, args, a...);
     EngineLock lock;
-    shim_engine().memory_changed();
+    shim_engine().after_op(op, reinterpret_cast<CUstream>(args.call.stream), per_thread, r);
     return r;
   } else if constexpr (flush_rule(op) == FlushRule::kNone && !op_is_boundary(op) &&
                        op != Op::StreamEndCapture) {

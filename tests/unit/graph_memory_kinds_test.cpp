@@ -158,7 +158,7 @@ TEST_F(GraphMemoryKindsTest, MemoryRegisteredAfterItsUseAsPageableIsReadInStream
   // Registered, as PyTorch's pinned host allocator does with its blocks; the hooks tell the
   // engine after any allocation or registration.
   for (int arm = 0; arm < 2; ++arm) ASSERT_EQ(register_(host_[arm], sizeof host_[arm], 0), 0);
-  engine_.memory_changed();
+  engine_.after_op(Op::MemHostRegister, nullptr, false, CUDA_SUCCESS);
   // Now a bounce buffer: filled from the GPU, then copied back, in stream order. Taken for
   // pageable (snapshotted at the call) it would send B the values from before the device to
   // host copy ran.

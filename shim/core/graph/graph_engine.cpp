@@ -18,6 +18,15 @@
 namespace pygraph {
 namespace {
 
+// Ops after which an address may be another kind of memory (memory_kinds.h): allocations,
+// mappings and registrations, frees, and a context's end, which takes its pinned and registered
+// memory along.
+bool changes_memory(Op op) {
+  const OpClass cls = op_info(op).cls;
+  return cls == OpClass::kAlloc || cls == OpClass::kFree ||
+         flush_rule(op) == FlushRule::kContextEnd;
+}
+
 // One address per thread: tells whether a launch comes from the thread that started the chunk
 // without a system call.
 const void* this_thread() {
@@ -37,8 +46,6 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
       turn_(4 * uint64_t(std::max<uint32_t>(options.policy.window, 8)) + 32) {
-  options_.first_chunk = std::max<uint32_t>(options_.first_chunk, 1);
-  options_.max_chunk = std::max(options_.max_chunk, options_.first_chunk);
   options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
 }
 
@@ -290,7 +297,7 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
     // A loop: followed as a power-of-two multiple of its period (period.h), from wherever in
     // its canonical rotation it is now, and on around (end_of_occurrence).
     const size_t p = s.tokens.size();
-    const uint32_t k = period_unroll(p, options_.min_period, options_.max_chunk);
+    const uint32_t k = period_unroll(p, options_.min_period, chunk_.max());
     for (uint32_t i = 1; i < k; ++i) {
       following_tokens_.insert(following_tokens_.end(), s.tokens.begin(), s.tokens.end());
     }
@@ -1265,9 +1272,9 @@ CUresult GraphEngine::submit() {
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
   CUresult r = CUDA_SUCCESS;
-  // A free: what was pinned may be pageable memory of another owner as soon as it returns
-  // (after_op forgets again, for any answer asked in between).
-  if (op_info(op).cls == OpClass::kFree) kinds_.changed();
+  // Forgotten before as well as after (after_op): a free's memory may be another owner's
+  // pageable memory as soon as it returns, and an answer may be asked in between.
+  if (changes_memory(op)) kinds_.changed();
   switch (flush_rule(op)) {
     case FlushRule::kNone:
       break;
@@ -1318,7 +1325,6 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       break;
     case FlushRule::kContextEnd:
       r = flush(FlushCause::kOp, op);
-      kinds_.changed();  // the context's pinned and registered memory goes with it
       stop_following();
       drop_all_graphs();
       staging_.context_ends(handle);
@@ -1403,9 +1409,7 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
   // A boundary on a stream the recorded work does not share still ends the sequence, and with it
   // the chunk: its submission's error goes to the next op.
   if (op_is_boundary(op)) defer_error(end_segment(op));
-  if (op_info(op).cls == OpClass::kFree || flush_rule(op) == FlushRule::kContextEnd) {
-    kinds_.changed();  // pinned memory may be pageable now
-  }
+  if (changes_memory(op)) kinds_.changed();
 }
 
 CUresult GraphEngine::end_segment(Op op) {

@@ -130,12 +130,9 @@ class GraphEngine {
   // caller to report after running the op (the launch it belongs to had returned success).
   // `handle`: the module or library an unload unloads (its graphs are forgotten), else unused.
   CUresult before_op(Op op, CUstream stream, bool per_thread, uint64_t handle = 0);
-  // After the op ran: capture bookkeeping, and boundaries end the current segment.
+  // After the op ran: capture bookkeeping, boundaries end the current segment, and after an
+  // allocation, free or context end what an address is may have changed (memory_kinds.h).
   void after_op(Op op, CUstream stream, bool per_thread, CUresult result);
-
-  // The program allocated, mapped or registered memory (the hooks call this after such ops; a
-  // free is seen by after_op): what an address is may have changed (memory_kinds.h).
-  void memory_changed() { kinds_.changed(); }
 
   // Submits everything recorded (exit, fork, tests).
   CUresult flush_all(FlushCause cause);
