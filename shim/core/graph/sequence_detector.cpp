@@ -10,6 +10,10 @@ namespace {
 
 constexpr uint32_t kNgram = 4;  // tokens that propose a period when seen again
 constexpr size_t kNgramSlots = 1 << 14;
+// Earlier sights of an n-gram looked at when a period is chosen: enough to reach past the
+// blocks of a network's iteration (a block kernel sequence seen up to ~20 times a step).
+constexpr uint32_t kChainHops = 32;
+constexpr uint64_t kNoPosition = ~uint64_t(0);
 
 uint64_t hash_tokens(const uint64_t* t, size_t n) {
   uint64_t h = 0x84222325cbf29ce4ull ^ n;
@@ -33,7 +37,8 @@ SequenceDetector::SequenceDetector(DetectorOptions options)
     : options_(options),
       window_(ring_size(options.max_length), 0),
       ngram_key_(kNgramSlots, 0),
-      ngram_pos_(kNgramSlots, 0) {
+      ngram_pos_(kNgramSlots, 0),
+      ngram_prev_(window_.size(), kNoPosition) {
   options_.min_length = std::max<uint32_t>(options_.min_length, 1);
   options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
 }
@@ -130,6 +135,57 @@ void SequenceDetector::push_in_segment(uint64_t token) {
   periodic_ = kNone;
 }
 
+uint64_t SequenceDetector::repeated_back(uint64_t pos, uint64_t p, uint64_t cap) const {
+  // Within the run and the window: the window holds 2 * max_length + kNgram tokens.
+  cap = std::min<uint64_t>(cap, 2 * uint64_t(options_.max_length) - p);
+  uint64_t m = 0;
+  while (m < cap && pos >= run_start_ + p + m && at(pos - m) == at(pos - m - p)) ++m;
+  return m;
+}
+
+void SequenceDetector::choose_period(uint64_t pos, uint64_t seen_at) {
+  // Every earlier sight of the n-gram ending at `pos` proposes a period: its distance. The
+  // nearest alone is not enough: in a loop whose iteration repeats a block inside it (the
+  // blocks of a network's stage, each the same few kernels), the nearest sight is the previous
+  // block, a period that breaks at the stage's end, and at the next stage's end again, so the
+  // iteration itself was never proposed (timm's EfficientNet: periods of 17 launches found,
+  // never its 270). The nearest distance at which a whole period already repeated wins: at a
+  // block's end the blocks have not, the iteration has (once it ran twice), and in a plain loop
+  // it is the loop's own period, not a multiple. A one-off launch inside a loop cannot make a
+  // wrong distance win (that distance matches back only to the launch). No distance repeated
+  // whole: the nearest, as a candidate to confirm. Only when no period is being followed, so
+  // never on a loop's steady path; at most kChainHops sights, each compared over one period.
+  const uint64_t mask = window_.size() - 1;
+  uint64_t q = seen_at;
+  const uint64_t nearest = pos - seen_at;
+  for (uint32_t hop = 0; hop < kChainHops; ++hop) {
+    const uint64_t p = pos - q;
+    if (p > options_.max_length) break;
+    if (repeated_back(pos, p, p) >= p) {
+      // Shorter than a sequence may be (one kernel again and again): no period at all, not a
+      // multiple of it.
+      period_ = p >= options_.min_length ? p : 0;
+      matched_ = period_ ? repeated_back(pos, p, ~uint64_t(0)) : 0;
+      return;
+    }
+    const uint64_t earlier = ngram_prev_[q & mask];
+    // A stale link (its slot reused, or written while a segment was followed) is not followed:
+    // an earlier sight is before q, in the run, in the window, and the same n-gram.
+    if (earlier == kNoPosition || earlier >= q || earlier < run_start_ + kNgram - 1 ||
+        pos - earlier >= window_.size() - kNgram) {
+      break;
+    }
+    bool same = true;
+    for (uint32_t k = 0; k < kNgram && same; ++k) same = at(earlier - k) == at(pos - k);
+    if (!same) break;
+    q = earlier;
+  }
+  if (nearest >= options_.min_length && nearest <= options_.max_length) {
+    period_ = nearest;
+    matched_ = repeated_back(pos, nearest, ~uint64_t(0));
+  }
+}
+
 const Sequence* SequenceDetector::push(uint64_t token) {
   const uint64_t pos = append(token);
 
@@ -147,20 +203,11 @@ const Sequence* SequenceDetector::push(uint64_t token) {
     for (uint32_t k = 0; k < kNgram; ++k) gram[k] = at(pos + 1 - kNgram + k);
     const uint64_t g = hash_tokens(gram, kNgram);
     const size_t slot = g & (kNgramSlots - 1);
-    if (!period_ && ngram_key_[slot] == g && ngram_pos_[slot] >= run_start_ + kNgram - 1) {
-      const uint64_t p = pos - ngram_pos_[slot];
-      if (p >= options_.min_length && p <= options_.max_length) {
-        // Count how far back the repetition at distance p already reaches (within the run
-        // and the window), so that periods already repeated are counted.
-        period_ = p;
-        matched_ = 0;
-        while (pos >= run_start_ + p + matched_ &&
-               matched_ + p < 2 * uint64_t(options_.max_length) &&
-               at(pos - matched_) == at(pos - matched_ - p)) {
-          ++matched_;
-        }
-      }
-    }
+    const bool seen = ngram_key_[slot] == g && ngram_pos_[slot] >= run_start_ + kNgram - 1;
+    // The earlier sight of this n-gram, chained, so that a candidate period can be chosen
+    // among all the distances at which it was seen (below).
+    ngram_prev_[pos & (window_.size() - 1)] = seen ? ngram_pos_[slot] : kNoPosition;
+    if (!period_ && seen) choose_period(pos, ngram_pos_[slot]);
     ngram_key_[slot] = g;
     ngram_pos_[slot] = pos;
   }

@@ -76,6 +76,12 @@ class SequenceDetector {
 
   uint64_t at(uint64_t position) const;  // token at a launch position still in the window
   uint64_t append(uint64_t token);       // into the window and the segment; its position
+  // How many tokens up to `pos` equal the token `p` before them (within the run and window),
+  // counted up to `cap`.
+  uint64_t repeated_back(uint64_t pos, uint64_t p, uint64_t cap) const;
+  // No period is followed and the n-gram ending at `pos` was seen before at `seen_at`: sets
+  // the candidate period (period_, matched_) from the sights of that n-gram.
+  void choose_period(uint64_t pos, uint64_t seen_at);
   // Index of the sequence with these tokens, added if new (first=true then).
   size_t find_or_add(const std::vector<uint64_t>& tokens, bool periodic, bool* added);
   // The table is full: the least recently seen eighth goes at once, so that the indexes are
@@ -98,11 +104,12 @@ class SequenceDetector {
   // Period detection: a window of recent tokens, and the last position of each n-gram.
   std::vector<uint64_t> window_;  // ring, size a power of two >= 2 * max_length
   std::vector<uint64_t> ngram_key_, ngram_pos_;
-  uint64_t run_start_ = 0;       // position of the first launch after the last boundary
-  uint64_t period_ = 0;          // candidate period, 0: none
-  uint64_t matched_ = 0;         // consecutive tokens equal to the one `period_` before
-  size_t periodic_ = kNone;      // index of the periodic sequence being repeated, if confirmed
-  uint32_t periodic_phase_ = 0;  // see periodic_phase()
+  std::vector<uint64_t> ngram_prev_;  // per window position: the earlier sight of its n-gram
+  uint64_t run_start_ = 0;            // position of the first launch after the last boundary
+  uint64_t period_ = 0;               // candidate period, 0: none
+  uint64_t matched_ = 0;              // consecutive tokens equal to the one `period_` before
+  size_t periodic_ = kNone;           // index of the periodic sequence being repeated, if confirmed
+  uint32_t periodic_phase_ = 0;       // see periodic_phase()
 };
 
 }  // namespace pygraph
