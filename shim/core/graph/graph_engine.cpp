@@ -3,17 +3,16 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 
 #include "decisions/signature.h"
 #include "driver/launch_attributes.h"
 #include "driver/packed_args.h"
+#include "graph/context_scope.h"
 #include "graph/flush_rules.h"
 #include "graph/period.h"
 #include "graph/token.h"
-#include "log.h"
 
 namespace pygraph {
 namespace {
@@ -43,6 +42,8 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       options_(options),
       detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
       staging_(api, options.staging_bytes),
+      own_events_(api),
+      submitter_(api, &stats_, &staging_, &own_events_),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
       turn_(4 * uint64_t(std::max<uint32_t>(options.policy.window, 8)) + 32) {
@@ -62,9 +63,7 @@ void GraphEngine::destroy_graphs() {
 }
 
 CUcontext GraphEngine::current_context() const {
-  CUcontext ctx = nullptr;
-  if (api_->ctx_get_current && api_->ctx_get_current(&ctx) != CUDA_SUCCESS) ctx = nullptr;
-  return ctx;
+  return pygraph::current_context(*api_);
 }
 
 EagerReason GraphEngine::packed_args(const EngineLaunch& l, Work* w) const {
@@ -247,18 +246,6 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
   return true;
 }
 
-bool GraphEngine::made_of_loop(const Sequence& segment, uint32_t loop_id, uint32_t phase) const {
-  // A scan of the segment's tokens, at a segment's start only (after a sync), with decisions on.
-  const Sequence* l = detector_.find(loop_id);
-  if (!l || !l->periodic || l->tokens.empty()) return false;
-  const size_t p = l->tokens.size();
-  if (segment.tokens.size() < p) return false;
-  for (size_t i = 0; i < segment.tokens.size(); ++i) {
-    if (segment.tokens[i] != l->tokens[(phase + i) % p]) return false;
-  }
-  return true;
-}
-
 const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_t periodic_id,
                                        uint32_t phase) const {
   auto usable = [&](const Sequence* s) {
@@ -308,7 +295,7 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
 
 void GraphEngine::end_of_occurrence() {
   if (!following_id_ || position_ != following_tokens_.size()) return;
-  resumed_ = false;
+  resume_.settled();
   if (following_periodic_ && plan_ && !plan_->disabled) {
     // A loop goes on at the start of its unrolled period; chunks keep their size.
     position_ = 0;
@@ -551,12 +538,11 @@ void GraphEngine::stop_following() {
   if (following_id_ && following_periodic_ && plan_ && !plan_->disabled) {
     // A loop that stops (a boundary cuts it, or a launch it does not have comes) may go on at
     // the next segment's start, where it stopped (take()).
-    resume_period_ = following_id_;
-    resume_phase_ = static_cast<uint32_t>(position_ % plan_->length);
-    resume_thread_ = this_thread();
+    resume_.remember(following_id_, static_cast<uint32_t>(position_ % plan_->length),
+                     this_thread());
   }
   following_id_ = 0;
-  resumed_ = false;
+  resume_.settled();
   plan_ = nullptr;
   following_tokens_.clear();
   position_ = 0;
@@ -632,14 +618,13 @@ bool GraphEngine::record(const Work& w) {
 }
 
 void GraphEngine::count_eager(bool memop, EagerReason reason) {
-  ++(memop ? stats_.memop_eager : stats_.eager)[static_cast<int>(reason)];
-  if (observer_) observer_->eager(memop, reason);
+  submitter_.count_eager(memop, reason);
 }
 
 CUresult GraphEngine::issue(const Work& w) {
   if (w.event) return call_event(*w.event);
   if (w.memop) return call_memop(*w.memop);
-  return call_eagerly(*w.launch, w.launch->params, w.launch->extra, w.launch->attrs);
+  return call_launch(*w.launch, w.launch->params, w.launch->extra, w.launch->attrs);
 }
 
 CUresult GraphEngine::refuse(const Work& w, EagerReason reason) {
@@ -701,7 +686,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       !switch_variant(tok)) {
     // Not what the sequence has next: what was recorded goes first, as it came.
     ++stats_.mismatches;
-    if (resumed_) ++stats_.resume_mismatches;
+    if (resume_.guessing()) ++stats_.resume_mismatches;
     result = drain_eagerly(EagerReason::kMismatch);
     interrupt_occurrence();
     stop_following();
@@ -715,10 +700,10 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       // iterations needs not occur twice first. A wrong guess ends as any mismatch does.
       // Only on the thread the loop ran on: another thread's launch after the sync is no part
       // of it (and a chunk's context is its thread's).
-      const uint32_t resume = resume_thread_ == this_thread() ? resume_period_ : 0;
-      resume_period_ = 0;  // tried once
+      const ResumePoint resume = resume_.take(this_thread());  // tried once
       const Sequence* segment = candidate(tok, false, 0, 0);
-      if (segment && resume && options_.measure && made_of_loop(*segment, resume, resume_phase_)) {
+      if (segment && resume.loop && options_.measure &&
+          made_of_loop(*segment, detector_.find(resume.loop), resume.phase)) {
         // With measured decisions, a segment that is only the loop again (a training loop's
         // iterations between two syncs) is no sequence of its own: it would measure from
         // nothing, eager windows of whole segments, what the loop has decided or is measuring.
@@ -727,9 +712,9 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       if (segment) {
         follow(*segment, 0);
         start_occurrence();
-      } else if (resume && start_following(tok, true, resume, resume_phase_)) {
+      } else if (resume.loop && start_following(tok, true, resume.loop, resume.phase)) {
         ++stats_.loops_resumed;
-        resumed_ = true;  // until its first wrap: a mismatch before it was a wrong guess
+        resume_.resumed();  // until its first wrap: a mismatch before it was a wrong guess
         start_occurrence();
       }
     } else if (expected_period_) {
@@ -767,7 +752,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       count_eager(w.memop != nullptr, EagerReason::kLaunchError);
       interrupt_occurrence();
       end_segment(w.op());
-      resume_period_ = 0;  // a retry of the failing launch is no place to take the loop up
+      resume_.forget();  // a retry of the failing launch is no place to take the loop up
       return result != CUDA_SUCCESS ? result : r;
     }
     count_eager(w.memop != nullptr, eager_arm_reason_);
@@ -830,7 +815,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // the work was issued, so ending it submits nothing).
     count_eager(w.memop != nullptr, EagerReason::kLaunchError);
     end_segment(w.op());
-    resume_period_ = 0;  // a retry of the failing launch is no place to take the loop up
+    resume_.forget();  // a retry of the failing launch is no place to take the loop up
   } else {
     count_eager(w.memop != nullptr, EagerReason::kNotRepeating);
   }
@@ -853,208 +838,36 @@ CUresult GraphEngine::issue_event_in_place(const Work& w, uint64_t stream) {
   return r != CUDA_SUCCESS ? r : e;
 }
 
-CUresult GraphEngine::call_event(const EventCall& e) {
-  switch (e.op) {
-    case Op::EventRecord:
-      return reinterpret_cast<CUresult (*)(CUevent, CUstream)>(e.eager)(e.event, e.stream);
-    case Op::EventRecordWithFlags:
-      return reinterpret_cast<CUresult (*)(CUevent, CUstream, unsigned int)>(e.eager)(
-          e.event, e.stream, e.flags);
-    default:  // StreamWaitEvent
-      return reinterpret_cast<CUresult (*)(CUstream, CUevent, unsigned int)>(e.eager)(
-          e.stream, e.event, e.flags);
-  }
-}
-
-GraphEngine::OwnEvents* GraphEngine::own_events(CUcontext ctx) {
-  for (OwnEvents& o : own_events_) {
-    if (o.ctx == ctx) return &o;
-  }
-  if (!api_->event_create) return nullptr;
-  OwnEvents o{ctx, nullptr, {}};
-  if (api_->event_create(&o.fork, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
-  own_events_.push_back(std::move(o));
-  return &own_events_.back();
-}
-
-CUevent GraphEngine::own_event() {
-  OwnEvents* own = own_events(chunk_context_);
-  return own ? own->fork : nullptr;
-}
-
 CUevent GraphEngine::spare_event() {
   // One per destroyed event of the chunk: two sharing one, drained eagerly in the order
   // record A, record B, wait A, would let the wait see B's record. Reused once no pending node
   // names it (a wait takes the latest record made before it, a graph's record node included).
-  OwnEvents* own = own_events(chunk_context_);
-  if (!own) return nullptr;
-  for (CUevent e : own->spares) {
+  return own_events_.spare(chunk_context_, [this](CUevent e) {
     bool named = false;
     for (const Pending& p : pending_) {
       named |= (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) &&
                p.event.event == e;
     }
-    if (!named) return e;
-  }
-  CUevent e = nullptr;
-  if (own->spares.size() >= 64 || api_->event_create(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-    return nullptr;
-  own->spares.push_back(e);
-  return e;
+    return named;
+  });
 }
 
-CUresult GraphEngine::fork_side_streams() {
-  // The graph runs on L; each side stream's work issued before the chunk must come first: L
-  // waits for it (one event serves all: a wait takes the record made just before it).
-  if (fork_.streams() < 2) return CUDA_SUCCESS;
-  CUevent ev = own_event();
-  if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
-  for (uint32_t i = 1; i < fork_.streams(); ++i) {
-    CUstream side = reinterpret_cast<CUstream>(fork_.stream(i));
-    if (CUresult r = api_->event_record(ev, side)) return r;
-    if (CUresult r = api_->stream_wait_event(chunk_raw_stream_, ev, 0)) return r;
-  }
-  return CUDA_SUCCESS;
+ChunkWork GraphEngine::chunk_work() const {
+  return ChunkWork{pending_, arena_, attrs_, fork_, chunk_raw_stream_, chunk_context_};
 }
 
-CUresult GraphEngine::join_side_streams() {
-  // Each side stream's later work comes after the graph: it waits for L right after the launch.
-  if (fork_.streams() < 2) return CUDA_SUCCESS;
-  CUevent ev = own_event();
-  if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
-  if (CUresult r = api_->event_record(ev, chunk_raw_stream_)) return r;
-  for (uint32_t i = 1; i < fork_.streams(); ++i) {
-    if (CUresult r = api_->stream_wait_event(reinterpret_cast<CUstream>(fork_.stream(i)), ev, 0)) {
-      return r;
-    }
-    ++stats_.side_streams;
-  }
-  return CUDA_SUCCESS;
-}
-
-CUresult GraphEngine::call_eagerly(const EngineLaunch& l, void** params, void** extra,
-                                   const CUlaunchAttribute* attrs) {
-  switch (l.op) {
-    case Op::LaunchKernelEx: {
-      CUlaunchConfig cfg{};
-      cfg.gridDimX = l.grid[0];
-      cfg.gridDimY = l.grid[1];
-      cfg.gridDimZ = l.grid[2];
-      cfg.blockDimX = l.block[0];
-      cfg.blockDimY = l.block[1];
-      cfg.blockDimZ = l.block[2];
-      cfg.sharedMemBytes = l.shared_mem;
-      cfg.hStream = l.stream;
-      cfg.attrs = const_cast<CUlaunchAttribute*>(attrs);
-      cfg.numAttrs = l.attr_count;
-      return reinterpret_cast<CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**)>(
-          l.eager)(&cfg, l.function, params, extra);
-    }
-    case Op::LaunchCooperativeKernel:
-      return reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                           unsigned, unsigned, unsigned, CUstream, void**)>(
-          l.eager)(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                   l.shared_mem, l.stream, params);
-    default:
-      return reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                           unsigned, unsigned, unsigned, CUstream, void**, void**)>(
-          l.eager)(l.function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                   l.shared_mem, l.stream, params, extra);
-  }
-}
-
-CUresult GraphEngine::call_memop(const MemopCall& m) {
-  using Set8 = CUresult (*)(CUdeviceptr, unsigned char, size_t, CUstream);
-  using Set16 = CUresult (*)(CUdeviceptr, unsigned short, size_t, CUstream);
-  using Set32 = CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream);
-  using HtoD = CUresult (*)(CUdeviceptr, const void*, size_t, CUstream);
-  using DtoH = CUresult (*)(void*, CUdeviceptr, size_t, CUstream);
-  using DtoD = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  switch (m.op) {
-    case Op::MemsetD8Async:
-      return reinterpret_cast<Set8>(m.eager)(m.dst, static_cast<unsigned char>(m.value), m.count,
-                                             m.stream);
-    case Op::MemsetD16Async:
-      return reinterpret_cast<Set16>(m.eager)(m.dst, static_cast<unsigned short>(m.value), m.count,
-                                              m.stream);
-    case Op::MemsetD32Async:
-      return reinterpret_cast<Set32>(m.eager)(m.dst, m.value, m.count, m.stream);
-    case Op::MemcpyHtoDAsync:
-      return reinterpret_cast<HtoD>(m.eager)(m.dst, reinterpret_cast<const void*>(m.src), m.count,
-                                             m.stream);
-    case Op::MemcpyDtoHAsync:
-      return reinterpret_cast<DtoH>(m.eager)(reinterpret_cast<void*>(m.dst), m.src, m.count,
-                                             m.stream);
-    default:  // MemcpyDtoDAsync, MemcpyAsync
-      return reinterpret_cast<DtoD>(m.eager)(m.dst, m.src, m.count, m.stream);
-  }
-}
-
-CUresult GraphEngine::issue_pending(const Pending& p) {
-  if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) {
-    return call_event(p.event);
-  }
-  if (p.kind != NodeKind::kKernel) return call_memop(p.memop);  // a staged copy reads its snapshot
-  if (p.packed_size) {
-    size_t size = p.packed_size;
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, arena_.data() + p.args_offset,
-                     CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-    return call_eagerly(p.launch, nullptr, extra, attrs_.data() + p.attrs_offset);
-  }
-  const FunctionInfo& f = *p.launch.info;
-  param_ptrs_.resize(f.params.size());  // keeps its capacity: no steady allocation
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    param_ptrs_[i] = arena_.data() + p.args_offset + f.params[i].offset;
-  }
-  return call_eagerly(p.launch, param_ptrs_.data(), nullptr, attrs_.data() + p.attrs_offset);
-}
-
-namespace {
-
-// Recorded work goes out in the context it was recorded in, whichever thread submits it.
-class ContextScope {
- public:
-  ContextScope(const DriverApi& api, CUcontext want, CUcontext current) : api_(api) {
-    pushed_ = want && want != current && api.ctx_push_current && api.ctx_pop_current &&
-              api.ctx_push_current(want) == CUDA_SUCCESS;
-  }
-  ~ContextScope() {
-    CUcontext popped;
-    if (pushed_) api_.ctx_pop_current(&popped);
-  }
-
- private:
-  const DriverApi& api_;
-  bool pushed_;
-};
-
-}  // namespace
-
-CUresult GraphEngine::drain_eagerly(EagerReason reason) {
-  if (pending_.empty()) return CUDA_SUCCESS;
-  ContextScope scope(*api_, chunk_context_, current_context());
-  CUresult first_error = CUDA_SUCCESS;
-  for (const Pending& p : pending_) {
-    const CUresult r = issue_pending(p);
-    if (r != CUDA_SUCCESS && first_error == CUDA_SUCCESS) first_error = r;
-    if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) continue;
-    count_eager(p.kind != NodeKind::kKernel, reason);
-  }
-  if (fork_.streams() > 1 && staging_.unfenced()) {
-    // Copies on side streams read their snapshots too: the fence on L comes after them.
-    if (CUevent ev = own_event()) {
-      for (uint32_t i = 1; i < fork_.streams(); ++i) {
-        api_->event_record(ev, reinterpret_cast<CUstream>(fork_.stream(i)));
-        api_->stream_wait_event(chunk_raw_stream_, ev, 0);
-      }
-    }
-  }
-  staging_.fence(chunk_raw_stream_);  // the copies just issued read their snapshots later
+void GraphEngine::clear_chunk() {
   pending_.clear();
   fork_.clear();
   arena_.clear();
   attrs_.clear();
-  return first_error;
+}
+
+CUresult GraphEngine::drain_eagerly(EagerReason reason) {
+  if (pending_.empty()) return CUDA_SUCCESS;
+  const CUresult r = submitter_.drain(chunk_work(), reason);
+  clear_chunk();
+  return r;
 }
 
 CUresult GraphEngine::flush(FlushCause cause, Op op) {
@@ -1125,8 +938,7 @@ void GraphEngine::drop_all_graphs() {
   }
 }
 
-GraphEngine::Chunk* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end,
-                                             bool* fresh) {
+Chunk* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh) {
   for (Chunk& c : plan.chunks) {
     if (c.start == start && c.end == end) {
       *fresh = !c.graph.usable();
@@ -1146,95 +958,22 @@ CUresult GraphEngine::submit() {
   const size_t start = chunk_.start();
   chunk_.submitted(position_);
   if (plan_ && plan_->names_left) name_nodes(*plan_);
-  size_t work = 0;  // launches and memops: event ops alone gain nothing from a graph
-  for (const Pending& p : pending_) {
-    work += p.kind != NodeKind::kEventRecord && p.kind != NodeKind::kEventWait;
-  }
-  if (!worth_a_graph(work) || !plan_ || plan_->disabled) {
+  if (!worth_a_graph(graph_work(pending_)) || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
     if (plan_ && !plan_->disabled && plan_->short_chunks.cut_short()) ++stats_.cut_short;
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
     end_of_occurrence();
     return r;
   }
-
-  scratch_.clear();
-  uint64_t memops = 0, events = 0;
-  for (const Pending& p : pending_) {
-    if (p.kind == NodeKind::kEventWait) continue;  // an edge (stream_fork.h)
-    RecordedNode n;
-    n.kind = p.kind;
-    if (p.kind == NodeKind::kEventRecord) {
-      n.event = p.event.event;
-      ++events;
-    } else if (p.kind == NodeKind::kKernel) {
-      const EngineLaunch& l = p.launch;
-      n.function = l.info;
-      std::memcpy(n.grid, l.grid, sizeof n.grid);
-      std::memcpy(n.block, l.block, sizeof n.block);
-      n.shared_mem = l.shared_mem;
-      n.args = arena_.data() + p.args_offset;
-      n.packed_size = p.packed_size;
-      n.attrs = attrs_.data() + p.attrs_offset;
-      n.attr_count = l.attr_count;
-      n.cooperative = l.op == Op::LaunchCooperativeKernel;
-    } else {
-      n.dst = p.memop.dst;
-      n.src = p.memop.src;
-      n.count = p.memop.count;
-      n.value = p.memop.value;
-      n.element_size = memset_element_size(p.memop.op);
-      ++memops;
-    }
-    scratch_.push_back(n);
-  }
+  const ChunkWork work = chunk_work();
+  submitter_.prepare(work);
   bool fresh = false;
   Chunk* chunk =
       chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
-  ChunkGraph* graph = &chunk->graph;
-  uint64_t& chunk_shape = chunk->shape;
-  CUresult r = CUDA_SUCCESS;
-  CUresult join_error = CUDA_SUCCESS;
-  uint32_t patched = 0;
-  {
-    ContextScope scope(*api_, chunk_context_, current_context());
-    if (!fresh && chunk_shape != fork_.shape()) {
-      // The same positions with another cross-stream shape (a stream that could not join, an
-      // event recorded elsewhere): never replayed with the shape it was built for.
-      if (graph->usable()) --stats_.graphs_live;
-      graph->destroy(*api_);
-      fresh = true;
-    }
-    if (fresh) {
-      chunk_shape = fork_.shape();
-      r = graph->build(*api_, scratch_.data(), scratch_.size(), chunk_context_, &fork_);
-      if (r == CUDA_SUCCESS) {
-        ++stats_.graphs_built;
-        event_graphs_ |= graph->records_events();
-        ++stats_.graphs_live;
-        if (observer_) {
-          observer_->chunk_built(following_id_, static_cast<uint32_t>(start),
-                                 static_cast<uint32_t>(position_), scratch_.size());
-        }
-      }
-    }
-    const char* failed = r != CUDA_SUCCESS ? graph->failed_call() : nullptr;
-    if (r == CUDA_SUCCESS && (r = fork_side_streams()) != CUDA_SUCCESS) failed = "side-stream fork";
-    if (r == CUDA_SUCCESS) {
-      r = graph->replay(*api_, scratch_.data(), scratch_.size(), chunk_raw_stream_, chunk_context_,
-                        &patched);
-      if (r != CUDA_SUCCESS) failed = graph->failed_call();
-      // Launched (or not at all): the side streams' later work waits for it. An error here
-      // cannot send the work out again; it is the submission's.
-      if (r == CUDA_SUCCESS) join_error = join_side_streams();
-    }
-    if (r == CUDA_SUCCESS) staging_.fence(chunk_raw_stream_);
-    if (r != CUDA_SUCCESS) note_graph_failure(failed, r, *graph);
-  }
-  if (r != CUDA_SUCCESS) {
+  const Replayed done = submitter_.replay(work, *chunk, fresh, following_id_);
+  if (done.error != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and
     // this sequence stays eager from now on.
-    ++stats_.graph_failures;
     for (Chunk& c : plan_->chunks) {
       if (c.graph.built()) --stats_.graphs_live;  // the broken one too: it was counted built
       c.graph.destroy(*api_);
@@ -1245,29 +984,21 @@ CUresult GraphEngine::submit() {
     stop_following();
     return eager;
   }
-  ++stats_.replays;
   plan_->short_chunks.replayed();
-  if (observer_) observer_->replayed(following_id_, scratch_.size(), patched);
   if (options_.measure) {
     // The policy re-measures when replays change (fewer launches, more patches per replay).
-    plan_->replayed_nodes += scratch_.size();
-    plan_->patched += patched;
+    plan_->replayed_nodes += done.nodes;
+    plan_->patched += done.patched;
     if (++plan_->replays == 32) {
       plan_->policy.replay_figures(double(plan_->patched) / 32, double(plan_->replayed_nodes) / 32);
       plan_->replays = 0;
       plan_->replayed_nodes = plan_->patched = 0;
     }
   }
-  stats_.replayed += scratch_.size() - memops - events;
-  stats_.memops_replayed += memops;
-  stats_.patched_nodes += patched;
   plan_->last_used = ++clock_;
-  pending_.clear();
-  fork_.clear();
-  arena_.clear();
-  attrs_.clear();
+  clear_chunk();
   end_of_occurrence();
-  return join_error;
+  return done.join_error;
 }
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
@@ -1315,7 +1046,9 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
           r = flush(FlushCause::kOp, op);  // a query or sync of an event the chunk records
         }
       }
-      if (op == Op::EventDestroy && handle && event_graphs_) park_destroyed(handle);
+      if (op == Op::EventDestroy && handle && submitter_.built_event_graphs()) {
+        park_destroyed(handle);
+      }
       if (op == Op::EventDestroy) event_tick_.erase(handle);
       break;
     case FlushRule::kAll:
@@ -1328,7 +1061,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       stop_following();
       drop_all_graphs();
       staging_.context_ends(handle);
-      own_events_.clear();  // the ending context's go with it (another context's leak: a few)
+      own_events_.forget();  // the ending context's go with it (another context's leak: a few)
       break;
     case FlushRule::kContext:
       break;  // after_op, once the op made its context current
@@ -1360,28 +1093,13 @@ void GraphEngine::park_destroyed(uint64_t handle) {
     for (Chunk& c : entry.second.chunks) {
       if (!c.graph.records_events() || !c.graph.usable()) continue;
       ContextScope scope(*api_, c.graph.context(), current_context());
-      OwnEvents* own = own_events(c.graph.context());
-      if (own && c.graph.repoint_event(*api_, from, own->fork) == CUDA_SUCCESS) continue;
+      CUevent own = own_events_.fork(c.graph.context());
+      if (own && c.graph.repoint_event(*api_, from, own) == CUDA_SUCCESS) continue;
       // It could not be patched later: built again at its next use.
       --stats_.graphs_live;
       c.graph.destroy(*api_);
     }
   }
-}
-
-void GraphEngine::note_graph_failure(const char* call, CUresult r, const ChunkGraph& graph) {
-  // Rare (a sequence is disabled at its first failure): the stats keep the last one, the debug
-  // log every one, so that a user can tell a driver limit from a fault of ours.
-  static constexpr const char* kKinds[] = {"kernel", "memset", "copy", "event record",
-                                           "event wait"};
-  const bool about_node = call && (std::strstr(call, "Node") || std::strstr(call, "node"));
-  char line[160];
-  std::snprintf(line, sizeof line, "%s failed (CUresult %d)%s%s; chunk of %zu nodes, %zu stream(s)",
-                call ? call : "?", static_cast<int>(r), about_node ? " at a " : "",
-                about_node ? kKinds[static_cast<int>(graph.failed_kind())] : "", scratch_.size(),
-                std::max<size_t>(fork_.streams(), 1));
-  stats_.last_graph_failure = line;
-  log_debug("graph failure, sequence %u runs eagerly from now on: %s", following_id_, line);
 }
 
 void GraphEngine::defer_error(CUresult r) {
@@ -1417,9 +1135,7 @@ CUresult GraphEngine::end_segment(Op op) {
   if (expected_period_ && !(following_id_ && following_periodic_)) {
     // The loop's period was completed by the last launch but not yet followed: it goes on at
     // the next segment's start too (stop_following remembers one that was followed).
-    resume_period_ = expected_period_;
-    resume_phase_ = expected_phase_;
-    resume_thread_ = this_thread();
+    resume_.remember(expected_period_, expected_phase_, this_thread());
   }
   // Cut short (the occurrence was not complete): no sample of its iteration.
   if (following_id_ && (following_periodic_ || position_ != 0)) interrupt_occurrence();

@@ -17,6 +17,9 @@
 //    order and the sequence is never graphed again: the program sees no error it would not have
 //    seen without pygraph;
 //  - while the program captures a graph itself, everything passes through untouched.
+// The engine coordinates; what it asks of units of their own: the chunk policy (chunk_policy.h),
+// the resume of loops (loop_resume.h), the submission of a chunk as a graph replay or eagerly
+// (chunk_submit.h), its own events (own_events.h), the measuring turn (measure_turn.h).
 // Not thread-safe: the hooks serialize calls under one lock.
 #pragma once
 
@@ -32,15 +35,19 @@
 #include "decisions/measure_turn.h"
 #include "driver/driver_api.h"
 #include "driver/function_table.h"
-#include "driver/launch_call.h"
 #include "driver/memop_call.h"
 #include "driver/memory_kinds.h"
 #include "driver/module_unload.h"
 #include "driver/ops.h"
 #include "graph/chunk_policy.h"
+#include "graph/chunk_submit.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/graph_chunk.h"
+#include "graph/loop_resume.h"
+#include "graph/own_events.h"
+#include "graph/pending_work.h"
+#include "graph/program_calls.h"
 #include "graph/sequence_detector.h"
 #include "graph/staging_ring.h"
 #include "graph/stream_fork.h"
@@ -90,25 +97,6 @@ struct EngineOptions {
 // Launch attributes a recorded launch may carry; launches with more go out eagerly.
 constexpr uint32_t kMaxRecordedAttrs = 8;
 
-// A launch as the hooks hand it to the engine: the call, plus what the engine needs to make it
-// itself later.
-struct EngineLaunch : LaunchCall {
-  void* eager;      // the driver entry point the program called, with the ABI of `op`
-  bool per_thread;  // reached through a per-thread-default-stream entry point
-};
-
-// An event record (cuEventRecord, cuEventRecordWithFlags) or a stream's wait on an event
-// (cuStreamWaitEvent) as the hooks hand it to the engine: recorded into the chunk (stream_fork.h)
-// or issued.
-struct EventCall {
-  Op op;
-  void* eager;      // the driver entry point the program called, with the ABI of `op`
-  bool per_thread;  // reached through a per-thread-default-stream entry point
-  CUevent event;
-  CUstream stream;
-  unsigned int flags;
-};
-
 class GraphEngine {
  public:
   GraphEngine(const DriverApi* api, EngineOptions options = {});
@@ -152,7 +140,10 @@ class GraphEngine {
   // Each followed sequence's decision, most launches first, at most `max` (stats' "sequences").
   std::vector<SequenceStat> sequence_stats(size_t max) const;
   // Told what the engine does where it is slow anyway (engine_observer.h); null: nobody.
-  void set_observer(EngineObserver* observer) { observer_ = observer; }
+  void set_observer(EngineObserver* observer) {
+    observer_ = observer;
+    submitter_.set_observer(observer);
+  }
 
  private:
   // A launch or a memop, on its way through the engine.
@@ -173,41 +164,6 @@ class GraphEngine {
     bool per_thread() const {
       return launch ? launch->per_thread : memop ? memop->per_thread : event->per_thread;
     }
-  };
-  struct Pending {
-    NodeKind kind;
-    EngineLaunch launch;    // kernels: params, extra and attrs pointers cleared (not ours)
-    MemopCall memop;        // memsets and copies; src is the snapshot when staged
-    EventCall event;        // event records and waits
-    uint32_t args_offset;   // into arena_
-    uint32_t attrs_offset;  // into attrs_
-    uint32_t packed_size;   // kernels: >0, the arena holds a block for `extra` (layout unknown)
-    MemKind src;            // memops: the source's memory (for the signature)
-    uint32_t position;      // in the sequence (event ops issued at once leave gaps)
-  };
-  // The current chunk's work. Slots are reused from chunk to chunk and filled field by field:
-  // no allocation and no zeroing of a whole slot on the launch path.
-  class PendingList {
-   public:
-    Pending& add() {
-      if (n_ == slots_.size()) slots_.emplace_back();
-      return slots_[n_++];
-    }
-    size_t size() const { return n_; }
-    bool empty() const { return n_ == 0; }
-    void clear() { n_ = 0; }
-    const Pending* begin() const { return slots_.data(); }
-    Pending* data() { return slots_.data(); }
-    const Pending* end() const { return slots_.data() + n_; }
-
-   private:
-    std::vector<Pending> slots_;
-    size_t n_ = 0;
-  };
-  struct Chunk {
-    uint32_t start, end;  // positions in the sequence
-    ChunkGraph graph;
-    uint64_t shape = 0;  // StreamFork::shape() it was built for: another shape rebuilds it
   };
   // What a sequence's signature and the kernel patterns need of one node.
   struct NodeName {
@@ -258,17 +214,9 @@ class GraphEngine {
   bool event_recordable(const EventCall& e, uint64_t stream, bool same_thread) const;
   // An event op at a followed position that stays out of the chunk: issued where it is.
   CUresult issue_event_in_place(const Work& w, uint64_t stream);
-  // The engine's own events of the chunk's context (created at first use); null: none.
-  struct OwnEvents;
-  OwnEvents* own_events(CUcontext ctx);
-  // The one for the fork and join.
-  CUevent own_event();
   // An engine event of the chunk's context that no pending node names: the stand-in for one
-  // destroyed event in the chunk.
+  // destroyed event in the chunk (own_events.h).
   CUevent spare_event();
-  // Fork before a launch of a chunk with side streams, join after it (stream_fork.h).
-  CUresult fork_side_streams();
-  CUresult join_side_streams();
   // Whether a stream the chunk does not hold may join it as a side stream (from the chunk's
   // thread).
   bool may_join(uint64_t stream, bool same_thread) const;
@@ -282,8 +230,6 @@ class GraphEngine {
   const Sequence* candidate(uint64_t token, bool periodic_only, uint32_t periodic_id,
                             uint32_t phase) const;
   void follow(const Sequence& s, uint32_t phase);
-  // Whether `segment` is whole repetitions of periodic sequence `loop_id` from `phase` on.
-  bool made_of_loop(const Sequence& segment, uint32_t loop_id, uint32_t phase) const;
   // At the end of the followed sequence: a segment's occurrence is complete, a loop goes on.
   void end_of_occurrence();
   // At the start of an occurrence: the plan's policy says whether it runs as graphs or eagerly
@@ -304,7 +250,11 @@ class GraphEngine {
   bool record(const Work& w);              // false: a snapshot found no staging space
   void count_eager(bool memop, EagerReason reason);
   CUresult flush(FlushCause cause, Op op);  // counted, then submit()
-  CUresult submit();  // the current chunk, as a graph replay (eagerly if it cannot be one)
+  // The current chunk, as a graph replay (eagerly if it cannot be one): which one, and what it
+  // means for the sequence (chunk_submit.h sends it).
+  CUresult submit();
+  ChunkWork chunk_work() const;  // the current chunk, as the submitter reads it
+  void clear_chunk();            // it went out
   Chunk* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
   // A module or library is unloaded: graphs that may launch its kernels go, and their sequences
@@ -312,11 +262,7 @@ class GraphEngine {
   void forget_graphs(const ModuleUnload& unload);
   // A context ends: every graph goes (its context may be that one); sequences stay followable.
   void drop_all_graphs();
-  CUresult issue(const Work& w);  // the program's call, made now
-  CUresult call_eagerly(const EngineLaunch& l, void** params, void** extra,
-                        const CUlaunchAttribute* attrs);
-  static CUresult call_memop(const MemopCall& m);
-  CUresult issue_pending(const Pending& p);
+  CUresult issue(const Work& w);               // the program's call, made now
   CUresult drain_eagerly(EagerReason reason);  // recorded work, eagerly, in order
   void stop_following();
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
@@ -325,10 +271,8 @@ class GraphEngine {
   // Before the program destroys an event: record nodes holding it hold an engine event instead.
   void park_destroyed(uint64_t handle);
   bool non_blocking(uint64_t stream) const;
-  void note_graph_failure(const char* call, CUresult r, const ChunkGraph& graph);
   void defer_error(CUresult r);
   CUcontext current_context() const;
-  static CUresult call_event(const EventCall& e);
 
   const DriverApi* api_;
   EngineOptions options_;
@@ -345,8 +289,7 @@ class GraphEngine {
   uint32_t following_id_ = 0;
   bool following_periodic_ = false;
   mutable std::vector<std::pair<uint64_t, bool>> stream_flags_;  // non_blocking(), at most 64
-  bool event_graphs_ = false;  // a graph with event record nodes was built (park_destroyed)
-  bool eager_arm_ = false;     // this occurrence runs eagerly (measuring, or decided so)
+  bool eager_arm_ = false;  // this occurrence runs eagerly (measuring, or decided so)
   EagerReason eager_arm_reason_ = EagerReason::kMeasuring;  // what its launches count as
   Plan* plan_ = nullptr;
   std::vector<uint64_t> following_tokens_;
@@ -358,12 +301,9 @@ class GraphEngine {
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
   uint32_t expected_phase_ = 0;   // at this index of its canonical rotation
-  // The loop that stopped last (stop_following), and where: the next segment's first launch
-  // may resume it there (take()).
-  uint32_t resume_period_ = 0;
-  uint32_t resume_phase_ = 0;            // index in its canonical rotation
-  const void* resume_thread_ = nullptr;  // the thread it ran on
-  bool resumed_ = false;                 // following a resumed loop, before its first wrap
+  // The loop that stopped last (stop_following, end_segment): the next segment's first launch
+  // may take it up where it stopped (take()).
+  LoopResume resume_;
 
   // The current chunk's work, its argument bytes and attributes. Capacity is kept across
   // chunks: no allocation in steady state.
@@ -375,17 +315,11 @@ class GraphEngine {
   bool host_waits_ = false;
   uint64_t tick_ = 0;  // work seen (launches, memops, event ops): positions of event records
   std::unordered_map<uint64_t, uint64_t> event_tick_;  // event -> tick_ of its latest record
-  struct OwnEvents {
-    CUcontext ctx;
-    CUevent fork;
-    std::vector<CUevent> spares;  // stand-ins for destroyed events, at most 64
-  };
-  std::vector<OwnEvents> own_events_;
   std::vector<uint8_t> arena_;
   std::vector<CUlaunchAttribute> attrs_;
-  std::vector<RecordedNode> scratch_;
-  std::vector<void*> param_ptrs_;
   StagingRing staging_;
+  OwnEvents own_events_;
+  ChunkSubmitter submitter_;   // sends the current chunk out (after stats_, staging_, own_events_)
   mutable MemoryKinds kinds_;  // a cache of the driver's answers: asked from const checks
   ChunkCursor chunk_;          // the current chunk's start and size (chunk_policy.h)
   MeasureTurn<Plan> turn_;     // which plan may measure now (measure_turn.h)

@@ -1,0 +1,185 @@
+#include "graph/chunk_submit.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "graph/context_scope.h"
+#include "graph/program_calls.h"
+#include "log.h"
+
+namespace pygraph {
+
+void ChunkSubmitter::prepare(const ChunkWork& w) {
+  nodes_.clear();
+  uint64_t& memops = memops_;
+  uint64_t& events = events_recorded_;
+  memops = events = 0;
+  for (const Pending& p : w.pending) {
+    if (p.kind == NodeKind::kEventWait) continue;  // an edge (stream_fork.h)
+    RecordedNode n;
+    n.kind = p.kind;
+    if (p.kind == NodeKind::kEventRecord) {
+      n.event = p.event.event;
+      ++events;
+    } else if (p.kind == NodeKind::kKernel) {
+      const EngineLaunch& l = p.launch;
+      n.function = l.info;
+      std::memcpy(n.grid, l.grid, sizeof n.grid);
+      std::memcpy(n.block, l.block, sizeof n.block);
+      n.shared_mem = l.shared_mem;
+      n.args = w.arena.data() + p.args_offset;
+      n.packed_size = p.packed_size;
+      n.attrs = w.attrs.data() + p.attrs_offset;
+      n.attr_count = l.attr_count;
+      n.cooperative = l.op == Op::LaunchCooperativeKernel;
+    } else {
+      n.dst = p.memop.dst;
+      n.src = p.memop.src;
+      n.count = p.memop.count;
+      n.value = p.memop.value;
+      n.element_size = memset_element_size(p.memop.op);
+      ++memops;
+    }
+    nodes_.push_back(n);
+  }
+}
+
+Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, uint32_t sequence) {
+  ChunkGraph* graph = &chunk.graph;
+  Replayed out;
+  CUresult& r = out.error;
+  {
+    ContextScope scope(*api_, w.context, current_context(*api_));
+    if (!fresh && chunk.shape != w.fork.shape()) {
+      // The same positions with another cross-stream shape (a stream that could not join, an
+      // event recorded elsewhere): never replayed with the shape it was built for.
+      if (graph->usable()) --stats_->graphs_live;
+      graph->destroy(*api_);
+      fresh = true;
+    }
+    if (fresh) {
+      chunk.shape = w.fork.shape();
+      r = graph->build(*api_, nodes_.data(), nodes_.size(), w.context, &w.fork);
+      if (r == CUDA_SUCCESS) {
+        ++stats_->graphs_built;
+        event_graphs_ |= graph->records_events();
+        ++stats_->graphs_live;
+        if (observer_) observer_->chunk_built(sequence, chunk.start, chunk.end, nodes_.size());
+      }
+    }
+    const char* failed = r != CUDA_SUCCESS ? graph->failed_call() : nullptr;
+    if (r == CUDA_SUCCESS && (r = fork_side_streams(w)) != CUDA_SUCCESS) {
+      failed = "side-stream fork";
+    }
+    if (r == CUDA_SUCCESS) {
+      r = graph->replay(*api_, nodes_.data(), nodes_.size(), w.stream, w.context, &out.patched);
+      if (r != CUDA_SUCCESS) failed = graph->failed_call();
+      // Launched (or not at all): the side streams' later work waits for it. An error here
+      // cannot send the work out again; it is the submission's.
+      if (r == CUDA_SUCCESS) out.join_error = join_side_streams(w);
+    }
+    if (r == CUDA_SUCCESS) staging_->fence(w.stream);
+    if (r != CUDA_SUCCESS) note_graph_failure(w, failed, r, *graph, sequence);
+  }
+  if (r != CUDA_SUCCESS) {
+    ++stats_->graph_failures;
+    return out;
+  }
+  out.nodes = nodes_.size();
+  ++stats_->replays;
+  if (observer_) observer_->replayed(sequence, nodes_.size(), out.patched);
+  stats_->replayed += nodes_.size() - memops_ - events_recorded_;
+  stats_->memops_replayed += memops_;
+  stats_->patched_nodes += out.patched;
+  return out;
+}
+
+CUresult ChunkSubmitter::fork_side_streams(const ChunkWork& w) {
+  // The graph runs on L; each side stream's work issued before the chunk must come first: L
+  // waits for it (one event serves all: a wait takes the record made just before it).
+  if (w.fork.streams() < 2) return CUDA_SUCCESS;
+  CUevent ev = events_->fork(w.context);
+  if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
+  for (uint32_t i = 1; i < w.fork.streams(); ++i) {
+    CUstream side = reinterpret_cast<CUstream>(w.fork.stream(i));
+    if (CUresult r = api_->event_record(ev, side)) return r;
+    if (CUresult r = api_->stream_wait_event(w.stream, ev, 0)) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult ChunkSubmitter::join_side_streams(const ChunkWork& w) {
+  // Each side stream's later work comes after the graph: it waits for L right after the launch.
+  if (w.fork.streams() < 2) return CUDA_SUCCESS;
+  CUevent ev = events_->fork(w.context);
+  if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult r = api_->event_record(ev, w.stream)) return r;
+  for (uint32_t i = 1; i < w.fork.streams(); ++i) {
+    if (CUresult r = api_->stream_wait_event(reinterpret_cast<CUstream>(w.fork.stream(i)), ev, 0)) {
+      return r;
+    }
+    ++stats_->side_streams;
+  }
+  return CUDA_SUCCESS;
+}
+
+void ChunkSubmitter::note_graph_failure(const ChunkWork& w, const char* call, CUresult r,
+                                        const ChunkGraph& graph, uint32_t sequence) {
+  // Rare (a sequence is disabled at its first failure): the stats keep the last one, the debug
+  // log every one, so that a user can tell a driver limit from a fault of ours.
+  static constexpr const char* kKinds[] = {"kernel", "memset", "copy", "event record",
+                                           "event wait"};
+  const bool about_node = call && (std::strstr(call, "Node") || std::strstr(call, "node"));
+  char line[160];
+  std::snprintf(line, sizeof line, "%s failed (CUresult %d)%s%s; chunk of %zu nodes, %zu stream(s)",
+                call ? call : "?", static_cast<int>(r), about_node ? " at a " : "",
+                about_node ? kKinds[static_cast<int>(graph.failed_kind())] : "", nodes_.size(),
+                std::max<size_t>(w.fork.streams(), 1));
+  stats_->last_graph_failure = line;
+  log_debug("graph failure, sequence %u runs eagerly from now on: %s", sequence, line);
+}
+
+CUresult ChunkSubmitter::issue(const ChunkWork& w, const Pending& p) {
+  if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) {
+    return call_event(p.event);
+  }
+  if (p.kind != NodeKind::kKernel) return call_memop(p.memop);  // a staged copy reads its snapshot
+  // The driver's ABI takes the arguments as void*; it only reads them.
+  uint8_t* args = const_cast<uint8_t*>(w.arena.data()) + p.args_offset;
+  if (p.packed_size) {
+    size_t size = p.packed_size;
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    return call_launch(p.launch, nullptr, extra, w.attrs.data() + p.attrs_offset);
+  }
+  const FunctionInfo& f = *p.launch.info;
+  param_ptrs_.resize(f.params.size());  // keeps its capacity: no steady allocation
+  for (size_t i = 0; i < f.params.size(); ++i) param_ptrs_[i] = args + f.params[i].offset;
+  return call_launch(p.launch, param_ptrs_.data(), nullptr, w.attrs.data() + p.attrs_offset);
+}
+
+CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason) {
+  if (w.pending.empty()) return CUDA_SUCCESS;
+  ContextScope scope(*api_, w.context, current_context(*api_));
+  CUresult first_error = CUDA_SUCCESS;
+  for (const Pending& p : w.pending) {
+    const CUresult r = issue(w, p);
+    if (r != CUDA_SUCCESS && first_error == CUDA_SUCCESS) first_error = r;
+    if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) continue;
+    count_eager(p.kind != NodeKind::kKernel, reason);
+  }
+  if (w.fork.streams() > 1 && staging_->unfenced()) {
+    // Copies on side streams read their snapshots too: the fence on L comes after them.
+    if (CUevent ev = events_->fork(w.context)) {
+      for (uint32_t i = 1; i < w.fork.streams(); ++i) {
+        api_->event_record(ev, reinterpret_cast<CUstream>(w.fork.stream(i)));
+        api_->stream_wait_event(w.stream, ev, 0);
+      }
+    }
+  }
+  staging_->fence(w.stream);  // the copies just issued read their snapshots later
+  return first_error;
+}
+
+}  // namespace pygraph

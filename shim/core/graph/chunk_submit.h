@@ -1,0 +1,127 @@
+// How graph mode's current chunk goes to the GPU, in the context it was recorded in: as one
+// replay of its graph, or eagerly, each call as the program made it, in order. The engine
+// decides which (a sequence's plan, chunk_policy.h) and owns the chunk; this makes the driver
+// calls and counts them in the engine's stats.
+//
+//  - As a graph (replay): built at the chunk's first replay, and again whenever its cross-stream
+//    shape changed (a stream that could not join, an event recorded elsewhere): a graph is never
+//    replayed with another shape than the one it was built for. Then patched where arguments
+//    changed and launched on the chunk's stream L (graph_chunk.h). With side streams, L waits
+//    for their earlier work before the launch (fork) and they wait for the graph after it
+//    (join): what the graph's own edges cannot say (stream_fork.h).
+//  - Eagerly (drain): each pending call through the program's entry point (program_calls.h).
+//  - Either way, copies staged from pageable memory read their snapshots when they run: the
+//    staging ring is fenced on L after the work that reads them (staging_ring.h).
+// A unit of its own so that the engine stays a coordinator and tests call it directly.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "driver/driver_api.h"
+#include "graph/engine_observer.h"
+#include "graph/engine_stats.h"
+#include "graph/graph_chunk.h"
+#include "graph/own_events.h"
+#include "graph/pending_work.h"
+#include "graph/staging_ring.h"
+#include "graph/stream_fork.h"
+
+namespace pygraph {
+
+// A chunk's graph as a sequence's plan keeps it.
+struct Chunk {
+  uint32_t start, end;  // positions in the sequence
+  ChunkGraph graph;
+  uint64_t shape = 0;  // StreamFork::shape() it was built for: another shape rebuilds it
+};
+
+// The current chunk as the engine holds it: its work in program order, and where it goes.
+struct ChunkWork {
+  const PendingList& pending;
+  const std::vector<uint8_t>& arena;            // argument bytes (Pending::args_offset)
+  const std::vector<CUlaunchAttribute>& attrs;  // launch attributes (Pending::attrs_offset)
+  const StreamFork& fork;
+  CUstream stream;    // L, as the program passed it: where the replay and the fence go
+  CUcontext context;  // the one it was recorded in: it goes out there
+};
+
+// What a replay did.
+struct Replayed {
+  // The graph could not carry the chunk (built, forked or launched): none of it ran. The caller
+  // sends the work out eagerly (drain) and destroys the sequence's graphs, this one included.
+  CUresult error = CUDA_SUCCESS;
+  // The graph ran, but its side streams' join failed: the submission's error to report.
+  CUresult join_error = CUDA_SUCCESS;
+  size_t nodes = 0;      // graph nodes replayed (launches, memops, event records)
+  uint32_t patched = 0;  // of them, updated before the launch
+};
+
+// Launches and memops in the chunk: event ops alone gain nothing from a graph (worth_a_graph).
+inline size_t graph_work(const PendingList& pending) {
+  size_t work = 0;
+  for (const Pending& p : pending) {
+    work += p.kind != NodeKind::kEventRecord && p.kind != NodeKind::kEventWait;
+  }
+  return work;
+}
+
+class ChunkSubmitter {
+ public:
+  // Not owned; `stats` counts what is built, replayed, failed and issued eagerly.
+  ChunkSubmitter(const DriverApi* api, EngineStats* stats, StagingRing* staging, OwnEvents* events)
+      : api_(api), stats_(stats), staging_(staging), events_(events) {}
+  ChunkSubmitter(const ChunkSubmitter&) = delete;
+  ChunkSubmitter& operator=(const ChunkSubmitter&) = delete;
+
+  void set_observer(EngineObserver* observer) { observer_ = observer; }
+
+  // A replay in two steps: `w`'s graph nodes first (event waits are edges, not nodes), then
+  // the replay of what was prepared, so that the caller finds the chunk's graph in between (it
+  // may evict another sequence's graphs) in the order the engine always had: the same
+  // allocations in the same order, the same addresses in a run.
+  void prepare(const ChunkWork& w);
+  // The prepared `w` (not empty) as one replay of `chunk`'s graph, which belongs to followed
+  // sequence `sequence` (for the observer and the failure's log line); built first when `fresh`
+  // (a new chunk, or one whose graph is gone) or when it was built for another shape.
+  Replayed replay(const ChunkWork& w, Chunk& chunk, bool fresh, uint32_t sequence);
+
+  // Every pending call of `w`, eagerly and in order; each launch and memop counted as `reason`.
+  // Returns the first error (the calls after it are made all the same, as the program made them).
+  CUresult drain(const ChunkWork& w, EagerReason reason);
+
+  // One launch or memop went to the driver as a plain call, for this reason.
+  void count_eager(bool memop, EagerReason reason) {
+    ++(memop ? stats_->memop_eager : stats_->eager)[static_cast<int>(reason)];
+    if (observer_) observer_->eager(memop, reason);
+  }
+
+  // Whether a graph with event record nodes was ever built: only then may a destroyed event sit
+  // in one (the engine parks it).
+  bool built_event_graphs() const { return event_graphs_; }
+
+ private:
+  CUresult issue(const ChunkWork& w, const Pending& p);
+  CUresult fork_side_streams(const ChunkWork& w);
+  CUresult join_side_streams(const ChunkWork& w);
+  void note_graph_failure(const ChunkWork& w, const char* call, CUresult r, const ChunkGraph& graph,
+                          uint32_t sequence);
+
+  const DriverApi* api_;
+  EngineStats* stats_;
+  StagingRing* staging_;
+  OwnEvents* events_;
+  EngineObserver* observer_ = nullptr;
+  bool event_graphs_ = false;
+  // The prepared chunk's nodes as the graph takes them (memops and event records among them),
+  // and a drained kernel's parameter pointers: capacity kept across chunks, no allocation in
+  // steady state.
+  std::vector<RecordedNode> nodes_;
+  uint64_t memops_ = 0, events_recorded_ = 0;
+  std::vector<void*> param_ptrs_;
+};
+
+}  // namespace pygraph

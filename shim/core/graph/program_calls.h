@@ -1,0 +1,44 @@
+// The program's calls as the hooks hand them to graph mode's engine (a kernel launch, an event
+// record or wait; memops: memop_call.h), and the engine making such a call itself: at once, when
+// the work cannot or need not be deferred, or later, when recorded work goes out eagerly
+// (chunk_submit.h). Each call goes through the driver entry point the program called, with that
+// entry point's ABI, so that the driver sees what it would have seen without pygraph.
+#pragma once
+
+#include <cuda.h>
+
+#include "driver/launch_call.h"
+#include "driver/memop_call.h"
+#include "driver/ops.h"
+
+namespace pygraph {
+
+// A launch as the hooks hand it to the engine: the call, plus what the engine needs to make it
+// itself later.
+struct EngineLaunch : LaunchCall {
+  void* eager;      // the driver entry point the program called, with the ABI of `op`
+  bool per_thread;  // reached through a per-thread-default-stream entry point
+};
+
+// An event record (cuEventRecord, cuEventRecordWithFlags) or a stream's wait on an event
+// (cuStreamWaitEvent) as the hooks hand it to the engine: recorded into the chunk (stream_fork.h)
+// or issued.
+struct EventCall {
+  Op op;
+  void* eager;      // the driver entry point the program called, with the ABI of `op`
+  bool per_thread;  // reached through a per-thread-default-stream entry point
+  CUevent event;
+  CUstream stream;
+  unsigned int flags;
+};
+
+// Launches `l` through its entry point with these arguments (a recorded launch passes the
+// engine's copies of its parameters, packed block and attributes; the program's are gone).
+CUresult call_launch(const EngineLaunch& l, void** params, void** extra,
+                     const CUlaunchAttribute* attrs);
+// The memset or copy `m` (a staged copy's `src` is its snapshot).
+CUresult call_memop(const MemopCall& m);
+// The event record or wait `e`.
+CUresult call_event(const EventCall& e);
+
+}  // namespace pygraph
