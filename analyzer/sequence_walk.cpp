@@ -37,18 +37,35 @@ SequenceWalk walk_sequences(const Trace& t, const DetectorOptions& options) {
   SequenceDetector& d = w.detector;
   w.in_graph.assign(t.events.size(), 0);
   size_t segment_start = 0;  // first event since the last boundary
+  // Each event is counted once, whether a segment or a loop (or both: a loop's last periods
+  // are also the segment that ends with them) carries it.
+  auto mark = [&](size_t i) {
+    if (w.in_graph[i]) return;
+    w.in_graph[i] = 1;
+    ++(t.events[i].is_launch ? w.graphable_launches : w.graphable_memops);
+  };
   // A segment is known to be an occurrence only at its end: mark its tokens then.
   auto end_segment = [&](uint64_t tag, size_t end) {
     const Sequence* s = d.boundary(tag);
     if (s && !s->periodic && s->occurrences > d.options().min_repeats) {
       for (size_t i = segment_start; i < end; ++i) {
         const TraceEvent& e = t.events[i];
-        if (!e.is_launch && !op_is_token(t.ops[e.index])) continue;
-        w.in_graph[i] = 1;
-        ++(e.is_launch ? w.graphable_launches : w.graphable_memops);
+        if (e.is_launch || op_is_token(t.ops[e.index])) mark(i);
       }
     }
     segment_start = end + 1;
+  };
+  // The events of the latest tokens (a ring as long as the longest period), so that a loop's
+  // occurrence, known when its last token is pushed, can be marked.
+  std::vector<size_t> token_events(size_t(options.max_length) + 1);
+  uint64_t pushed = 0;
+  auto push = [&](uint64_t tok, size_t i) {
+    token_events[pushed++ % token_events.size()] = i;
+    const Sequence* s = d.push(tok);
+    if (!s || !s->periodic || s->occurrences <= d.options().min_repeats) return;
+    for (size_t k = 1; k <= s->tokens.size() && k <= pushed; ++k) {
+      mark(token_events[(pushed - k) % token_events.size()]);
+    }
   };
   for (size_t i = 0; i < t.events.size(); ++i) {
     const TraceEvent& e = t.events[i];
@@ -56,7 +73,7 @@ SequenceWalk walk_sequences(const Trace& t, const DetectorOptions& options) {
       const TraceLaunch& l = t.launches[e.index];
       const uint64_t tok = token_of(l);
       w.tokens.emplace(tok, TokenInfo{false, l.function_id});
-      d.push(tok);
+      push(tok, i);
       ++w.launches;
       continue;
     }
@@ -65,7 +82,7 @@ SequenceWalk walk_sequences(const Trace& t, const DetectorOptions& options) {
       const uint64_t tok =
           memop_token(static_cast<uint16_t>(o.op), memset_element_size(o.op), 0, o.stream);
       w.tokens.emplace(tok, TokenInfo{true, static_cast<uint32_t>(o.op)});
-      d.push(tok);
+      push(tok, i);
       ++w.memops;
     } else if (op_ends_sequence(o)) {
       end_segment(boundary_tag(o), i);

@@ -33,8 +33,8 @@ struct SequenceWalk {
   std::unordered_map<uint64_t, TokenInfo> tokens;
   uint64_t launches = 0, memops = 0;
   // Per entry of Trace::events: 1 for a launch or memop in an occurrence, from the
-  // (min_repeats + 1)-th on, of a repeated segment, which is what graph mode records and
-  // replays (periods are left out: they may overlap segments).
+  // (min_repeats + 1)-th on, of a repeated segment or loop, which is what graph mode records
+  // and replays (an event in both counts once).
   std::vector<uint8_t> in_graph;
   uint64_t graphable_launches = 0, graphable_memops = 0;
 };

@@ -126,7 +126,7 @@ std::string sequences_text(const json& r) {
   }
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.1f", r["graphable_percent"].get<double>());
-  out << "\nWhat-if: replaying each repeated segment as a graph from occurrence "
+  out << "\nWhat-if: replaying each repeated segment or loop as a graph from occurrence "
       << r["min_repeats"].get<uint32_t>() + 1 << " on would carry " << r["graphable_launches"]
       << " of " << r["launches"] << " launches (" << pct << "%)";
   if (memops) out << " and " << r["graphable_memops"] << " of " << memops << " memsets/copies";

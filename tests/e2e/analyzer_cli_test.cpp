@@ -83,7 +83,8 @@ TEST(AnalyzerCli, SequencesOfATrainingShapedLoop) {
   EXPECT_EQ(period["kind"], "period");
   EXPECT_EQ(period["length"], 2);
   EXPECT_EQ(period["occurrences"], 10);
-  EXPECT_EQ(j["graphable_launches"], (6 - 2) * 4);  // segments from their 3rd occurrence
+  // Segments and the loop, each from its 3rd occurrence.
+  EXPECT_EQ(j["graphable_launches"], (6 - 2) * 4 + (10 - 2) * 2);
   RunResult fewer = run_program(
       {ANALYZER, "sequences", "--json", "--min-repeats", "7", GOLDEN_DIR "/loop_program.trace"},
       {});
