@@ -345,6 +345,7 @@ bool shim_init() {
   }
   g_mode = config.mode;
   g_config = config;
+  configure_stall_watchdog(config.stall_check_ms);
   if (g_mode == Mode::kGraph && !g_engine) {
     EngineOptions options = engine_options(config);
     if (!g_store) g_store = open_decision_store(config);

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -13,9 +14,16 @@
 namespace pygraph::hooks {
 namespace {
 
-// Long enough that a busy program always records something in between (a launch takes
-// microseconds), short enough that a waiting program barely notices.
-constexpr long kCheckNs = 2'000'000;
+// The check's period (stall_check_ms, 2 by default): long enough that a busy program always
+// records something in between (a launch takes microseconds), short enough that a waiting
+// program barely notices. 0: no watchdog.
+long g_check_ns = 2'000'000;
+// While a check finds nothing recorded, the next comes twice as late, up to this many periods:
+// a program whose launches all go out as they come (its sequences decided eager, or next to its
+// own graphs) is woken 8 times less often. Each wake of this thread preempts the program on a
+// busy core. Work recorded again brings the period back at the first check that sees it, so a
+// program that waits without CUDA calls after an idle stretch waits at most 8 + 2 periods once.
+constexpr long kIdleBackoff = 8;
 
 std::atomic<bool> g_started{false};
 bool g_stopped = false;  // under the engine lock
@@ -23,12 +31,14 @@ bool g_stopped = false;  // under the engine lock
 void* watch(void*) {
   t_in_hook = true;  // its driver calls are the engine's own: they pass straight through
   uint64_t mark = ~uint64_t(0);
+  long sleep_ns = g_check_ns;
   for (;;) {
-    timespec t{0, kCheckNs};
+    timespec t{sleep_ns / 1'000'000'000, sleep_ns % 1'000'000'000};
     nanosleep(&t, nullptr);
     EngineLock lock;
     if (g_stopped) return nullptr;
-    shim_engine().flush_if_stalled(&mark);
+    const bool pending = shim_engine().flush_if_stalled(&mark);
+    sleep_ns = pending ? g_check_ns : std::min(sleep_ns * 2, g_check_ns * kIdleBackoff);
   }
 }
 
@@ -58,12 +68,18 @@ void ensure_stall_watchdog() {
   }
 }
 
+void configure_stall_watchdog(unsigned check_ms) {
+  g_check_ns = long(check_ms) * 1'000'000;
+  // Never started: ensure_stall_watchdog returns at its first load.
+  if (check_ms == 0) g_started.store(true);
+}
+
 void stop_stall_watchdog() {
   g_stopped = true;
 }
 
 void stall_watchdog_forked() {
-  g_started.store(false);
+  g_started.store(g_check_ns == 0);
   g_stopped = false;
 }
 

@@ -7,6 +7,10 @@
 
 namespace pygraph::hooks {
 
+// Before the first launch (shim_init): the check's period in ms (stall_check_ms); 0: the thread
+// never starts.
+void configure_stall_watchdog(unsigned check_ms);
+
 // Idempotent and cheap (one relaxed load) once started; call after a launch in graph mode.
 void ensure_stall_watchdog();
 

@@ -157,6 +157,26 @@ TEST_F(GraphEngineTest, SteadyStateStepsReplayAsPatchedGraphs) {
   expect_all_accounted();
 }
 
+TEST_F(GraphEngineTest, StallCheckSubmitsWorkNothingFollowsAndSaysWhetherAnyWasRecorded) {
+  // The watchdog's check (stall_watchdog.cpp) backs off while it finds nothing recorded.
+  uint64_t mark = ~uint64_t(0);
+  EXPECT_FALSE(engine_.flush_if_stalled(&mark));  // nothing recorded yet
+  for (int n = 1; n <= 3; ++n) step(n);           // found, then replayed: nothing left after
+  EXPECT_FALSE(engine_.flush_if_stalled(&mark));
+  for (int i = 0; i < 4; ++i) step_launch(4, i);  // step 4 is under way: its first chunk waits
+  ASSERT_FALSE(engine_.idle());
+  const uint64_t stalls = engine_.stats().flushes_by_cause[static_cast<int>(FlushCause::kStall)];
+  EXPECT_TRUE(engine_.flush_if_stalled(&mark));  // recorded since the last check: no flush yet
+  EXPECT_FALSE(engine_.idle());
+  EXPECT_TRUE(engine_.flush_if_stalled(&mark));  // nothing new since: it goes out
+  EXPECT_TRUE(engine_.idle());
+  EXPECT_EQ(engine_.stats().flushes_by_cause[static_cast<int>(FlushCause::kStall)], stalls + 1);
+  EXPECT_FALSE(engine_.flush_if_stalled(&mark));
+  for (int i = 4; i < 20; ++i) step_launch(4, i);
+  host_read("after step 4");
+  expect_all_accounted();
+}
+
 TEST_F(GraphEngineTest, MismatchSendsTheRecordedPrefixOutInOrder) {
   for (int n = 1; n <= 2; ++n) step(n);
   const EngineStats before = engine_.stats();

@@ -882,10 +882,12 @@ CUresult GraphEngine::flush_all(FlushCause cause) {
   return flush(cause, Op::kCount);
 }
 
-void GraphEngine::flush_if_stalled(uint64_t* mark) {
+bool GraphEngine::flush_if_stalled(uint64_t* mark) {
   const uint64_t now = stats_.recorded + stats_.memops_recorded;
-  if (!pending_.empty() && now == *mark) defer_error(flush(FlushCause::kStall, Op::kCount));
+  const bool pending = !pending_.empty();
+  if (pending && now == *mark) defer_error(flush(FlushCause::kStall, Op::kCount));
   *mark = now;
+  return pending;
 }
 
 void GraphEngine::evict_least_recent() {

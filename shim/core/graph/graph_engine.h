@@ -128,8 +128,9 @@ class GraphEngine {
   // For a periodic check from another thread (under the same lock as every other call): submits
   // what is recorded if nothing was recorded since the previous check, which left `mark`. A
   // program may wait for GPU results without any CUDA call (spinning on mapped host memory a
-  // kernel writes); its recorded work must still reach the GPU.
-  void flush_if_stalled(uint64_t* mark);
+  // kernel writes); its recorded work must still reach the GPU. Returns whether anything was
+  // recorded and not yet submitted at the check (the checks may then come less often).
+  bool flush_if_stalled(uint64_t* mark);
 
   // Destroys every graph (process exit: the driver may be gone, so only while it is not).
   void destroy_graphs();

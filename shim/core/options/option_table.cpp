@@ -63,6 +63,12 @@ const OptionSpec kTable[] = {
      "memory (a copy larger than a quarter of it, or one that finds no free space, goes out "
      "eagerly). `0`: such copies always go out eagerly.",
      false},
+    {"stall_check_ms", &Config::stall_check_ms, "2", 0, 1000,
+     "Graph mode: how often a background thread checks for recorded work that nothing submits "
+     "(a program that waits for a kernel's result without any CUDA call, spinning on mapped "
+     "memory); while nothing is recorded at its checks they come up to 8 times less often. "
+     "`0`: no such thread, and a program that waits that way waits for good.",
+     false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
      "its arguments. `0`: they are part of the launch's shape, so a launch with another grid "
