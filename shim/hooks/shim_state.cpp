@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../core/decisions/decision_store.h"
+#include "../core/driver/driver_call_counts.h"
 #include "../core/graph/engine_config.h"
 #include "../core/log.h"
 #include "../core/options/option_docs.h"
@@ -97,7 +98,7 @@ std::string stats_document() {
     EngineLock lock;
     read();
   }
-  return stats_json(stats, doors, mode_name(g_mode), sequences);
+  return stats_json(stats, doors, mode_name(g_mode), sequences, driver_call_counts());
 }
 
 // What decisions are made on: the current device's name, the driver's version, this shim's.
@@ -343,6 +344,8 @@ bool shim_init() {
   for (int r = 0; r < kRowCount; ++r) {
     g_real[r][static_cast<int>(Door::kExport)].store(real_dlsym(g_driver, kRows[r].symbol));
   }
+  // Debug: pygraph's own driver calls counted and timed, in the stats (before any is made).
+  if (config.debug) count_driver_calls(&g_driver_api);
   g_mode = config.mode;
   g_config = config;
   configure_stall_watchdog(config.stall_check_ms);

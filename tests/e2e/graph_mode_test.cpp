@@ -69,6 +69,27 @@ TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
   EXPECT_EQ(g.stats["eager_launches_by_reason"].value("mismatch", 0), 0);
 }
 
+TEST(GraphMode, DebugCountsPygraphsOwnDriverCalls) {
+  // PYGRAPH_DEBUG=1: the stats say which driver calls graph mode made itself, and how long
+  // they took (driver_call_counts.h); each replay is one graph launch, each graph built one
+  // instantiation. Without it, no such section.
+  const std::string stats = temp_path("debug-stats.json");
+  RunResult r = run_program({LOOP_PROGRAM}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                             {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                             {"PYGRAPH_DEBUG", "1"},
+                                             {"PYGRAPH_STATS", stats}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
+  unlink(stats.c_str());
+  ASSERT_TRUE(j.is_object());
+  ASSERT_TRUE(j.contains("driver_calls")) << j.dump();
+  const auto& calls = j["driver_calls"];
+  EXPECT_EQ(calls["graph_launch"]["calls"], j["graphs"]["replays"]);
+  EXPECT_EQ(calls["graph_instantiate"]["calls"], j["graphs"]["instantiated"]);
+  EXPECT_GT(calls["graph_instantiate"]["us"].get<double>(), 0.0);
+  EXPECT_FALSE(run_both({LOOP_PROGRAM}).stats.contains("driver_calls"));
+}
+
 TEST(GraphMode, AProgramWaitingWithoutCudaCallsGetsItsResults) {
   // The flag kernel is recorded mid-chunk; only the stall watchdog can submit it.
   GraphRun g = run_both({POLL_PROGRAM});

@@ -56,7 +56,8 @@ uint64_t EngineStats::flushes_total() const {
 }
 
 std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode,
-                       const std::vector<SequenceStat>& sequences) {
+                       const std::vector<SequenceStat>& sequences,
+                       const std::vector<DriverCallCount>& driver_calls) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["schema"] = "pygraph-stats/1";
@@ -141,6 +142,13 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                   {"waits_as_edges", s.event_waits},
                   {"event_ops_issued", s.events_eager},
                   {"side_streams_forked", s.side_streams}};
+  if (!driver_calls.empty()) {
+    ordered_json calls = ordered_json::object();
+    for (const DriverCallCount& c : driver_calls) {
+      calls[c.name] = {{"calls", c.calls}, {"us", double(c.ns) / 1000.0}};
+    }
+    j["driver_calls"] = calls;
+  }
   return j.dump(2) + "\n";
 }
 

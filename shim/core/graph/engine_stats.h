@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/driver_call_counts.h"
 #include "driver/ops.h"
 
 namespace pygraph {
@@ -77,7 +78,7 @@ struct EngineStats {
   uint64_t sequences_known = 0;     // the detector's, now (at most 1024; the oldest go first)
   uint64_t graph_failures = 0;      // sequences disabled
   uint64_t cut_short = 0;           // times a sequence's chunks were cut to one launch too often
-  std::string last_graph_failure;   // what failed the last time (ChunkSubmitter::note_graph_failure)
+  std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};
   uint64_t eager[static_cast<int>(EagerReason::kCount)] = {};
@@ -115,7 +116,9 @@ struct SequenceStat {
 };
 
 // The JSON document PYGRAPH_STATS receives (docs/stats-format.md).
+// `driver_calls`: pygraph's own driver calls (driver_call_counts.h), when counted.
 std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode,
-                       const std::vector<SequenceStat>& sequences = {});
+                       const std::vector<SequenceStat>& sequences = {},
+                       const std::vector<DriverCallCount>& driver_calls = {});
 
 }  // namespace pygraph

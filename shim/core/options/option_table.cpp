@@ -29,7 +29,8 @@ const OptionSpec kTable[] = {
      false},
     {"debug", &Config::debug, "0", 0, 0,
      "`1`: diagnostic lines on stderr: the configuration and where each value came from, mode, "
-     "trace path, launch counts per door at exit, entry points handed out unwrapped.",
+     "trace path, launch counts per door at exit, entry points handed out unwrapped; and "
+     "pygraph's own driver calls, counted and timed, in the stats (`driver_calls`).",
      false},
     {"min_repeats", &Config::min_repeats, "2", 1, 1000,
      "Graph mode: how many times a sequence runs eagerly before its next occurrences are "
