@@ -62,7 +62,7 @@ SequenceWalk walk_sequences(const Trace& t, const DetectorOptions& options) {
   auto push = [&](uint64_t tok, size_t i) {
     token_events[pushed++ % token_events.size()] = i;
     const Sequence* s = d.push(tok);
-    if (!s || !s->periodic || s->occurrences <= d.options().min_repeats) return;
+    if (!s || s->occurrences <= d.options().min_repeats) return;  // push() returns loops only
     for (size_t k = 1; k <= s->tokens.size() && k <= pushed; ++k) {
       mark(token_events[(pushed - k) % token_events.size()]);
     }

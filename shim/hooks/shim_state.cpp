@@ -306,41 +306,9 @@ bool shim_init() {
     g_init_state.store(0);
     return false;
   }
-  load(&g_driver_api.func_get_name, "cuFuncGetName");
-  load(&g_driver_api.func_get_param_info, "cuFuncGetParamInfo");
-  load(&g_driver_api.kernel_get_name, "cuKernelGetName");
-  load(&g_driver_api.kernel_get_param_info, "cuKernelGetParamInfo");
-  load(&g_driver_api.func_get_module, "cuFuncGetModule");
-  load(&g_driver_api.kernel_get_library, "cuKernelGetLibrary");
-  load(&g_driver_api.library_get_module, "cuLibraryGetModule");
-  load(&g_driver_api.graph_create, "cuGraphCreate");
-  load(&g_driver_api.graph_add_kernel_node, "cuGraphAddKernelNode_v2");
-  load(&g_driver_api.graph_kernel_node_set_attribute, "cuGraphKernelNodeSetAttribute");
-  load(&g_driver_api.graph_instantiate, "cuGraphInstantiateWithFlags");
-  load(&g_driver_api.graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams_v2");
-  load(&g_driver_api.graph_launch, "cuGraphLaunch");
-  load(&g_driver_api.graph_add_event_record_node, "cuGraphAddEventRecordNode");
-  load(&g_driver_api.graph_exec_event_record_node_set_event, "cuGraphExecEventRecordNodeSetEvent");
-  load(&g_driver_api.stream_wait_event, "cuStreamWaitEvent");
-  load(&g_driver_api.stream_get_flags, "cuStreamGetFlags");
-  load(&g_driver_api.graph_exec_destroy, "cuGraphExecDestroy");
-  load(&g_driver_api.graph_destroy, "cuGraphDestroy");
-  load(&g_driver_api.ctx_get_current, "cuCtxGetCurrent");
-  load(&g_driver_api.ctx_push_current, "cuCtxPushCurrent_v2");
-  load(&g_driver_api.ctx_pop_current, "cuCtxPopCurrent_v2");
-  load(&g_driver_api.graph_add_memset_node, "cuGraphAddMemsetNode");
-  load(&g_driver_api.graph_add_memcpy_node, "cuGraphAddMemcpyNode");
-  load(&g_driver_api.graph_exec_memset_node_set_params, "cuGraphExecMemsetNodeSetParams");
-  load(&g_driver_api.graph_exec_memcpy_node_set_params, "cuGraphExecMemcpyNodeSetParams");
-  load(&g_driver_api.pointer_get_attribute, "cuPointerGetAttribute");
-  load(&g_driver_api.mem_host_alloc, "cuMemHostAlloc");
-  load(&g_driver_api.event_create, "cuEventCreate");
-  load(&g_driver_api.event_record, "cuEventRecord");
-  load(&g_driver_api.event_query, "cuEventQuery");
-  load(&g_driver_api.event_destroy, "cuEventDestroy_v2");
-  load(&g_driver_api.ctx_get_device, "cuCtxGetDevice");
-  load(&g_driver_api.device_get_name, "cuDeviceGetName");
-  load(&g_driver_api.driver_get_version, "cuDriverGetVersion");
+#define PYGRAPH_LOAD_ENTRY(field, symbol) load(&g_driver_api.field, symbol);
+  PYGRAPH_DRIVER_API_ENTRIES(PYGRAPH_LOAD_ENTRY)
+#undef PYGRAPH_LOAD_ENTRY
   for (int r = 0; r < kRowCount; ++r) {
     g_real[r][static_cast<int>(Door::kExport)].store(real_dlsym(g_driver, kRows[r].symbol));
   }

@@ -18,11 +18,13 @@ namespace {
 // records something in between (a launch takes microseconds), short enough that a waiting
 // program barely notices. 0: no watchdog.
 long g_check_ns = 2'000'000;
-// While a check finds nothing recorded, the next comes twice as late, up to this many periods:
+// While a check finds no recorded work waiting, the next comes twice as late, up to this many
+// periods:
 // a program whose launches all go out as they come (its sequences decided eager, or next to its
 // own graphs) is woken 8 times less often. Each wake of this thread preempts the program on a
-// busy core. Work recorded again brings the period back at the first check that sees it, so a
-// program that waits without CUDA calls after an idle stretch waits at most 8 + 2 periods once.
+// busy core. Work waiting brings the period back at the first check that sees it (which submits
+// nothing yet: something was recorded since the check before), so a program that waits without
+// CUDA calls after an idle stretch waits at most 8 + 1 periods once.
 constexpr long kIdleBackoff = 8;
 
 std::atomic<bool> g_started{false};
@@ -70,8 +72,7 @@ void ensure_stall_watchdog() {
 
 void configure_stall_watchdog(unsigned check_ms) {
   g_check_ns = long(check_ms) * 1'000'000;
-  // Never started: ensure_stall_watchdog returns at its first load.
-  if (check_ms == 0) g_started.store(true);
+  stall_watchdog_forked();  // not started yet; with no period, never (ensure_... returns at once)
 }
 
 void stop_stall_watchdog() {
@@ -79,7 +80,7 @@ void stop_stall_watchdog() {
 }
 
 void stall_watchdog_forked() {
-  g_started.store(g_check_ns == 0);
+  g_started.store(g_check_ns == 0);  // no period: never started
   g_stopped = false;
 }
 

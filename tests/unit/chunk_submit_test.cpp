@@ -136,6 +136,17 @@ class ChunkSubmitTest : public ::testing::Test {
     EXPECT_EQ(create(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     return s;
   }
+  // A chunk on two streams: y scaled on the main stream, which records an event the side
+  // stream waits for before it scales z. Returns the main stream.
+  CUstream add_two_stream_chunk() {
+    CUstream main = new_stream(), side = new_stream();
+    CUevent e = new_event();
+    add_scale(2.0f, y_, y_want_, main);
+    add_event(Op::EventRecord, e, main);
+    add_event(Op::StreamWaitEvent, e, side);
+    add_scale(-1.0f, z_, z_want_, side);
+    return main;
+  }
 
   DriverApi api_;
   FunctionTable table_{&api_};
@@ -259,12 +270,7 @@ TEST_F(ChunkSubmitTest, ADrainIssuesEveryCallInOrderAndCountsLaunchesAndMemops) 
 }
 
 TEST_F(ChunkSubmitTest, SideStreamsAreForkedBeforeTheGraphAndJoinedAfterIt) {
-  CUstream main = new_stream(), side = new_stream();
-  CUevent e = new_event();
-  add_scale(2.0f, y_, y_want_, main);
-  add_event(Op::EventRecord, e, main);
-  add_event(Op::StreamWaitEvent, e, side);
-  add_scale(-1.0f, z_, z_want_, side);
+  const CUstream main = add_two_stream_chunk();
   ASSERT_EQ(fork_.streams(), 2u);
   const Replayed r = replay(true, main);
   ASSERT_EQ(r.error, CUDA_SUCCESS);
@@ -281,12 +287,7 @@ TEST_F(ChunkSubmitTest, NoEventForTheForkIsAGraphFailureBeforeAnythingRan) {
   no_events.event_create = nullptr;
   OwnEvents none(&no_events);
   ChunkSubmitter submit(&api_, &stats_, &staging_, &none);
-  CUstream main = new_stream(), side = new_stream();
-  CUevent e = new_event();
-  add_scale(2.0f, y_, y_want_, main);
-  add_event(Op::EventRecord, e, main);
-  add_event(Op::StreamWaitEvent, e, side);
-  add_scale(-1.0f, z_, z_want_, side);
+  const CUstream main = add_two_stream_chunk();
   float before[kN];
   std::memcpy(before, y(), sizeof before);
   const auto graph_launches = standin_graph_launches();

@@ -106,18 +106,23 @@ EngineLaunch a_launch(Op op, void* eager) {
   return l;
 }
 
+// The entry point `entry` was called with a_launch()'s shape.
+void expect_shape_seen(int entry) {
+  const unsigned dims[6] = {2, 3, 4, 32, 2, 1};
+  EXPECT_EQ(g_seen.entry, entry);
+  EXPECT_EQ(std::memcmp(g_seen.dims, dims, sizeof dims), 0);
+  EXPECT_EQ(g_seen.shared, 96u);
+  EXPECT_EQ(g_seen.stream, reinterpret_cast<CUstream>(0x2000));
+}
+
 TEST(ProgramCalls, ALaunchGoesThroughItsOwnEntryPointWithTheArgumentsGiven) {
   void* params[1] = {};
   void* extra[1] = {};
   CUlaunchAttribute attrs[1] = {};
-  const unsigned dims[6] = {2, 3, 4, 32, 2, 1};
 
   EXPECT_EQ(call_launch(a_launch(Op::LaunchKernel, entry(launch_kernel)), params, extra, attrs),
             CUDA_SUCCESS);
-  EXPECT_EQ(g_seen.entry, 1);
-  EXPECT_EQ(std::memcmp(g_seen.dims, dims, sizeof dims), 0);
-  EXPECT_EQ(g_seen.shared, 96u);
-  EXPECT_EQ(g_seen.stream, reinterpret_cast<CUstream>(0x2000));
+  expect_shape_seen(1);
   EXPECT_EQ(g_seen.f, reinterpret_cast<CUfunction>(0x1000));
   EXPECT_EQ(g_seen.params, params);
   EXPECT_EQ(g_seen.extra, extra);
@@ -125,17 +130,13 @@ TEST(ProgramCalls, ALaunchGoesThroughItsOwnEntryPointWithTheArgumentsGiven) {
   EXPECT_EQ(call_launch(a_launch(Op::LaunchCooperativeKernel, entry(launch_cooperative)), params,
                         nullptr, attrs),
             CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-  EXPECT_EQ(g_seen.entry, 2);
-  EXPECT_EQ(std::memcmp(g_seen.dims, dims, sizeof dims), 0);
+  expect_shape_seen(2);
   EXPECT_EQ(g_seen.params, params);
 
   // cuLaunchKernelEx: the shape and the attributes passed (a recorded launch's own copies).
   EXPECT_EQ(call_launch(a_launch(Op::LaunchKernelEx, entry(launch_ex)), nullptr, extra, attrs),
             CUDA_SUCCESS);
-  EXPECT_EQ(g_seen.entry, 3);
-  EXPECT_EQ(std::memcmp(g_seen.dims, dims, sizeof dims), 0);
-  EXPECT_EQ(g_seen.shared, 96u);
-  EXPECT_EQ(g_seen.stream, reinterpret_cast<CUstream>(0x2000));
+  expect_shape_seen(3);
   EXPECT_EQ(g_seen.extra, extra);
   EXPECT_EQ(g_seen.attrs, attrs);
   EXPECT_EQ(g_seen.nattrs, 1u);

@@ -78,4 +78,45 @@ struct DriverApi {
   CUresult (*driver_get_version)(int* version) = nullptr;
 };
 
+// Every entry above with the driver symbol the hook layer loads it from (in the order above):
+// one list for loading them and for counting them (driver_call_counts.h).
+// clang-format off
+#define PYGRAPH_DRIVER_API_ENTRIES(X) \
+  X(func_get_name, "cuFuncGetName") \
+  X(func_get_param_info, "cuFuncGetParamInfo") \
+  X(kernel_get_name, "cuKernelGetName") \
+  X(kernel_get_param_info, "cuKernelGetParamInfo") \
+  X(func_get_module, "cuFuncGetModule") \
+  X(kernel_get_library, "cuKernelGetLibrary") \
+  X(library_get_module, "cuLibraryGetModule") \
+  X(graph_create, "cuGraphCreate") \
+  X(graph_add_kernel_node, "cuGraphAddKernelNode_v2") \
+  X(graph_instantiate, "cuGraphInstantiateWithFlags") \
+  X(graph_kernel_node_set_attribute, "cuGraphKernelNodeSetAttribute") \
+  X(graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams_v2") \
+  X(graph_add_memset_node, "cuGraphAddMemsetNode") \
+  X(graph_add_memcpy_node, "cuGraphAddMemcpyNode") \
+  X(graph_exec_memset_node_set_params, "cuGraphExecMemsetNodeSetParams") \
+  X(graph_exec_memcpy_node_set_params, "cuGraphExecMemcpyNodeSetParams") \
+  X(graph_launch, "cuGraphLaunch") \
+  X(graph_add_event_record_node, "cuGraphAddEventRecordNode") \
+  X(graph_exec_event_record_node_set_event, "cuGraphExecEventRecordNodeSetEvent") \
+  X(stream_wait_event, "cuStreamWaitEvent") \
+  X(stream_get_flags, "cuStreamGetFlags") \
+  X(graph_exec_destroy, "cuGraphExecDestroy") \
+  X(graph_destroy, "cuGraphDestroy") \
+  X(ctx_get_current, "cuCtxGetCurrent") \
+  X(ctx_push_current, "cuCtxPushCurrent_v2") \
+  X(ctx_pop_current, "cuCtxPopCurrent_v2") \
+  X(pointer_get_attribute, "cuPointerGetAttribute") \
+  X(mem_host_alloc, "cuMemHostAlloc") \
+  X(event_create, "cuEventCreate") \
+  X(event_record, "cuEventRecord") \
+  X(event_query, "cuEventQuery") \
+  X(event_destroy, "cuEventDestroy_v2") \
+  X(ctx_get_device, "cuCtxGetDevice") \
+  X(device_get_name, "cuDeviceGetName") \
+  X(driver_get_version, "cuDriverGetVersion")
+// clang-format on
+
 }  // namespace pygraph

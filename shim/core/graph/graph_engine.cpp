@@ -55,15 +55,18 @@ GraphEngine::~GraphEngine() {
 }
 
 void GraphEngine::destroy_graphs() {
-  for (auto& [id, plan] : plans_) {
-    for (Chunk& c : plan.chunks) c.graph.destroy(*api_);
-    plan.chunks.clear();
-  }
-  stats_.graphs_live = 0;
+  for (auto& [id, plan] : plans_) destroy_chunks(plan);
 }
 
-CUcontext GraphEngine::current_context() const {
-  return pygraph::current_context(*api_);
+uint64_t GraphEngine::destroy_chunks(Plan& plan) {
+  uint64_t built = 0;
+  for (Chunk& c : plan.chunks) {
+    built += c.graph.built();  // a broken one too: it was counted when built
+    c.graph.destroy(*api_);
+  }
+  plan.chunks.clear();
+  stats_.graphs_live -= built;
+  return built;
 }
 
 EagerReason GraphEngine::packed_args(const EngineLaunch& l, Work* w) const {
@@ -897,14 +900,7 @@ void GraphEngine::evict_least_recent() {
     if (!victim || plan.last_used < victim->last_used) victim = &plan;
   }
   if (!victim) return;  // only the sequence being replayed holds graphs: keep them
-  for (Chunk& c : victim->chunks) {
-    if (c.graph.usable()) {
-      ++stats_.graphs_evicted;
-      --stats_.graphs_live;
-    }
-    c.graph.destroy(*api_);
-  }
-  victim->chunks.clear();
+  stats_.graphs_evicted += destroy_chunks(*victim);
 }
 
 void GraphEngine::forget_graphs(const ModuleUnload& unload) {
@@ -913,14 +909,7 @@ void GraphEngine::forget_graphs(const ModuleUnload& unload) {
     bool holds = false;
     for (const Chunk& c : plan.chunks) holds = holds || c.graph.launches_any(launches_its_kernel);
     if (!holds) continue;
-    for (Chunk& c : plan.chunks) {
-      if (c.graph.usable()) {
-        ++stats_.graphs_unloaded;
-        --stats_.graphs_live;
-      }
-      c.graph.destroy(*api_);
-    }
-    plan.chunks.clear();
+    stats_.graphs_unloaded += destroy_chunks(plan);
     // The sequence's tokens name the kernel by its id, which no launch has again (the handle is
     // described anew): it could only mismatch where the kernel was.
     plan.disabled = true;
@@ -928,16 +917,7 @@ void GraphEngine::forget_graphs(const ModuleUnload& unload) {
 }
 
 void GraphEngine::drop_all_graphs() {
-  for (auto& [id, plan] : plans_) {
-    for (Chunk& c : plan.chunks) {
-      if (c.graph.usable()) {
-        ++stats_.graphs_context_ended;
-        --stats_.graphs_live;
-      }
-      c.graph.destroy(*api_);
-    }
-    plan.chunks.clear();
-  }
+  for (auto& [id, plan] : plans_) stats_.graphs_context_ended += destroy_chunks(plan);
 }
 
 Chunk* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh) {
@@ -976,11 +956,7 @@ CUresult GraphEngine::submit() {
   if (done.error != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and
     // this sequence stays eager from now on.
-    for (Chunk& c : plan_->chunks) {
-      if (c.graph.built()) --stats_.graphs_live;  // the broken one too: it was counted built
-      c.graph.destroy(*api_);
-    }
-    plan_->chunks.clear();
+    destroy_chunks(*plan_);
     plan_->disabled = true;
     const CUresult eager = drain_eagerly(EagerReason::kGraphFailure);
     stop_following();
@@ -1091,10 +1067,11 @@ void GraphEngine::park_destroyed(uint64_t handle) {
   // fork event of its context first (never launched so: a replay patches it to the event of
   // its time). PyTorch creates and destroys events every step (wait_stream).
   const CUevent from = reinterpret_cast<CUevent>(handle);
+  const CUcontext current = current_context();  // each scope below restores it
   for (auto& entry : plans_) {
     for (Chunk& c : entry.second.chunks) {
       if (!c.graph.records_events() || !c.graph.usable()) continue;
-      ContextScope scope(*api_, c.graph.context(), current_context());
+      ContextScope scope(*api_, c.graph.context(), current);
       CUevent own = own_events_.fork(c.graph.context());
       if (own && c.graph.repoint_event(*api_, from, own) == CUDA_SUCCESS) continue;
       // It could not be patched later: built again at its next use.

@@ -41,6 +41,7 @@
 #include "driver/ops.h"
 #include "graph/chunk_policy.h"
 #include "graph/chunk_submit.h"
+#include "graph/context_scope.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/graph_chunk.h"
@@ -268,12 +269,14 @@ class GraphEngine {
   void stop_following();
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
   CUresult end_segment(Op op);
-  // A submission's error no call can return now: the next op that reaches before_op reports it.
+  // Destroys a plan's chunk graphs; returns how many were built (no longer counted live).
+  uint64_t destroy_chunks(Plan& plan);
   // Before the program destroys an event: record nodes holding it hold an engine event instead.
   void park_destroyed(uint64_t handle);
   bool non_blocking(uint64_t stream) const;
+  // A submission's error no call can return now: the next op that reaches before_op reports it.
   void defer_error(CUresult r);
-  CUcontext current_context() const;
+  CUcontext current_context() const { return pygraph::current_context(*api_); }
 
   const DriverApi* api_;
   EngineOptions options_;

@@ -155,34 +155,30 @@ void SequenceDetector::choose_period(uint64_t pos, uint64_t seen_at) {
   // wrong distance win (that distance matches back only to the launch). No distance repeated
   // whole: the nearest, as a candidate to confirm. Only when no period is being followed, so
   // never on a loop's steady path; at most kChainHops sights, each compared over one period.
+  // Every link was written by push() at its own position, in this run, to an earlier sight
+  // there (a sight before the run is no sight): within max_length of `pos`, its window slot
+  // still holds it.
   const uint64_t mask = window_.size() - 1;
-  uint64_t q = seen_at;
   const uint64_t nearest = pos - seen_at;
-  for (uint32_t hop = 0; hop < kChainHops; ++hop) {
+  uint64_t nearest_matched = 0;
+  for (uint64_t q = seen_at, hop = 0; q != kNoPosition && hop < kChainHops;
+       q = ngram_prev_[q & mask], ++hop) {
     const uint64_t p = pos - q;
     if (p > options_.max_length) break;
-    if (repeated_back(pos, p, p) >= p) {
+    // Counted on past one period only where it can become the candidate.
+    const uint64_t m = repeated_back(pos, p, p < options_.min_length ? p : ~uint64_t(0));
+    if (hop == 0) nearest_matched = m;
+    if (m >= p) {
       // Shorter than a sequence may be (one kernel again and again): no period at all, not a
       // multiple of it.
       period_ = p >= options_.min_length ? p : 0;
-      matched_ = period_ ? repeated_back(pos, p, ~uint64_t(0)) : 0;
+      matched_ = period_ ? m : 0;
       return;
     }
-    const uint64_t earlier = ngram_prev_[q & mask];
-    // A stale link (its slot reused, or written while a segment was followed) is not followed:
-    // an earlier sight is before q, in the run, in the window, and the same n-gram.
-    if (earlier == kNoPosition || earlier >= q || earlier < run_start_ + kNgram - 1 ||
-        pos - earlier >= window_.size() - kNgram) {
-      break;
-    }
-    bool same = true;
-    for (uint32_t k = 0; k < kNgram && same; ++k) same = at(earlier - k) == at(pos - k);
-    if (!same) break;
-    q = earlier;
   }
   if (nearest >= options_.min_length && nearest <= options_.max_length) {
     period_ = nearest;
-    matched_ = repeated_back(pos, nearest, ~uint64_t(0));
+    matched_ = nearest_matched;
   }
 }
 
