@@ -141,7 +141,7 @@ void ChunkSubmitter::note_graph_failure(const ChunkWork& w, const char* call, CU
 }
 
 CUresult ChunkSubmitter::issue(const ChunkWork& w, const Pending& p) {
-  if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) {
+  if (is_event_op(p.kind)) {
     return call_event(p.event);
   }
   if (p.kind != NodeKind::kKernel) return call_memop(p.memop);  // a staged copy reads its snapshot
@@ -166,7 +166,7 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason) {
   for (const Pending& p : w.pending) {
     const CUresult r = issue(w, p);
     if (r != CUDA_SUCCESS && first_error == CUDA_SUCCESS) first_error = r;
-    if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) continue;
+    if (is_event_op(p.kind)) continue;
     count_eager(p.kind != NodeKind::kKernel, reason);
   }
   if (w.fork.streams() > 1 && staging_->unfenced()) {

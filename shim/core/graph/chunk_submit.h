@@ -64,7 +64,7 @@ struct Replayed {
 inline size_t graph_work(const PendingList& pending) {
   size_t work = 0;
   for (const Pending& p : pending) {
-    work += p.kind != NodeKind::kEventRecord && p.kind != NodeKind::kEventWait;
+    work += !is_event_op(p.kind);
   }
   return work;
 }

@@ -26,6 +26,11 @@ namespace pygraph {
 // never a node of its own (stream_fork.h).
 enum class NodeKind : uint8_t { kKernel, kMemset, kCopy, kEventRecord, kEventWait };
 
+// An event record or wait: an edge or record node, no work of its own (not a launch or memop).
+inline bool is_event_op(NodeKind k) {
+  return k == NodeKind::kEventRecord || k == NodeKind::kEventWait;
+}
+
 class StreamFork;
 
 // A node as graph mode records it: a kernel launch, a 1-D memset or a 1-D copy. A kernel's `args`

@@ -333,7 +333,7 @@ void GraphEngine::name_nodes(Plan& plan) {
       n.op = static_cast<uint16_t>(l.op);
       n.attrs = node_attrs(l, attrs_.data() + p.attrs_offset);
       n.stream = normalized_stream(l.stream, l.per_thread);
-    } else if (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) {
+    } else if (is_event_op(p.kind)) {
       n.memop = true;
       n.op = static_cast<uint16_t>(p.event.op);
       n.stream = normalized_stream(p.event.stream, p.event.per_thread);
@@ -848,8 +848,7 @@ CUevent GraphEngine::spare_event() {
   return own_events_.spare(chunk_context_, [this](CUevent e) {
     bool named = false;
     for (const Pending& p : pending_) {
-      named |= (p.kind == NodeKind::kEventRecord || p.kind == NodeKind::kEventWait) &&
-               p.event.event == e;
+      named |= is_event_op(p.kind) && p.event.event == e;
     }
     return named;
   });
@@ -1011,8 +1010,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
           }
           if (spare) {
             for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
-              if ((p->kind == NodeKind::kEventRecord || p->kind == NodeKind::kEventWait) &&
-                  reinterpret_cast<uint64_t>(p->event.event) == handle) {
+              if (is_event_op(p->kind) && reinterpret_cast<uint64_t>(p->event.event) == handle) {
                 p->event.event = spare;
               }
             }
