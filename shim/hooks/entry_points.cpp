@@ -75,6 +75,11 @@ int row_by_symbol(const char* symbol) {
 
 int row_for_proc_address(const char* symbol, int cuda_version, cuuint64_t flags) {
   Op op;
+  // From CUDA 12.0 on, "cuGraphInstantiate" is handed out with cuGraphInstantiateWithFlags's
+  // ABI (cuda.h defines the one as the other); the older five-argument ABI before.
+  if (cuda_version >= 12000 && std::strcmp(symbol, "cuGraphInstantiate") == 0) {
+    symbol = "cuGraphInstantiateWithFlags";
+  }
   if (!op_from_name(symbol, &op)) return -1;
   const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
   // The newest ABI the caller's version asks for; a per-thread request falls back to the legacy

@@ -21,6 +21,10 @@ using trace::Door;
 // ABIs that cudaTypedefs.h declares only for the driver's own build, still handed out to callers
 // that ask cuGetProcAddress for an old version.
 typedef CUresult(CUDAAPI* PFN_legacy_cuStreamBeginCapture_v10000)(CUstream hStream);
+typedef CUresult(CUDAAPI* PFN_legacy_cuGraphInstantiate_v10000)(CUgraphExec* phGraphExec,
+                                                                CUgraph hGraph,
+                                                                CUgraphNode* phErrorNode,
+                                                                char* logBuffer, size_t bufferSize);
 
 enum Row : int {
 #define HOOK(sym, op, since, per_thread, pfn) kRow_##sym,

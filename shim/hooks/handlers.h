@@ -231,6 +231,62 @@ CUresult graph_event(Fn real, Door door, A... a) {
   return r;
 }
 
+// Graph mode, the program's launch of its own executable graph: the engine takes it into the
+// chunk as a child graph (program_graphs.h), or it goes as any other op does.
+template <Op op, bool per_thread, class Fn>
+CUresult graph_program_launch(Fn real, Door door, CUgraphExec exec, CUstream stream) {
+  const ProgramGraphCall g{reinterpret_cast<void*>(real), per_thread, exec, stream};
+  const bool tracing = shim_recorder().tracing();
+  const uint64_t t0 = trace_time(tracing);
+  CUresult r = CUDA_SUCCESS;
+  bool taken;
+  {
+    EngineLock lock;
+    taken = shim_engine().program_graph_launch(g, &r);
+  }
+  if (!taken) return graph_op<op, per_thread>(real, door, exec, stream);
+  ensure_stall_watchdog();
+  shim_recorder().record_op(describe_op<op>(door, exec, stream).call, t0, trace_time(tracing), r);
+  return r;
+}
+
+// What an instantiation made: the executable graph, and the flags it was made with.
+inline void instantiated(CUgraphExec* exec, CUgraph graph, CUgraphNode*, char*, size_t) {
+  EngineLock lock;
+  shim_engine().program_graph_instantiated(*exec, graph, 0);
+}
+inline void instantiated(CUgraphExec* exec, CUgraph graph, unsigned long long flags) {
+  EngineLock lock;
+  shim_engine().program_graph_instantiated(*exec, graph, flags);
+}
+inline void instantiated(CUgraphExec* exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* p) {
+  if (p->result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) return;
+  EngineLock lock;
+  shim_engine().program_graph_instantiated(*exec, graph, p->flags);
+}
+
+// Graph mode, the program instantiates, changes or destroys an executable graph: the engine
+// learns the new one after its instantiation; a change or destroy first submits deferred
+// launches of it (flush_rules.h, kProgramGraph).
+template <Op op, bool per_thread, class Fn, class... A>
+CUresult graph_exec_op(Fn real, Door door, A... a) {
+  if constexpr (op == Op::GraphInstantiate || op == Op::GraphInstantiateWithFlags ||
+                op == Op::GraphInstantiateWithParams) {
+    const CUresult r = generic_op<op>(real, describe_op<op>(door, a...), a...);
+    auto first = std::get<0>(std::tuple<A...>(a...));
+    if (r == CUDA_SUCCESS && first && *first) {
+      if constexpr (op == Op::GraphInstantiateWithParams) {
+        if (std::get<2>(std::tuple<A...>(a...))) instantiated(a...);
+      } else {
+        instantiated(a...);
+      }
+    }
+    return r;
+  } else {
+    return graph_op<op, per_thread>(real, door, a...);
+  }
+}
+
 // A module or library unload (trace and graph mode): the kernel table forgets the kernels that
 // may be the module's, whose handles the driver may hand out again for other kernels
 // (module_unload.h); graph mode also drops the graphs that hold them (GraphEngine::before_op).
@@ -287,6 +343,11 @@ CUresult dispatch(Fn real, Door door, A... a) {
                     op == Op::StreamWaitEvent) {
         // Read without the lock: set once at initialization.
         if (shim_engine().multi_stream()) return graph_event<op, per_thread>(real, door, a...);
+      }
+      if constexpr (op == Op::GraphLaunch)
+        return graph_program_launch<op, per_thread>(real, door, a...);
+      if constexpr (op_info(op).cls == OpClass::kGraphExec) {
+        return graph_exec_op<op, per_thread>(real, door, a...);
       }
       return graph_op<op, per_thread>(real, door, a...);
     }

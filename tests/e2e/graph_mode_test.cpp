@@ -147,3 +147,98 @@ TEST(GraphMode, UnwritableStatsPathIsOneLineAndNothingElseChanges) {
 
 }  // namespace
 }  // namespace pygraph::test
+
+namespace pygraph::test {
+namespace {
+
+// The program's own graphs, launched between short stretches of eager work (as reduce-overhead
+// does), with and without the shim; `mode` is program_graph_program's argument, `env` more of
+// the shim's (or the stand-in's) environment.
+GraphRun run_program_graphs(const std::string& mode,
+                            std::vector<std::pair<std::string, std::string>> env = {}) {
+  GraphRun g;
+  std::vector<std::string> argv = {PROGRAM_GRAPH_PROGRAM};
+  if (!mode.empty()) argv.push_back(mode);
+  auto with = [&](std::vector<std::pair<std::string, std::string>> e) {
+    e.insert(e.end(), env.begin(), env.end());
+    e.emplace_back("LD_LIBRARY_PATH", STANDIN_DIR);
+    return e;
+  };
+  RunResult plain = run_program(argv, with({}));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  const std::string stats = temp_path("program-graphs-stats.json");
+  RunResult shim =
+      run_program(argv, with({{"LD_PRELOAD", PYGRAPH_SHIM}, {"PYGRAPH_STATS", stats}}));
+  EXPECT_EQ(shim.exit_code, 0) << shim.err;
+  EXPECT_EQ(shim.err, "");
+  g.plain = plain.out;
+  g.shim = shim.out;
+  g.stats = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
+  unlink(stats.c_str());
+  return g;
+}
+
+TEST(ProgramGraphs, TheProgramsGraphLaunchesJoinTheChunkAsChildGraphs) {
+  const GraphRun g = run_program_graphs("");
+  ASSERT_FALSE(g.plain.empty());
+  EXPECT_EQ(g.shim, g.plain) << "the host read something else with the program's graphs taken";
+  ASSERT_TRUE(g.stats.is_object());
+  const auto& pg = g.stats["program_graphs"];
+  EXPECT_EQ(pg["launches"], 80);
+  EXPECT_EQ(pg["instantiated"], 2);
+  EXPECT_EQ(pg["takeable"], 2);
+  // Every launch of them from the third step on (the step's sequence is known) is taken, in
+  // steady state inside the chunk's graph: no graph launch of the program cuts the step.
+  EXPECT_EQ(pg["taken_into_chunks"], 2 * 38);
+  EXPECT_GE(pg["replayed_in_graphs"].get<int>(), 2 * 36);
+  EXPECT_EQ(pg["replayed_in_graphs"].get<int>() + pg["issued_with_chunk"].get<int>(), 2 * 38);
+  EXPECT_EQ(g.stats["flushes"]["by_reason"].value("cuGraphLaunch", 0), 0);
+  EXPECT_GE(g.stats["launches"]["replayed_in_graphs"].get<int>(), 6 * 36);
+}
+
+TEST(ProgramGraphs, OffEachGraphLaunchSubmitsTheChunk) {
+  const GraphRun g = run_program_graphs("", {{"PYGRAPH_PROGRAM_GRAPHS", "0"}});
+  EXPECT_EQ(g.shim, g.plain);
+  ASSERT_TRUE(g.stats.is_object());
+  EXPECT_EQ(g.stats["program_graphs"]["taken_into_chunks"], 0);
+  EXPECT_GT(g.stats["flushes"]["by_reason"].value("cuGraphLaunch", 0), 0);
+}
+
+TEST(ProgramGraphs, AGraphTheProgramChangesIsNeverTakenAgain) {
+  for (const char* async : {"0", "1"}) {
+    const GraphRun g = run_program_graphs("change", {{"STANDIN_ASYNC", async}});
+    EXPECT_EQ(g.shim, g.plain) << "async " << async;
+    ASSERT_TRUE(g.stats.is_object());
+    const auto& pg = g.stats["program_graphs"];
+    EXPECT_EQ(pg["last_refusal"], "changed by the program");
+    EXPECT_EQ(pg["takeable"], 1);  // the backward graph only
+    EXPECT_GT(pg["replayed_in_graphs"].get<int>(), 20);
+  }
+}
+
+TEST(ProgramGraphs, ADestroyedGraphIsForgottenAndItsSuccessorTaken) {
+  for (const char* async : {"0", "1"}) {
+    const GraphRun g = run_program_graphs("destroy", {{"STANDIN_ASYNC", async}});
+    EXPECT_EQ(g.shim, g.plain) << "async " << async;
+    ASSERT_TRUE(g.stats.is_object());
+    const auto& pg = g.stats["program_graphs"];
+    EXPECT_EQ(pg["instantiated"], 3);
+    EXPECT_EQ(pg["takeable"], 2);
+    // The new graph is a new token: its step is found again two steps after the destroy.
+    EXPECT_EQ(pg["taken_into_chunks"], 2 * 36);
+  }
+}
+
+TEST(ProgramGraphs, AGraphLaunchedOnASecondStreamRunsAfterItsCopiesAndIsNotTakenAgain) {
+  for (const char* async : {"0", "1"}) {
+    const GraphRun g = run_program_graphs("stream", {{"STANDIN_ASYNC", async}});
+    EXPECT_EQ(g.shim, g.plain) << "async " << async;
+    ASSERT_TRUE(g.stats.is_object());
+    const auto& pg = g.stats["program_graphs"];
+    EXPECT_EQ(pg["last_refusal"], "launched on a second stream");
+    EXPECT_EQ(pg["takeable"], 1);
+  }
+}
+
+}  // namespace
+}  // namespace pygraph::test

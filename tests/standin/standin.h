@@ -33,6 +33,7 @@ void standin_hide_layout(const char* name);
 unsigned long long standin_kernels_executed(void);
 unsigned long long standin_graph_launches(void);
 unsigned long long standin_node_attributes(void);  // attributes set on kernel nodes
+unsigned long long standin_child_nodes(void);      // child graph nodes added
 long long standin_graph_execs_live(void);          // instantiated and not destroyed
 
 // Asynchronous mode on or off (the environment's STANDIN_ASYNC=1 sets it at start); switching

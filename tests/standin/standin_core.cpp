@@ -137,6 +137,11 @@ void run_node(const Node& n) {
     case NodeKind::kEventRecord:
       if (Event* ev = n.launched ? n.launched : event_of(n.event)) ev->pending.erase(n.number);
       break;
+    case NodeKind::kEmpty:
+      break;
+    case NodeKind::kChild:
+      for (const Node& c : *n.child) run_node(c);
+      break;
   }
 }
 
@@ -289,6 +294,10 @@ extern "C" __attribute__((visibility("default"))) void standin_register_kernel(
 extern "C" __attribute__((visibility("default"))) unsigned long long standin_kernels_executed(
     void) {
   return state().kernels_executed;
+}
+extern "C" __attribute__((visibility("default"))) unsigned long long standin_child_nodes(void) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  return state().child_nodes;
 }
 extern "C" __attribute__((visibility("default"))) unsigned long long standin_graph_launches(void) {
   return state().graph_launches;

@@ -1,6 +1,7 @@
 // Graphs and stream capture of the driver stand-in. A launch runs the nodes in an order their
 // dependency edges allow (set_order: as added, or adversarially in asynchronous mode), at
 // submission or, in asynchronous mode, as one unit of its stream's queue.
+#include <algorithm>
 #include <cstring>
 
 #include "standin_state.h"
@@ -278,6 +279,94 @@ API cuGraphExecUpdate_v2(CUgraphExec h, CUgraph g, CUgraphExecUpdateResultInfo* 
   std::lock_guard<std::recursive_mutex> lock(state().mu);
   set_order(e);
   return CUDA_SUCCESS;
+}
+// A graph's nodes as copies, in an order their edges allow, with their edges to `into`'s copies
+// (or none, when `into` is null: a child graph's nodes run in that order).
+std::vector<Node> ordered_copy(Graph* g) {
+  GraphExec e;
+  for (Node* n : g->nodes) {
+    e.origin.push_back(n);
+    e.nodes.push_back(*n);
+  }
+  set_order(&e);
+  std::vector<Node> out;
+  for (int i : e.order) {
+    out.push_back(e.nodes[i]);
+    out.back().deps.clear();
+  }
+  return out;
+}
+
+API cuGraphClone(CUgraph* out, CUgraph original) {
+  if (CUresult r = injected("cuGraphClone")) return r;
+  if (!out || !original) return CUDA_ERROR_INVALID_VALUE;
+  auto* from = reinterpret_cast<Graph*>(original);
+  auto* g = new Graph;
+  for (Node* n : from->nodes) g->nodes.push_back(new Node(*n));
+  for (Node* n : g->nodes) {
+    for (Node*& d : n->deps) {
+      const auto at = std::find(from->nodes.begin(), from->nodes.end(), d);
+      d = g->nodes[at - from->nodes.begin()];
+    }
+  }
+  *out = reinterpret_cast<CUgraph>(g);
+  return CUDA_SUCCESS;
+}
+API cuGraphGetNodes(CUgraph graph, CUgraphNode* nodes, size_t* count) {
+  if (!graph || !count) return CUDA_ERROR_INVALID_VALUE;
+  auto* g = reinterpret_cast<Graph*>(graph);
+  if (nodes) {
+    for (size_t i = 0; i < std::min(*count, g->nodes.size()); ++i) {
+      nodes[i] = reinterpret_cast<CUgraphNode>(g->nodes[i]);
+    }
+  }
+  *count = g->nodes.size();
+  return CUDA_SUCCESS;
+}
+API cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
+  if (!node || !type) return CUDA_ERROR_INVALID_VALUE;
+  switch (reinterpret_cast<Node*>(node)->kind) {
+    case NodeKind::kKernel:
+      *type = CU_GRAPH_NODE_TYPE_KERNEL;
+      break;
+    case NodeKind::kMemset:
+      *type = CU_GRAPH_NODE_TYPE_MEMSET;
+      break;
+    case NodeKind::kMemcpy:
+      *type = CU_GRAPH_NODE_TYPE_MEMCPY;
+      break;
+    case NodeKind::kEventRecord:
+      *type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+      break;
+    case NodeKind::kEmpty:
+      *type = CU_GRAPH_NODE_TYPE_EMPTY;
+      break;
+    case NodeKind::kChild:
+      *type = CU_GRAPH_NODE_TYPE_GRAPH;
+      break;
+  }
+  return CUDA_SUCCESS;
+}
+API cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t ndeps) {
+  Node* n = new Node;
+  n->kind = NodeKind::kEmpty;
+  return add(out, g, n, deps, ndeps);
+}
+// The child graph is copied, as the driver copies it.
+API cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t ndeps,
+                             CUgraph child) {
+  if (CUresult r = injected("cuGraphAddChildGraphNode")) return r;
+  if (!child) return CUDA_ERROR_INVALID_VALUE;
+  for (Node* c : reinterpret_cast<Graph*>(child)->nodes) {
+    if (c->kind == NodeKind::kEventRecord) return CUDA_ERROR_NOT_SUPPORTED;  // kept simple here
+  }
+  Node* n = new Node;
+  n->kind = NodeKind::kChild;
+  n->child =
+      std::make_shared<const std::vector<Node>>(ordered_copy(reinterpret_cast<Graph*>(child)));
+  std::lock_guard<std::recursive_mutex> lock(state().mu);
+  state().child_nodes++;
+  return add(out, g, n, deps, ndeps);
 }
 API cuGraphLaunch(CUgraphExec e, CUstream s) {
   return launch_graph(e, s);

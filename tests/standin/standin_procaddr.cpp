@@ -111,6 +111,11 @@ int cuGraphLaunch();
 int cuGraphAddEventRecordNode();
 int cuGraphExecEventRecordNodeSetEvent();
 int cuGraphKernelNodeSetAttribute();
+int cuGraphClone();
+int cuGraphGetNodes();
+int cuGraphNodeGetType();
+int cuGraphAddEmptyNode();
+int cuGraphAddChildGraphNode();
 int cuCtxGetCurrent();
 int cuCtxSetCurrent();
 int cuCtxPushCurrent_v2();
@@ -238,6 +243,11 @@ const Export kExports[] = {
     {"cuGraphExecMemcpyNodeSetParams", reinterpret_cast<void*>(&cuGraphExecMemcpyNodeSetParams)},
     {"cuGraphExecUpdate_v2", reinterpret_cast<void*>(&cuGraphExecUpdate_v2)},
     {"cuGraphLaunch", reinterpret_cast<void*>(&cuGraphLaunch)},
+    {"cuGraphClone", reinterpret_cast<void*>(&cuGraphClone)},
+    {"cuGraphGetNodes", reinterpret_cast<void*>(&cuGraphGetNodes)},
+    {"cuGraphNodeGetType", reinterpret_cast<void*>(&cuGraphNodeGetType)},
+    {"cuGraphAddEmptyNode", reinterpret_cast<void*>(&cuGraphAddEmptyNode)},
+    {"cuGraphAddChildGraphNode", reinterpret_cast<void*>(&cuGraphAddChildGraphNode)},
     {"cuGraphAddEventRecordNode", reinterpret_cast<void*>(&cuGraphAddEventRecordNode)},
     {"cuGraphExecEventRecordNodeSetEvent",
      reinterpret_cast<void*>(&cuGraphExecEventRecordNodeSetEvent)},
@@ -269,6 +279,7 @@ void* find(const std::string& name) {
 // exist only as _v2 here (cuMemAlloc_v2, ...) have 0.
 int v2_since(const std::string& base) {
   if (base == "cuCtxSynchronize") return 13000;
+  if (base == "cuGraphExecUpdate" || base == "cuGraphExecKernelNodeSetParams") return 12000;
   if (base == "cuGetProcAddress") return 12000;
   if (base == "cuStreamBeginCapture") return 10010;
   if (base == "cuStreamWaitValue32" || base == "cuStreamWriteValue32") return 11070;
@@ -276,6 +287,10 @@ int v2_since(const std::string& base) {
 }
 
 void* resolve(const char* symbol, int version, uint64_t flags) {
+  // From 12.0 on the driver hands out cuGraphInstantiateWithFlags for "cuGraphInstantiate".
+  if (version >= 12000 && std::string(symbol) == "cuGraphInstantiate") {
+    return find("cuGraphInstantiateWithFlags");
+  }
   const std::string base = symbol;
   std::string names[2] = {base + "_v2", base};
   if (version < v2_since(base)) names[0].clear();

@@ -67,7 +67,7 @@ struct Event {
   std::map<uint64_t, Stream*> pending;
 };
 
-enum class NodeKind { kKernel, kMemset, kMemcpy, kEventRecord };
+enum class NodeKind { kKernel, kMemset, kMemcpy, kEventRecord, kEmpty, kChild };
 
 struct Node {
   NodeKind kind = NodeKind::kKernel;
@@ -84,6 +84,9 @@ struct Node {
   // it before the graph runs; asynchronous mode never frees an event's state).
   Event* launched = nullptr;
   std::vector<Node*> deps;  // in its graph: the nodes it depends on
+  // kChild: the child graph's nodes, copied when the node was added, in an order their edges
+  // allow (shared by copies of the node: never changed).
+  std::shared_ptr<const std::vector<Node>> child;
 };
 
 struct Graph {
@@ -130,6 +133,7 @@ struct State {
   unsigned long long kernels_executed = 0;
   unsigned long long graph_launches = 0;
   unsigned long long node_attributes = 0;  // set on kernel nodes
+  unsigned long long child_nodes = 0;      // child graph nodes added
   long long graph_execs_live = 0;          // instantiated, not yet destroyed
   Stream legacy, per_thread;
   // Functions and kernels of unloaded modules and libraries, for reuse (most recent last).

@@ -195,6 +195,7 @@ const std::vector<KeyCase>& key_cases() {
        plus(json_not_count, {"1001"})},
       {"patch_grid", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"false", "0"}}, kNotAFlag},
       {"streams", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
+      {"program_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"min_gain_percent",
        {{"0", "0"}, {"2.5", "2.5"}, {"100", "100"}, {"05.50", "5.5"}},
        {"-1", "100.1", "1e2", "nan", "inf", ".5", "5.", "0x10", "2%", " 2", "1.2.3"},

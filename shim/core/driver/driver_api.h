@@ -52,10 +52,18 @@ struct DriverApi {
   CUresult (*graph_exec_event_record_node_set_event)(CUgraphExec exec, CUgraphNode node,
                                                      CUevent event) = nullptr;
   CUresult (*stream_wait_event)(CUstream stream, CUevent event, unsigned int flags) = nullptr;
+  CUresult (*stream_synchronize)(CUstream stream) = nullptr;  // when no event can order
   // Whether a stream is non-blocking: only such a stream joins a chunk on the legacy stream.
   CUresult (*stream_get_flags)(CUstream stream, unsigned int* flags) = nullptr;
   CUresult (*graph_exec_destroy)(CUgraphExec exec) = nullptr;
   CUresult (*graph_destroy)(CUgraph graph) = nullptr;
+  // The program's own graphs as child graphs of a chunk's (program_graphs.h): what an
+  // instantiated graph holds, kept as a copy, and that copy as a node.
+  CUresult (*graph_clone)(CUgraph* clone, CUgraph original) = nullptr;
+  CUresult (*graph_get_nodes)(CUgraph graph, CUgraphNode* nodes, size_t* count) = nullptr;
+  CUresult (*graph_node_get_type)(CUgraphNode node, CUgraphNodeType* type) = nullptr;
+  CUresult (*graph_add_child_graph_node)(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
+                                         size_t ndeps, CUgraph child) = nullptr;
 
   // Contexts: recorded work is submitted in the context it was recorded in.
   CUresult (*ctx_get_current)(CUcontext* ctx) = nullptr;
@@ -102,9 +110,14 @@ struct DriverApi {
   X(graph_add_event_record_node, "cuGraphAddEventRecordNode") \
   X(graph_exec_event_record_node_set_event, "cuGraphExecEventRecordNodeSetEvent") \
   X(stream_wait_event, "cuStreamWaitEvent") \
+  X(stream_synchronize, "cuStreamSynchronize") \
   X(stream_get_flags, "cuStreamGetFlags") \
   X(graph_exec_destroy, "cuGraphExecDestroy") \
   X(graph_destroy, "cuGraphDestroy") \
+  X(graph_clone, "cuGraphClone") \
+  X(graph_get_nodes, "cuGraphGetNodes") \
+  X(graph_node_get_type, "cuGraphNodeGetType") \
+  X(graph_add_child_graph_node, "cuGraphAddChildGraphNode") \
   X(ctx_get_current, "cuCtxGetCurrent") \
   X(ctx_push_current, "cuCtxPushCurrent_v2") \
   X(ctx_pop_current, "cuCtxPopCurrent_v2") \

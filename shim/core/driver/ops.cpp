@@ -38,6 +38,8 @@ const char* op_class_name(OpClass cls) {
       return "context";
     case OpClass::kExternal:
       return "external";
+    case OpClass::kGraphExec:
+      return "graph-exec";
   }
   return "unknown";
 }

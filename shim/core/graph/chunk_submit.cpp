@@ -14,7 +14,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
   nodes_.clear();
   uint64_t& memops = memops_;
   uint64_t& events = events_recorded_;
-  memops = events = 0;
+  memops = events = program_graphs_ = 0;
   for (const Pending& p : w.pending) {
     if (p.kind == NodeKind::kEventWait) continue;  // an edge (stream_fork.h)
     RecordedNode n;
@@ -22,6 +22,9 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
     if (p.kind == NodeKind::kEventRecord) {
       n.event = p.event.event;
       ++events;
+    } else if (p.kind == NodeKind::kChildGraph) {
+      n.child = p.graph.copy;
+      ++program_graphs_;
     } else if (p.kind == NodeKind::kKernel) {
       const EngineLaunch& l = p.launch;
       n.function = l.info;
@@ -89,7 +92,8 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
   out.nodes = nodes_.size();
   ++stats_->replays;
   if (observer_) observer_->replayed(sequence, nodes_.size(), out.patched);
-  stats_->replayed += nodes_.size() - memops_ - events_recorded_;
+  stats_->replayed += nodes_.size() - memops_ - events_recorded_ - program_graphs_;
+  stats_->program_graphs_replayed += program_graphs_;
   stats_->memops_replayed += memops_;
   stats_->patched_nodes += out.patched;
   return out;
@@ -128,8 +132,8 @@ void ChunkSubmitter::note_graph_failure(const ChunkWork& w, const char* call, CU
                                         const ChunkGraph& graph, uint32_t sequence) {
   // Rare (a sequence is disabled at its first failure): the stats keep the last one, the debug
   // log every one, so that a user can tell a driver limit from a fault of ours.
-  static constexpr const char* kKinds[] = {"kernel", "memset", "copy", "event record",
-                                           "event wait"};
+  static constexpr const char* kKinds[] = {"kernel",       "memset",     "copy",
+                                           "event record", "event wait", "child graph"};
   const bool about_node = call && (std::strstr(call, "Node") || std::strstr(call, "node"));
   char line[160];
   std::snprintf(line, sizeof line, "%s failed (CUresult %d)%s%s; chunk of %zu nodes, %zu stream(s)",
@@ -144,6 +148,7 @@ CUresult ChunkSubmitter::issue(const ChunkWork& w, const Pending& p) {
   if (is_event_op(p.kind)) {
     return call_event(p.event);
   }
+  if (p.kind == NodeKind::kChildGraph) return call_graph(p.graph);
   if (p.kind != NodeKind::kKernel) return call_memop(p.memop);  // a staged copy reads its snapshot
   // The driver's ABI takes the arguments as void*; it only reads them.
   uint8_t* args = const_cast<uint8_t*>(w.arena.data()) + p.args_offset;
@@ -167,6 +172,10 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason) {
     const CUresult r = issue(w, p);
     if (r != CUDA_SUCCESS && first_error == CUDA_SUCCESS) first_error = r;
     if (is_event_op(p.kind)) continue;
+    if (p.kind == NodeKind::kChildGraph) {
+      ++stats_->program_graphs_eager;
+      continue;
+    }
     count_eager(p.kind != NodeKind::kKernel, reason);
   }
   if (w.fork.streams() > 1 && staging_->unfenced()) {

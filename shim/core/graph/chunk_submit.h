@@ -56,7 +56,7 @@ struct Replayed {
   CUresult error = CUDA_SUCCESS;
   // The graph ran, but its side streams' join failed: the submission's error to report.
   CUresult join_error = CUDA_SUCCESS;
-  size_t nodes = 0;      // graph nodes replayed (launches, memops, event records)
+  size_t nodes = 0;      // graph nodes replayed (launches, memops, event records, child graphs)
   uint32_t patched = 0;  // of them, updated before the launch
 };
 
@@ -120,7 +120,7 @@ class ChunkSubmitter {
   // and a drained kernel's parameter pointers: capacity kept across chunks, no allocation in
   // steady state.
   std::vector<RecordedNode> nodes_;
-  uint64_t memops_ = 0, events_recorded_ = 0;
+  uint64_t memops_ = 0, events_recorded_ = 0, program_graphs_ = 0;
   std::vector<void*> param_ptrs_;
 };
 

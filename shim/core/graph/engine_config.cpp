@@ -12,6 +12,7 @@ EngineOptions engine_options(const Config& config) {
   options.staging_bytes = size_t(config.staging_mb) << 20;
   options.patch_grid = config.patch_grid;
   options.multi_stream = config.streams;
+  options.program_graphs = config.program_graphs;
   options.measure = config.measure_windows > 0;
   options.policy.pairs = config.measure_windows;
   options.policy.window = config.measure_iterations;

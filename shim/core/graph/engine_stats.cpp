@@ -142,6 +142,15 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                   {"waits_as_edges", s.event_waits},
                   {"event_ops_issued", s.events_eager},
                   {"side_streams_forked", s.side_streams}};
+  j["program_graphs"] = {
+      {"launches", s.program_graphs},
+      {"taken_into_chunks", s.program_graphs_recorded},
+      {"replayed_in_graphs", s.program_graphs_replayed},
+      {"issued_with_chunk", s.program_graphs_eager},
+      {"instantiated", s.program_graphs_instantiated},
+      {"takeable", s.program_graphs_takeable},
+      {"last_refusal",
+       s.program_graph_refused.empty() ? ordered_json() : ordered_json(s.program_graph_refused)}};
   if (!driver_calls.empty()) {
     ordered_json calls = ordered_json::object();
     for (const DriverCallCount& c : driver_calls) {

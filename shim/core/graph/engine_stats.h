@@ -94,6 +94,13 @@ struct EngineStats {
   // as they came, and side streams forked and joined at graph launches.
   uint64_t events_recorded = 0, event_waits = 0, events_eager = 0, side_streams = 0;
   uint64_t memop_eager[static_cast<int>(EagerReason::kCount)] = {};
+  // The program's own graph launches (program_graphs.h): taken into chunks as child graphs, of
+  // them run inside replays or issued eagerly with their chunk, and launched as the program
+  // made them (not taken). Executable graphs the program instantiated, and of them those whose
+  // launches may be taken.
+  uint64_t program_graphs = 0, program_graphs_recorded = 0, program_graphs_replayed = 0;
+  uint64_t program_graphs_eager = 0, program_graphs_instantiated = 0, program_graphs_takeable = 0;
+  std::string program_graph_refused;  // why the last one not taken was not (program_graphs.h)
 
   uint64_t eager_total() const;
   uint64_t memop_eager_total() const;

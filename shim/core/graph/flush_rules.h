@@ -55,6 +55,12 @@
 //  kUnload  a module or library is unloaded: everything deferred goes first (it may launch the
 //           module's kernels), then the graphs that may hold its kernels are destroyed and their
 //           sequences not followed again (module_unload.h); everything else goes on.
+//  kProgramGraph  the program instantiates, changes or destroys one of its executable graphs
+//           (program_graphs.h). An instantiation observes no GPU work: the engine only learns
+//           the new graph. A change or destroy of a graph that deferred work launches submits
+//           everything first: the deferred launch must run what the graph held when the program
+//           launched it, and a destroyed graph cannot be launched later. The program's own graph
+//           launch itself is kStream, unless the engine takes it into the chunk as a child graph.
 #pragma once
 
 #include <cuda.h>
@@ -73,7 +79,8 @@ enum class FlushRule : uint8_t {
   kContext,
   kCapture,
   kUnload,
-  kEvent
+  kEvent,
+  kProgramGraph
 };
 
 constexpr FlushRule flush_rule(Op op) {
@@ -129,6 +136,8 @@ constexpr FlushRule flush_rule(Op op) {
       return FlushRule::kAll;
     case OpClass::kContext:
       return op == Op::StreamDestroy ? FlushRule::kStream : FlushRule::kAll;
+    case OpClass::kGraphExec:
+      return FlushRule::kProgramGraph;
     case OpClass::kCapture:
     case OpClass::kUnload:
       break;  // handled above

@@ -111,12 +111,16 @@ CUresult ChunkGraph::add(const DriverApi& api, const RecordedNode& r, CUgraphNod
       return api.graph_add_event_record_node(out, graph_, deps, ndeps, r.event);
     case NodeKind::kEventWait:
       break;  // an edge, never a node (stream_fork.h)
+    case NodeKind::kChildGraph:
+      if (!api.graph_add_child_graph_node) return CUDA_ERROR_NOT_SUPPORTED;
+      return api.graph_add_child_graph_node(out, graph_, deps, ndeps, r.child);
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 bool ChunkGraph::holds(const RecordedNode& r, const Node& n) const {
   if (r.kind == NodeKind::kEventRecord) return n.event == r.event;
+  if (r.kind == NodeKind::kChildGraph) return n.child == r.child;
   if (r.kind != NodeKind::kKernel) {
     return n.dst == r.dst && n.src == r.src && n.count == r.count && n.value == r.value;
   }
@@ -128,6 +132,10 @@ void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
   n.kind = r.kind;
   if (r.kind == NodeKind::kEventRecord) {
     n.event = r.event;
+    return;
+  }
+  if (r.kind == NodeKind::kChildGraph) {
+    n.child = r.child;
     return;
   }
   if (r.kind != NodeKind::kKernel) {
@@ -213,7 +221,8 @@ CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n,
       if (!api.graph_exec_event_record_node_set_event) return CUDA_ERROR_NOT_SUPPORTED;
       return api.graph_exec_event_record_node_set_event(exec_, n.handle, r.event);
     case NodeKind::kEventWait:
-      break;  // an edge, never a node (stream_fork.h)
+    case NodeKind::kChildGraph:  // equal tokens: the same copy (holds)
+      break;
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }

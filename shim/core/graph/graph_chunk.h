@@ -23,8 +23,9 @@
 namespace pygraph {
 
 // kEventWait is a recorded wait of one stream on an event recorded in the same chunk: an edge,
-// never a node of its own (stream_fork.h).
-enum class NodeKind : uint8_t { kKernel, kMemset, kCopy, kEventRecord, kEventWait };
+// never a node of its own (stream_fork.h). kChildGraph is the program's own graph launch, a
+// child graph node running the copy made at its instantiation (program_graphs.h).
+enum class NodeKind : uint8_t { kKernel, kMemset, kCopy, kEventRecord, kEventWait, kChildGraph };
 
 // An event record or wait: an edge or record node, no work of its own (not a launch or memop).
 inline bool is_event_op(NodeKind k) {
@@ -59,6 +60,8 @@ struct RecordedNode {
 
   uint32_t packed_size = 0;  // kernels: >0, `args` is a packed block passed through `extra`
   CUevent event = nullptr;   // event records: the event the node records (patched)
+  CUgraph child = nullptr;   // child graphs: the copy the node runs (never patched: the token
+                             // names the program's graph)
   uint32_t arg_size() const { return packed_size ? packed_size : function->arg_bytes; }
 };
 
@@ -96,10 +99,11 @@ class ChunkGraph {
   size_t size() const { return nodes_.size(); }
 
   // Whether a kernel node launches a function for which `pred(const FunctionInfo&)` holds (a
-  // module unload asks which graphs hold its kernels).
+  // module unload asks which graphs hold its kernels); a child graph may launch any.
   template <class Pred>
   bool launches_any(Pred pred) const {
     for (const Node& n : nodes_) {
+      if (n.kind == NodeKind::kChildGraph) return true;
       if (n.kind == NodeKind::kKernel && n.function && pred(*n.function)) return true;
     }
     return false;
@@ -117,6 +121,7 @@ class ChunkGraph {
     size_t count = 0;
     uint32_t value = 0;
     CUevent event = nullptr;  // event records: what the node records now
+    CUgraph child = nullptr;  // child graphs: the copy it was built from
   };
   CUresult add(const DriverApi& api, const RecordedNode& r, CUgraphNode* deps, size_t ndeps,
                CUcontext ctx, CUgraphNode* out);

@@ -43,6 +43,7 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
       staging_(api, options.staging_bytes),
       own_events_(api),
+      program_graphs_(api),
       submitter_(api, &stats_, &staging_, &own_events_),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
@@ -56,6 +57,7 @@ GraphEngine::~GraphEngine() {
 
 void GraphEngine::destroy_graphs() {
   for (auto& [id, plan] : plans_) destroy_chunks(plan);
+  program_graphs_.forget_all();
 }
 
 uint64_t GraphEngine::destroy_chunks(Plan& plan) {
@@ -169,6 +171,75 @@ uint64_t GraphEngine::token(const MemopCall& m, MemKind src) const {
   // Whether a copy reads a staged snapshot, pinned or device memory is fixed in its node.
   return memop_token(static_cast<uint16_t>(m.op), memset_element_size(m.op),
                      static_cast<uint32_t>(src), normalized_stream(m.stream, m.per_thread));
+}
+
+uint64_t GraphEngine::token(const ProgramGraphCall& g) const {
+  // Its instantiation's id: the same executable graph, the same copy in the child node.
+  return memop_token(static_cast<uint16_t>(Op::GraphLaunch), g.id, 0,
+                     normalized_stream(g.stream, g.per_thread));
+}
+
+bool GraphEngine::chunk_holds_graph(uint64_t exec) const {
+  for (const Pending& p : pending_) {
+    if (p.kind == NodeKind::kChildGraph && reinterpret_cast<uint64_t>(p.graph.exec) == exec) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void GraphEngine::program_graph_instantiated(CUgraphExec exec, CUgraph graph,
+                                             unsigned long long flags) {
+  if (!options_.program_graphs) return;
+  program_graphs_.instantiated(exec, graph, flags, current_context());
+  ++stats_.program_graphs_instantiated;
+  stats_.program_graphs_takeable = program_graphs_.takeable();
+}
+
+bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* result) {
+  ++stats_.program_graphs;
+  if (!options_.program_graphs) return false;
+  ProgramGraphs::Entry* e = program_graphs_.find(g.exec);
+  if (!e) return false;  // instantiated where pygraph did not see it
+  const uint64_t stream = normalized_stream(g.stream, g.per_thread);
+  if (!e->home) {
+    e->home = stream;
+    e->home_raw = g.stream;
+  } else if (e->home != stream && e->copy) {
+    // A second stream: each launch of an executable graph runs after its previous ones, which
+    // copies inside chunk graphs on the first stream keep only through that stream's order.
+    // Those go first, and this launch waits for them; the graph is never taken again.
+    program_graphs_.refuse(*e, "launched on a second stream");
+    stats_.program_graph_refused = e->why_not;
+    stats_.program_graphs_takeable = program_graphs_.takeable();
+    if (e->taken) {
+      CUresult r = flush_all(FlushCause::kStreamChange);
+      ContextScope scope(*api_, e->context, current_context());
+      CUevent ev = own_events_.fork(e->context);
+      CUresult w = ev ? api_->event_record(ev, e->home_raw) : CUDA_ERROR_NOT_SUPPORTED;
+      if (w == CUDA_SUCCESS) w = api_->stream_wait_event(g.stream, ev, 0);
+      if (w != CUDA_SUCCESS && api_->stream_synchronize) w = api_->stream_synchronize(e->home_raw);
+      defer_error(r != CUDA_SUCCESS ? r : w);
+    }
+    return false;
+  }
+  if (!e->copy) {
+    stats_.program_graph_refused = e->why_not;
+    return false;
+  }
+  if (!capturing_.empty() || is_per_thread_stream(stream) || current_context() != e->context) {
+    return false;  // as a launch there would be (unrecordable)
+  }
+  ProgramGraphCall taken = g;
+  taken.copy = e->copy;
+  taken.id = e->id;
+  Work w;
+  w.graph = &taken;
+  ++tick_;
+  const size_t recorded = stats_.program_graphs_recorded;
+  *result = take(w, token(taken));
+  e->taken |= stats_.program_graphs_recorded != recorded;
+  return true;
 }
 
 uint64_t GraphEngine::token(const EventCall& e) const {
@@ -337,6 +408,10 @@ void GraphEngine::name_nodes(Plan& plan) {
       n.memop = true;
       n.op = static_cast<uint16_t>(p.event.op);
       n.stream = normalized_stream(p.event.stream, p.event.per_thread);
+    } else if (p.kind == NodeKind::kChildGraph) {
+      n.memop = true;  // named by its op and stream: its id is no name across runs
+      n.op = static_cast<uint16_t>(Op::GraphLaunch);
+      n.stream = normalized_stream(p.graph.stream, p.graph.per_thread);
     } else {
       n.memop = true;
       n.op = static_cast<uint16_t>(p.memop.op);
@@ -553,6 +628,16 @@ void GraphEngine::stop_following() {
 }
 
 bool GraphEngine::record(const Work& w) {
+  if (w.graph) {
+    Pending& p = pending_.add();
+    p.kind = NodeKind::kChildGraph;
+    p.graph = *w.graph;
+    p.position = static_cast<uint32_t>(position_);
+    fork_.node(normalized_stream(w.graph->stream, w.graph->per_thread));
+    ++position_;
+    ++stats_.program_graphs_recorded;
+    return true;
+  }
   if (w.event) {
     const EventCall& e = *w.event;
     const uint64_t stream = normalized_stream(e.stream, e.per_thread);
@@ -624,8 +709,14 @@ void GraphEngine::count_eager(bool memop, EagerReason reason) {
   submitter_.count_eager(memop, reason);
 }
 
+void GraphEngine::count_eager(const Work& w, EagerReason reason) {
+  if (w.graph) return;  // counted as a program graph launch, not a launch or memop
+  count_eager(w.memop != nullptr, reason);
+}
+
 CUresult GraphEngine::issue(const Work& w) {
   if (w.event) return call_event(*w.event);
+  if (w.graph) return call_graph(*w.graph);
   if (w.memop) return call_memop(*w.memop);
   return call_launch(*w.launch, w.launch->params, w.launch->extra, w.launch->attrs);
 }
@@ -633,7 +724,7 @@ CUresult GraphEngine::issue(const Work& w) {
 CUresult GraphEngine::refuse(const Work& w, EagerReason reason) {
   // It cannot be a node: what was recorded goes first, and the sequence ends here.
   const CUresult flushed = end_segment(w.op());
-  count_eager(w.memop != nullptr, reason);
+  count_eager(w, reason);
   const CUresult r = issue(w);
   if (r == CUDA_SUCCESS && w.launch && w.packed_size && !w.packed && w.launch->info) {
     w.launch->info->packed_size_ok = w.packed_size;  // this size launches: record it next time
@@ -674,7 +765,7 @@ CUresult GraphEngine::admit(Work& w) {
   ++tick_;
   if (!capturing_.empty()) {
     // The program captures a graph itself: its work belongs to that capture, untouched.
-    count_eager(w.memop != nullptr, EagerReason::kCapture);
+    count_eager(w, EagerReason::kCapture);
     return issue(w);
   }
   const EagerReason reason = w.memop ? unrecordable(*w.memop, &w.src) : unrecordable(*w.launch, &w);
@@ -752,13 +843,13 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       return result != CUDA_SUCCESS ? result : r;
     }
     if (r != CUDA_SUCCESS) {
-      count_eager(w.memop != nullptr, EagerReason::kLaunchError);
+      count_eager(w, EagerReason::kLaunchError);
       interrupt_occurrence();
       end_segment(w.op());
       resume_.forget();  // a retry of the failing launch is no place to take the loop up
       return result != CUDA_SUCCESS ? result : r;
     }
-    count_eager(w.memop != nullptr, eager_arm_reason_);
+    count_eager(w, eager_arm_reason_);
     ++position_;
     end_of_occurrence();
     return result;
@@ -816,11 +907,11 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   if (r != CUDA_SUCCESS) {
     // Failing work is never recorded later: the segment ends at it (nothing is recorded when
     // the work was issued, so ending it submits nothing).
-    count_eager(w.memop != nullptr, EagerReason::kLaunchError);
+    count_eager(w, EagerReason::kLaunchError);
     end_segment(w.op());
     resume_.forget();  // a retry of the failing launch is no place to take the loop up
   } else {
-    count_eager(w.memop != nullptr, EagerReason::kNotRepeating);
+    count_eager(w, EagerReason::kNotRepeating);
   }
   return result != CUDA_SUCCESS ? result : r;
 }
@@ -885,7 +976,7 @@ CUresult GraphEngine::flush_all(FlushCause cause) {
 }
 
 bool GraphEngine::flush_if_stalled(uint64_t* mark) {
-  const uint64_t now = stats_.recorded + stats_.memops_recorded;
+  const uint64_t now = stats_.recorded + stats_.memops_recorded + stats_.program_graphs_recorded;
   const bool pending = !pending_.empty();
   if (pending && now == *mark) defer_error(flush(FlushCause::kStall, Op::kCount));
   *mark = now;
@@ -1032,9 +1123,28 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       host_waits_ |= op == Op::StreamWaitValue32 || op == Op::StreamWaitValue64 ||
                      op == Op::StreamBatchMemOp || op == Op::WaitExternalSemaphoresAsync;
       break;
+    case FlushRule::kProgramGraph:
+      if (op == Op::GraphInstantiate || op == Op::GraphInstantiateWithFlags ||
+          op == Op::GraphInstantiateWithParams) {
+        break;  // learnt after it (program_graph_instantiated)
+      }
+      if (ProgramGraphs::Entry* e = program_graphs_.find(reinterpret_cast<CUgraphExec>(handle))) {
+        // A deferred launch of it runs what the graph holds now, and a destroyed graph cannot
+        // be launched: what the chunk holds of it goes first.
+        if (chunk_holds_graph(handle)) r = flush(FlushCause::kOp, op);
+        if (op == Op::GraphExecDestroy) {
+          program_graphs_.forget(reinterpret_cast<CUgraphExec>(handle));
+        } else if (e->copy) {
+          program_graphs_.refuse(*e, "changed by the program");
+          stats_.program_graph_refused = e->why_not;
+        }
+        stats_.program_graphs_takeable = program_graphs_.takeable();
+      }
+      break;
     case FlushRule::kContextEnd:
       r = flush(FlushCause::kOp, op);
       stop_following();
+      program_graphs_.forget_all();
       drop_all_graphs();
       staging_.context_ends(handle);
       own_events_.forget();  // the ending context's go with it (another context's leak: a few)

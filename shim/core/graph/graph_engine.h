@@ -49,6 +49,7 @@
 #include "graph/own_events.h"
 #include "graph/pending_work.h"
 #include "graph/program_calls.h"
+#include "graph/program_graphs.h"
 #include "graph/sequence_detector.h"
 #include "graph/staging_ring.h"
 #include "graph/stream_fork.h"
@@ -79,6 +80,9 @@ struct EngineOptions {
   // edges. Off by default until checked on the GPU (PYGRAPH_STREAMS=1): then the hooks pass
   // event records and waits through as ops, which submit the chunk they order.
   bool multi_stream = false;
+  // The program's own graph launches join chunks as child graphs (program_graphs.h); false:
+  // each one submits the chunk of its stream. Off for engines the tests build unless asked.
+  bool program_graphs = false;
   // Whether graphs pay, measured per sequence (decision_policy.h). Off by default until its
   // figures are measured on the GPU: every sequence is graphed, unmeasured
   // (PYGRAPH_MEASURE_WINDOWS=0; the hooks turn it on for a positive value).
@@ -113,6 +117,14 @@ class GraphEngine {
   // issued after what it orders or observes.
   CUresult event_op(const EventCall& e);
   bool multi_stream() const { return options_.multi_stream; }  // event ops go to event_op
+  // The program launches its own executable graph. Taken into the chunk as a child graph node
+  // (program_graphs.h) where it may be: returns true with what the program must see in
+  // `result`. Else false, having done nothing but what the launch itself needs (the exec's
+  // earlier copies ordered before it): the caller handles it as any other op (before_op, the
+  // call, after_op).
+  bool program_graph_launch(const ProgramGraphCall& g, CUresult* result);
+  // The program instantiated `graph` as `exec` with these flags, in the current context.
+  void program_graph_instantiated(CUgraphExec exec, CUgraph graph, unsigned long long flags);
 
   // Before an op other than a launch, on `stream` (null when it has none): submits the
   // recorded work the op can observe (flush_rules.h). Returns an error a submission met, for the
@@ -153,18 +165,27 @@ class GraphEngine {
     const EngineLaunch* launch = nullptr;
     const MemopCall* memop = nullptr;
     const EventCall* event = nullptr;
+    const ProgramGraphCall* graph = nullptr;
     MemKind src = MemKind::kOther;  // copies: the source's memory
     // Launches with packed arguments (`extra`): the block, and whether the node takes it through
     // `extra` (layout unknown) rather than as the kernel's parameters (layout known).
     const void* packed = nullptr;
     uint32_t packed_size = 0;
     bool packed_node = false;
-    Op op() const { return launch ? launch->op : memop ? memop->op : event->op; }
+    Op op() const {
+      return launch ? launch->op : memop ? memop->op : event ? event->op : Op::GraphLaunch;
+    }
     CUstream stream() const {
-      return launch ? launch->stream : memop ? memop->stream : event->stream;
+      return launch  ? launch->stream
+             : memop ? memop->stream
+             : event ? event->stream
+                     : graph->stream;
     }
     bool per_thread() const {
-      return launch ? launch->per_thread : memop ? memop->per_thread : event->per_thread;
+      return launch  ? launch->per_thread
+             : memop ? memop->per_thread
+             : event ? event->per_thread
+                     : graph->per_thread;
     }
   };
   // What a sequence's signature and the kernel patterns need of one node.
@@ -210,6 +231,9 @@ class GraphEngine {
   uint64_t token(const EngineLaunch& l) const;
   uint64_t token(const MemopCall& m, MemKind src) const;
   uint64_t token(const EventCall& e) const;
+  uint64_t token(const ProgramGraphCall& g) const;
+  // Whether the current chunk holds a launch of the program's `exec`.
+  bool chunk_holds_graph(uint64_t exec) const;
   // Whether an op on normalized stream `s` orders with or observes work of the chunk.
   bool chunk_sees(uint64_t s) const;
   // Whether an event op at a followed position can go into the chunk.
@@ -251,7 +275,8 @@ class GraphEngine {
   bool switch_variant(uint64_t token);     // another found sequence with the same prefix goes on
   bool record(const Work& w);              // false: a snapshot found no staging space
   void count_eager(bool memop, EagerReason reason);
-  CUresult flush(FlushCause cause, Op op);  // counted, then submit()
+  void count_eager(const Work& w, EagerReason reason);  // a program graph counted apart
+  CUresult flush(FlushCause cause, Op op);              // counted, then submit()
   // The current chunk, as a graph replay (eagerly if it cannot be one): which one, and what it
   // means for the sequence (chunk_submit.h sends it).
   CUresult submit();
@@ -323,6 +348,7 @@ class GraphEngine {
   std::vector<CUlaunchAttribute> attrs_;
   StagingRing staging_;
   OwnEvents own_events_;
+  ProgramGraphs program_graphs_;  // the program's executable graphs (program_graphs.h)
   ChunkSubmitter submitter_;   // sends the current chunk out (after stats_, staging_, own_events_)
   mutable MemoryKinds kinds_;  // a cache of the driver's answers: asked from const checks
   ChunkCursor chunk_;          // the current chunk's start and size (chunk_policy.h)

@@ -16,14 +16,15 @@ namespace pygraph {
 
 struct Pending {
   NodeKind kind;
-  EngineLaunch launch;    // kernels: params, extra and attrs pointers cleared (not ours)
-  MemopCall memop;        // memsets and copies; src is the snapshot when staged
-  EventCall event;        // event records and waits
-  uint32_t args_offset;   // into the engine's argument arena
-  uint32_t attrs_offset;  // into the engine's attribute arena
-  uint32_t packed_size;   // kernels: >0, the arena holds a block for `extra` (layout unknown)
-  MemKind src;            // memops: the source's memory (for the signature)
-  uint32_t position;      // in the sequence (event ops issued at once leave gaps)
+  EngineLaunch launch;     // kernels: params, extra and attrs pointers cleared (not ours)
+  MemopCall memop;         // memsets and copies; src is the snapshot when staged
+  EventCall event;         // event records and waits
+  ProgramGraphCall graph;  // the program's graph launches (child graph nodes)
+  uint32_t args_offset;    // into the engine's argument arena
+  uint32_t attrs_offset;   // into the engine's attribute arena
+  uint32_t packed_size;    // kernels: >0, the arena holds a block for `extra` (layout unknown)
+  MemKind src;             // memops: the source's memory (for the signature)
+  uint32_t position;       // in the sequence (event ops issued at once leave gaps)
 };
 
 // Slots are reused from chunk to chunk and filled field by field: no allocation and no zeroing

@@ -73,4 +73,8 @@ CUresult call_event(const EventCall& e) {
   }
 }
 
+CUresult call_graph(const ProgramGraphCall& g) {
+  return reinterpret_cast<CUresult (*)(CUgraphExec, CUstream)>(g.eager)(g.exec, g.stream);
+}
+
 }  // namespace pygraph

@@ -32,6 +32,17 @@ struct EventCall {
   unsigned int flags;
 };
 
+// The program's launch of its own executable graph (cuGraphLaunch), as the hooks hand it to the
+// engine: taken into the chunk as a child graph node (program_graphs.h) or issued.
+struct ProgramGraphCall {
+  void* eager;      // the driver entry point the program called
+  bool per_thread;  // reached through a per-thread-default-stream entry point
+  CUgraphExec exec;
+  CUstream stream;
+  CUgraph copy = nullptr;  // set by the engine when taken: the graph the child node runs
+  uint32_t id = 0;         // ProgramGraphs::Entry::id
+};
+
 // Launches `l` through its entry point with these arguments (a recorded launch passes the
 // engine's copies of its parameters, packed block and attributes; the program's are gone).
 CUresult call_launch(const EngineLaunch& l, void** params, void** extra,
@@ -40,5 +51,7 @@ CUresult call_launch(const EngineLaunch& l, void** params, void** extra,
 CUresult call_memop(const MemopCall& m);
 // The event record or wait `e`.
 CUresult call_event(const EventCall& e);
+// The program's graph launch `g`.
+CUresult call_graph(const ProgramGraphCall& g);
 
 }  // namespace pygraph

@@ -1,0 +1,73 @@
+// The program's own executable graphs, as graph mode learns them when the program instantiates
+// them, so that a launch of one can join the current chunk as a child graph node instead of
+// cutting it (torch.compile's reduce-overhead mode launches its graphs between short stretches
+// of eager work, which otherwise become graphs of one or two launches, or none).
+//
+// A child graph node runs a copy of a graph: the copy is made at instantiation, since that is
+// what the executable graph runs (the program may change or destroy its source graph right
+// after, as PyTorch does). A graph is taken only while the copy is exactly what a launch of the
+// executable graph would run:
+//  - its nodes are kernels, copies, sets and empty nodes: a host node would run late, an event
+//    node or a memory node would act outside the stream's order as the program sees it;
+//  - it was instantiated with no flags but auto-free and upload (a device launch or node
+//    priorities would differ in a child graph);
+//  - the program never changed it (cuGraphExec*SetParams, cuGraphExecUpdate, cuGraphNodeSetEnabled:
+//    from then on it is never taken again);
+//  - it is launched on one stream only: the driver orders each launch of an executable graph
+//    after its previous launches, which for a copy inside another graph only the stream's own
+//    order guarantees.
+// Each instantiation gets a new id, part of the launch's token, so a handle the driver hands
+// out again for another graph is never taken for the old one.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "driver/driver_api.h"
+
+namespace pygraph {
+
+class ProgramGraphs {
+ public:
+  struct Entry {
+    uint32_t id = 0;
+    CUgraph copy = nullptr;  // null: never taken (why_not says why)
+    CUcontext context = nullptr;
+    uint32_t nodes = 0;
+    uint64_t home = 0;            // normalized stream of its first launch; 0: none yet
+    CUstream home_raw = nullptr;  // as the program passed it
+    bool taken = false;           // a launch of it went into a chunk
+    const char* why_not = nullptr;
+  };
+
+  explicit ProgramGraphs(const DriverApi* api) : api_(api) {}
+  ProgramGraphs(const ProgramGraphs&) = delete;
+  ProgramGraphs& operator=(const ProgramGraphs&) = delete;
+
+  // The program instantiated `graph` as `exec` in `ctx` with these flags.
+  void instantiated(CUgraphExec exec, CUgraph graph, unsigned long long flags, CUcontext ctx);
+  // Null for a graph instantiated where pygraph did not see it.
+  Entry* find(CUgraphExec exec) {
+    auto it = map_.find(reinterpret_cast<uint64_t>(exec));
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  // Never taken again (the program changed it, or launched it on a second stream).
+  void refuse(Entry& e, const char* why);
+  void forget(CUgraphExec exec);
+  void forget_all();  // a context ended: its executable graphs are gone with it
+  size_t known() const { return map_.size(); }
+  uint64_t takeable() const { return takeable_; }
+
+ private:
+  const char* inspect(CUgraph graph, unsigned long long flags, uint32_t* nodes) const;
+  void drop_copy(Entry& e);
+
+  const DriverApi* api_;
+  std::unordered_map<uint64_t, Entry> map_;
+  uint32_t next_id_ = 1;
+  uint64_t takeable_ = 0;  // entries whose launches may be taken now (with a copy)
+};
+
+}  // namespace pygraph

@@ -1,0 +1,138 @@
+// A step shaped as torch.compile's reduce-overhead mode makes it, on the stand-in driver, for the
+// e2e test of the program's own graphs as child graphs (program_graphs.h): the program captures
+// two graphs of its own ("forward" and "backward", 5 launches each) and launches them every step
+// between short stretches of eager launches (inputs copied in, an optimizer-like tail), then the
+// host reads the result. At step 20, by the argument:
+//   change   the program changes a kernel node of its forward graph
+//   (cuGraphExecKernelNodeSetParams) destroy  it destroys the forward graph and instantiates
+//   another (different arguments) stream   it launches the forward graph on a second stream
+//   (ordered by an event), once
+// Prints one line: a digest of everything the host read. Same output with and without the shim.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime_bootstrap.h"
+#include "standin.h"
+
+namespace {
+
+constexpr int kLen = 32;
+
+void mix(const unsigned*, const unsigned*, void** p) {  // order-sensitive: y = y * 3 + a
+  int a = *static_cast<int*>(p[0]);
+  auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
+  for (int i = 0; i < kLen; ++i) y[i] = y[i] * 3 + a + i;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* what = argc > 1 ? argv[1] : "";
+  standin::GetProcAddress get = standin::runtime_get_proc_address();
+  decltype(&cuLaunchKernel) launch;
+  decltype(&cuModuleGetFunction) function;
+  decltype(&cuStreamSynchronize) sync;
+  decltype(&cuMemAlloc_v2) alloc;
+  decltype(&cuMemcpyDtoH_v2) read;
+  decltype(&cuStreamCreate) create;
+  decltype(&cuStreamBeginCapture_v2) begin;
+  decltype(&cuStreamEndCapture) end;
+  decltype(&cuGraphInstantiateWithFlags) instantiate;  // "cuGraphInstantiate" at 13000
+  decltype(&cuGraphLaunch) graph_launch;
+  decltype(&cuGraphExecDestroy) exec_destroy;
+  decltype(&cuGraphDestroy) graph_destroy;
+  decltype(&cuGraphGetNodes) get_nodes;
+  decltype(&cuGraphExecKernelNodeSetParams_v2) set_params;
+  decltype(&cuEventCreate) event_create;
+  decltype(&cuEventRecord) record;
+  decltype(&cuStreamWaitEvent) wait;
+  if (!get || !standin::resolve(get, "cuLaunchKernel", &launch) ||
+      !standin::resolve(get, "cuModuleGetFunction", &function) ||
+      !standin::resolve(get, "cuStreamSynchronize", &sync) ||
+      !standin::resolve(get, "cuMemAlloc", &alloc) ||
+      !standin::resolve(get, "cuMemcpyDtoH", &read) ||
+      !standin::resolve(get, "cuStreamCreate", &create) ||
+      !standin::resolve(get, "cuStreamBeginCapture", &begin) ||
+      !standin::resolve(get, "cuStreamEndCapture", &end) ||
+      !standin::resolve(get, "cuGraphInstantiate", &instantiate) ||
+      !standin::resolve(get, "cuGraphLaunch", &graph_launch) ||
+      !standin::resolve(get, "cuGraphExecDestroy", &exec_destroy) ||
+      !standin::resolve(get, "cuGraphDestroy", &graph_destroy) ||
+      !standin::resolve(get, "cuGraphGetNodes", &get_nodes) ||
+      !standin::resolve(get, "cuGraphExecKernelNodeSetParams", &set_params) ||
+      !standin::resolve(get, "cuEventCreate", &event_create) ||
+      !standin::resolve(get, "cuEventRecord", &record) ||
+      !standin::resolve(get, "cuStreamWaitEvent", &wait)) {
+    return 1;
+  }
+  const size_t sizes[2] = {4, 8};
+  standin_register_kernel("mix", &mix, 2, sizes);
+  CUfunction f;
+  CUdeviceptr y;
+  CUstream stream, side;
+  CUevent ev;
+  if (function(&f, nullptr, "mix") || alloc(&y, kLen * sizeof(int)) || create(&stream, 0) ||
+      create(&side, 0) || event_create(&ev, 0)) {
+    return 2;
+  }
+  // Arguments the graphs hold: fixed at capture, as static buffers are.
+  int fixed[10];
+  for (int i = 0; i < 10; ++i) fixed[i] = 100 + i;
+  auto run = [&](int* a, CUstream s) {
+    void* params[] = {a, &y};
+    return launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
+  };
+  // Captures 5 launches with arguments fixed[base..base+5) into a new executable graph.
+  auto capture = [&](int base, CUgraph* graph, CUgraphExec* exec) {
+    if (begin(stream, CU_STREAM_CAPTURE_MODE_RELAXED)) return false;
+    for (int i = 0; i < 5; ++i) {
+      if (run(&fixed[base + i], stream)) return false;
+    }
+    return end(stream, graph) == CUDA_SUCCESS && instantiate(exec, *graph, 0) == CUDA_SUCCESS;
+  };
+  CUgraph forward_graph, backward_graph;
+  CUgraphExec forward, backward;
+  if (!capture(0, &forward_graph, &forward) || !capture(5, &backward_graph, &backward)) return 3;
+  // PyTorch destroys the captured graph once instantiated: the executable one runs on.
+  if (graph_destroy(backward_graph)) return 3;
+
+  int host[kLen] = {};
+  uint64_t digest = 1469598103934665603ull;
+  for (int step = 0; step < 40; ++step) {
+    int input = step * 7, tail = step + 1000;
+    CUstream at = stream;
+    if (step == 20 && std::strcmp(what, "change") == 0) {
+      CUgraphNode nodes[5];
+      size_t n = 5;
+      int changed = 555;
+      void* params[] = {&changed, &y};
+      CUDA_KERNEL_NODE_PARAMS p{};
+      p.func = f;
+      p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+      p.blockDimX = 32;
+      p.blockDimY = p.blockDimZ = 1;
+      p.kernelParams = params;
+      if (get_nodes(forward_graph, nodes, &n) || n != 5 || set_params(forward, nodes[2], &p)) {
+        return 4;
+      }
+    }
+    if (step == 20 && std::strcmp(what, "destroy") == 0) {
+      if (exec_destroy(forward) || !capture(3, &forward_graph, &forward)) return 4;
+    }
+    if (step == 20 && std::strcmp(what, "stream") == 0) {
+      at = side;
+      if (record(ev, stream) || wait(side, ev, 0)) return 4;
+    }
+    if (run(&input, stream) || graph_launch(forward, at)) return 5;
+    if (at != stream && (record(ev, side) || wait(stream, ev, 0))) return 5;
+    if (run(&input, stream) || run(&tail, stream) || graph_launch(backward, stream)) return 5;
+    for (int i = 0; i < 3; ++i) {
+      if (run(&tail, stream)) return 5;
+    }
+    if (sync(stream) || read(host, y, sizeof host)) return 6;
+    for (int v : host) digest = (digest ^ static_cast<uint32_t>(v)) * 1099511628211ull;
+  }
+  std::printf("%016llx\n", static_cast<unsigned long long>(digest));
+  return 0;
+}
