@@ -204,6 +204,16 @@ TEST(ProgramGraphs, OffEachGraphLaunchSubmitsTheChunk) {
   EXPECT_GT(g.stats["flushes"]["by_reason"].value("cuGraphLaunch", 0), 0);
 }
 
+TEST(ProgramGraphs, AGraphInstantiatedForDeviceLaunchIsNeverTaken) {
+  const GraphRun g = run_program_graphs("device");
+  EXPECT_EQ(g.shim, g.plain);
+  ASSERT_TRUE(g.stats.is_object());
+  const auto& pg = g.stats["program_graphs"];
+  EXPECT_EQ(pg["takeable"], 0);
+  EXPECT_EQ(pg["taken_into_chunks"], 0);
+  EXPECT_EQ(pg["last_refusal"], "instantiate flags");
+}
+
 TEST(ProgramGraphs, AGraphTheProgramChangesIsNeverTakenAgain) {
   for (const char* async : {"0", "1"}) {
     const GraphRun g = run_program_graphs("change", {{"STANDIN_ASYNC", async}});

@@ -2,11 +2,12 @@
 // e2e test of the program's own graphs as child graphs (program_graphs.h): the program captures
 // two graphs of its own ("forward" and "backward", 5 launches each) and launches them every step
 // between short stretches of eager launches (inputs copied in, an optimizer-like tail), then the
-// host reads the result. At step 20, by the argument:
-//   change   the program changes a kernel node of its forward graph
-//   (cuGraphExecKernelNodeSetParams) destroy  it destroys the forward graph and instantiates
-//   another (different arguments) stream   it launches the forward graph on a second stream
-//   (ordered by an event), once
+// host reads the result. By the argument:
+//  - change: at step 20 the program changes a kernel node of its forward graph
+//    (cuGraphExecKernelNodeSetParams);
+//  - destroy: at step 20 it destroys the forward graph and instantiates another;
+//  - stream: at step 20 it launches the forward graph on a second stream (ordered by events);
+//  - device: its graphs are instantiated for device launch.
 // Prints one line: a digest of everything the host read. Same output with and without the shim.
 #include <cstdint>
 #include <cstdio>
@@ -89,7 +90,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 5; ++i) {
       if (run(&fixed[base + i], stream)) return false;
     }
-    return end(stream, graph) == CUDA_SUCCESS && instantiate(exec, *graph, 0) == CUDA_SUCCESS;
+    // As PyTorch instantiates its graphs, or launchable from the device ("device").
+    const unsigned long long flags = std::strcmp(what, "device") == 0
+                                         ? CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+                                         : CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                                               CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    return end(stream, graph) == CUDA_SUCCESS && instantiate(exec, *graph, flags) == CUDA_SUCCESS;
   };
   CUgraph forward_graph, backward_graph;
   CUgraphExec forward, backward;

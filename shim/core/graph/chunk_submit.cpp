@@ -24,6 +24,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
       ++events;
     } else if (p.kind == NodeKind::kChildGraph) {
       n.child = p.graph.copy;
+      n.node_priority = p.graph.node_priority;
       ++program_graphs_;
     } else if (p.kind == NodeKind::kKernel) {
       const EngineLaunch& l = p.launch;

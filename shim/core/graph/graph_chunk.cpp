@@ -170,6 +170,7 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
   nodes_.resize(count);
   ctx_ = ctx;
   std::vector<CUgraphNode> deps;
+  bool node_priority = false;  // a child graph of the program's that runs so (program_graphs.h)
   for (size_t i = 0; i < count; ++i) {
     deps.clear();
     if (fork && !fork->chain()) {
@@ -189,8 +190,10 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
     }
     keep(nodes[i], nodes_[i]);
     records_events_ |= nodes[i].kind == NodeKind::kEventRecord;
+    node_priority |= nodes[i].node_priority;
   }
-  r = api.graph_instantiate(&exec_, graph_, 0);
+  r = api.graph_instantiate(&exec_, graph_,
+                            node_priority ? CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY : 0);
   if (r != CUDA_SUCCESS) {
     exec_ = nullptr;
     destroy(api);

@@ -58,10 +58,11 @@ struct RecordedNode {
   size_t count = 0;  // memsets: elements; copies: bytes
   uint32_t value = 0, element_size = 0;
 
-  uint32_t packed_size = 0;  // kernels: >0, `args` is a packed block passed through `extra`
-  CUevent event = nullptr;   // event records: the event the node records (patched)
-  CUgraph child = nullptr;   // child graphs: the copy the node runs (never patched: the token
-                             // names the program's graph)
+  uint32_t packed_size = 0;    // kernels: >0, `args` is a packed block passed through `extra`
+  CUevent event = nullptr;     // event records: the event the node records (patched)
+  CUgraph child = nullptr;     // child graphs: the copy the node runs (never patched: the token
+                               // names the program's graph)
+  bool node_priority = false;  // child graphs: the program's runs at its nodes' priorities
   uint32_t arg_size() const { return packed_size ? packed_size : function->arg_bytes; }
 };
 

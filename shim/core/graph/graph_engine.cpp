@@ -233,6 +233,7 @@ bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* resu
   ProgramGraphCall taken = g;
   taken.copy = e->copy;
   taken.id = e->id;
+  taken.node_priority = e->node_priority;
   Work w;
   w.graph = &taken;
   ++tick_;

@@ -39,8 +39,9 @@ struct ProgramGraphCall {
   bool per_thread;  // reached through a per-thread-default-stream entry point
   CUgraphExec exec;
   CUstream stream;
-  CUgraph copy = nullptr;  // set by the engine when taken: the graph the child node runs
-  uint32_t id = 0;         // ProgramGraphs::Entry::id
+  CUgraph copy = nullptr;      // set by the engine when taken: the graph the child node runs
+  uint32_t id = 0;             // ProgramGraphs::Entry::id
+  bool node_priority = false;  // ProgramGraphs::Entry::node_priority
 };
 
 // Launches `l` through its entry point with these arguments (a recorded launch passes the

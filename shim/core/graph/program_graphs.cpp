@@ -10,7 +10,8 @@ const char* ProgramGraphs::inspect(CUgraph graph, unsigned long long flags, uint
     return "driver entry points missing";
   }
   if (flags & ~static_cast<unsigned long long>(CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
-                                               CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)) {
+                                               CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
+                                               CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)) {
     return "instantiate flags";
   }
   size_t n = 0;
@@ -41,6 +42,7 @@ void ProgramGraphs::instantiated(CUgraphExec exec, CUgraph graph, unsigned long 
   Entry e;
   e.id = next_id_++;
   e.context = ctx;
+  e.node_priority = (flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
   e.why_not = inspect(graph, flags, &e.nodes);
   if (!e.why_not && api_->graph_clone(&e.copy, graph) != CUDA_SUCCESS) {
     e.copy = nullptr;

@@ -9,8 +9,12 @@
 // executable graph would run:
 //  - its nodes are kernels, copies, sets and empty nodes: a host node would run late, an event
 //    node or a memory node would act outside the stream's order as the program sees it;
-//  - it was instantiated with no flags but auto-free and upload (a device launch or node
-//    priorities would differ in a child graph);
+//  - it was instantiated with no flags but auto-free, upload and node priority (PyTorch passes
+//    auto-free and node priority). A device launch would differ in a child graph. A chunk graph
+//    holding a child whose graph runs at its nodes' priorities is instantiated so too
+//    (graph_chunk.cpp): the program's nodes keep theirs; the chunk's own nodes then run at the
+//    default priority instead of the stream's, which changes no order within the chunk, whose
+//    nodes are one chain;
 //  - the program never changed it (cuGraphExec*SetParams, cuGraphExecUpdate, cuGraphNodeSetEnabled:
 //    from then on it is never taken again);
 //  - it is launched on one stream only: the driver orders each launch of an executable graph
@@ -39,6 +43,7 @@ class ProgramGraphs {
     uint64_t home = 0;            // normalized stream of its first launch; 0: none yet
     CUstream home_raw = nullptr;  // as the program passed it
     bool taken = false;           // a launch of it went into a chunk
+    bool node_priority = false;   // instantiated to run at its nodes' own priorities
     const char* why_not = nullptr;
   };
 
