@@ -160,6 +160,8 @@ GraphRun run_program_graphs(const std::string& mode,
   std::vector<std::string> argv = {PROGRAM_GRAPH_PROGRAM};
   if (!mode.empty()) argv.push_back(mode);
   auto with = [&](std::vector<std::pair<std::string, std::string>> e) {
+    // Off by default (config/README.md); a value in `env` is set later, so it wins.
+    e.emplace_back("PYGRAPH_PROGRAM_GRAPHS", "1");
     e.insert(e.end(), env.begin(), env.end());
     e.emplace_back("LD_LIBRARY_PATH", STANDIN_DIR);
     return e;
