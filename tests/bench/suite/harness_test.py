@@ -237,6 +237,10 @@ class ReportTest(unittest.TestCase):
         self.assertIn("-20.0 % (-21.0 / -19.0)", text)
         head, rows = report.variant_rows(doc)
         self.assertEqual(rows[0][head.index("compile")], "2.00×")
+        # A run of some variants only: the missing eager cell is not a failure.
+        del doc["workloads"]["b"]["cells"]["eager"]
+        head, rows = report.variant_rows(doc)
+        self.assertEqual(rows[1][head.index("eager ms")], "-")
 
     def test_cell_lines_name_a_graph_failure(self):
         doc = self.doc()
