@@ -231,10 +231,10 @@ CUresult graph_event(Fn real, Door door, A... a) {
   return r;
 }
 
-// Graph mode, the program's launch of its own executable graph: the engine takes it into the
-// chunk as a child graph (program_graphs.h), or it goes as any other op does.
+// Graph mode with program_graphs on, the program's launch of its own executable graph: the engine
+// takes it into the chunk as a child graph (program_graphs.h), or it goes as any other op does.
 template <Op op, bool per_thread, class Fn>
-CUresult graph_program_launch(Fn real, Door door, CUgraphExec exec, CUstream stream) {
+CUresult program_graph_launch(Fn real, Door door, CUgraphExec exec, CUstream stream) {
   const ProgramGraphCall g{reinterpret_cast<void*>(real), per_thread, exec, stream};
   const bool tracing = shim_recorder().tracing();
   const uint64_t t0 = trace_time(tracing);
@@ -265,13 +265,15 @@ inline void instantiated(CUgraphExec* exec, CUgraph graph, CUDA_GRAPH_INSTANTIAT
   shim_engine().program_graph_instantiated(*exec, graph, p->flags);
 }
 
-// Graph mode, the program instantiates, changes or destroys an executable graph: the engine
-// learns the new one after its instantiation; a change or destroy first submits deferred
-// launches of it (flush_rules.h, kProgramGraph).
+// Graph mode with program_graphs on, the program's graph launch or instantiation: the engine
+// takes the launch (above), and learns the new graph after its instantiation. Changes and
+// destroys go as other ops do: before_op submits deferred launches of the graph first
+// (flush_rules.h, kProgramGraph).
 template <Op op, bool per_thread, class Fn, class... A>
-CUresult graph_exec_op(Fn real, Door door, A... a) {
-  if constexpr (op == Op::GraphInstantiate || op == Op::GraphInstantiateWithFlags ||
-                op == Op::GraphInstantiateWithParams) {
+CUresult program_graph_op(Fn real, Door door, A... a) {
+  if constexpr (op == Op::GraphLaunch) {
+    return program_graph_launch<op, per_thread>(real, door, a...);
+  } else {
     const CUresult r = generic_op<op>(real, describe_op<op>(door, a...), a...);
     auto first = std::get<0>(std::tuple<A...>(a...));
     if (r == CUDA_SUCCESS && first && *first) {
@@ -282,8 +284,6 @@ CUresult graph_exec_op(Fn real, Door door, A... a) {
       }
     }
     return r;
-  } else {
-    return graph_op<op, per_thread>(real, door, a...);
   }
 }
 
@@ -344,10 +344,10 @@ CUresult dispatch(Fn real, Door door, A... a) {
         // Read without the lock: set once at initialization.
         if (shim_engine().multi_stream()) return graph_event<op, per_thread>(real, door, a...);
       }
-      if constexpr (op == Op::GraphLaunch)
-        return graph_program_launch<op, per_thread>(real, door, a...);
-      if constexpr (op_info(op).cls == OpClass::kGraphExec) {
-        return graph_exec_op<op, per_thread>(real, door, a...);
+      if constexpr (op == Op::GraphLaunch || is_instantiate(op)) {
+        // Read without the lock: set once at initialization.
+        if (shim_engine().program_graphs())
+          return program_graph_op<op, per_thread>(real, door, a...);
       }
       return graph_op<op, per_thread>(real, door, a...);
     }

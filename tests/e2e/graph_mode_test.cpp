@@ -16,18 +16,23 @@ struct GraphRun {
   nlohmann::json stats;
 };
 
+using Env = std::vector<std::pair<std::string, std::string>>;
+
 // Runs `argv` without the shim and under it (graph mode: the default); `inject` (the stand-in's
-// STANDIN_INJECT, "name:count:result,...") makes driver calls fail in both runs.
-GraphRun run_both(const std::vector<std::string>& argv, const std::string& inject = "") {
+// STANDIN_INJECT, "name:count:result,...") makes driver calls fail in both runs; `env` is more
+// of both runs' environment.
+GraphRun run_both(const std::vector<std::string>& argv, const std::string& inject = "",
+                  const Env& env = {}) {
   GraphRun g;
-  RunResult plain =
-      run_program(argv, {{"LD_LIBRARY_PATH", STANDIN_DIR}, {"STANDIN_INJECT", inject}});
+  Env plain_env = {{"LD_LIBRARY_PATH", STANDIN_DIR}, {"STANDIN_INJECT", inject}};
+  plain_env.insert(plain_env.end(), env.begin(), env.end());
+  RunResult plain = run_program(argv, plain_env);
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
   const std::string stats = temp_path("graph-stats.json");
-  RunResult shim = run_program(argv, {{"LD_PRELOAD", PYGRAPH_SHIM},
-                                      {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                      {"STANDIN_INJECT", inject},
-                                      {"PYGRAPH_STATS", stats}});
+  Env shim_env = plain_env;
+  shim_env.emplace_back("LD_PRELOAD", PYGRAPH_SHIM);
+  shim_env.emplace_back("PYGRAPH_STATS", stats);
+  RunResult shim = run_program(argv, shim_env);
   EXPECT_EQ(shim.exit_code, 0) << shim.err;
   EXPECT_EQ(shim.err, "");
   g.plain = plain.out;
@@ -153,31 +158,13 @@ namespace {
 
 // The program's own graphs, launched between short stretches of eager work (as reduce-overhead
 // does), with and without the shim; `mode` is program_graph_program's argument, `env` more of
-// the shim's (or the stand-in's) environment.
-GraphRun run_program_graphs(const std::string& mode,
-                            std::vector<std::pair<std::string, std::string>> env = {}) {
-  GraphRun g;
+// the environment of both runs. The option is off by default (config/README.md): on here
+// unless `env` says otherwise (set later, it wins).
+GraphRun run_program_graphs(const std::string& mode, Env env = {}) {
   std::vector<std::string> argv = {PROGRAM_GRAPH_PROGRAM};
   if (!mode.empty()) argv.push_back(mode);
-  auto with = [&](std::vector<std::pair<std::string, std::string>> e) {
-    // Off by default (config/README.md); a value in `env` is set later, so it wins.
-    e.emplace_back("PYGRAPH_PROGRAM_GRAPHS", "1");
-    e.insert(e.end(), env.begin(), env.end());
-    e.emplace_back("LD_LIBRARY_PATH", STANDIN_DIR);
-    return e;
-  };
-  RunResult plain = run_program(argv, with({}));
-  EXPECT_EQ(plain.exit_code, 0) << plain.err;
-  const std::string stats = temp_path("program-graphs-stats.json");
-  RunResult shim =
-      run_program(argv, with({{"LD_PRELOAD", PYGRAPH_SHIM}, {"PYGRAPH_STATS", stats}}));
-  EXPECT_EQ(shim.exit_code, 0) << shim.err;
-  EXPECT_EQ(shim.err, "");
-  g.plain = plain.out;
-  g.shim = shim.out;
-  g.stats = nlohmann::json::parse(std::ifstream(stats), nullptr, false);
-  unlink(stats.c_str());
-  return g;
+  env.insert(env.begin(), {"PYGRAPH_PROGRAM_GRAPHS", "1"});
+  return run_both(argv, "", env);
 }
 
 TEST(ProgramGraphs, TheProgramsGraphLaunchesJoinTheChunkAsChildGraphs) {

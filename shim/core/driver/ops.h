@@ -167,6 +167,12 @@ constexpr const OpInfo& op_info(Op op) {
   return kOpInfo[static_cast<int>(op)];
 }
 
+// The program instantiates an executable graph (any of the three entry points).
+constexpr bool is_instantiate(Op op) {
+  return op == Op::GraphInstantiate || op == Op::GraphInstantiateWithFlags ||
+         op == Op::GraphInstantiateWithParams;
+}
+
 // Ops at which the program waits for, observes or ends GPU work that a graph could hold: these
 // are where sequences break, so their call sites are recorded for the analyzer.
 constexpr bool op_is_boundary(Op op) {

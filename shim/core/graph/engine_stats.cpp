@@ -150,7 +150,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"instantiated", s.program_graphs_instantiated},
       {"takeable", s.program_graphs_takeable},
       {"last_refusal",
-       s.program_graph_refused.empty() ? ordered_json() : ordered_json(s.program_graph_refused)}};
+       s.program_graph_refused ? ordered_json(s.program_graph_refused) : ordered_json()}};
   if (!driver_calls.empty()) {
     ordered_json calls = ordered_json::object();
     for (const DriverCallCount& c : driver_calls) {

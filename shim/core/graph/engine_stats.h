@@ -100,7 +100,7 @@ struct EngineStats {
   // launches may be taken.
   uint64_t program_graphs = 0, program_graphs_recorded = 0, program_graphs_replayed = 0;
   uint64_t program_graphs_eager = 0, program_graphs_instantiated = 0, program_graphs_takeable = 0;
-  std::string program_graph_refused;  // why the last one not taken was not (program_graphs.h)
+  const char* program_graph_refused = nullptr;  // why the last one not taken was not (static)
 
   uint64_t eager_total() const;
   uint64_t memop_eager_total() const;

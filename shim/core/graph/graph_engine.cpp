@@ -188,9 +188,15 @@ bool GraphEngine::chunk_holds_graph(uint64_t exec) const {
   return false;
 }
 
+void GraphEngine::refuse_program_graph(ProgramGraphs::Entry& e, const char* why) {
+  if (!e.copy) return;  // refused before
+  program_graphs_.refuse(e, why);
+  stats_.program_graph_refused = why;
+  stats_.program_graphs_takeable = program_graphs_.takeable();
+}
+
 void GraphEngine::program_graph_instantiated(CUgraphExec exec, CUgraph graph,
                                              unsigned long long flags) {
-  if (!options_.program_graphs) return;
   program_graphs_.instantiated(exec, graph, flags, current_context());
   ++stats_.program_graphs_instantiated;
   stats_.program_graphs_takeable = program_graphs_.takeable();
@@ -198,7 +204,6 @@ void GraphEngine::program_graph_instantiated(CUgraphExec exec, CUgraph graph,
 
 bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* result) {
   ++stats_.program_graphs;
-  if (!options_.program_graphs) return false;
   ProgramGraphs::Entry* e = program_graphs_.find(g.exec);
   if (!e) return false;  // instantiated where pygraph did not see it
   const uint64_t stream = normalized_stream(g.stream, g.per_thread);
@@ -209,9 +214,7 @@ bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* resu
     // A second stream: each launch of an executable graph runs after its previous ones, which
     // copies inside chunk graphs on the first stream keep only through that stream's order.
     // Those go first, and this launch waits for them; the graph is never taken again.
-    program_graphs_.refuse(*e, "launched on a second stream");
-    stats_.program_graph_refused = e->why_not;
-    stats_.program_graphs_takeable = program_graphs_.takeable();
+    refuse_program_graph(*e, "launched on a second stream");
     if (e->taken) {
       CUresult r = flush_all(FlushCause::kStreamChange);
       ContextScope scope(*api_, e->context, current_context());
@@ -1125,19 +1128,15 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
                      op == Op::StreamBatchMemOp || op == Op::WaitExternalSemaphoresAsync;
       break;
     case FlushRule::kProgramGraph:
-      if (op == Op::GraphInstantiate || op == Op::GraphInstantiateWithFlags ||
-          op == Op::GraphInstantiateWithParams) {
-        break;  // learnt after it (program_graph_instantiated)
-      }
+      if (is_instantiate(op)) break;  // learnt after it (program_graph_instantiated)
       if (ProgramGraphs::Entry* e = program_graphs_.find(reinterpret_cast<CUgraphExec>(handle))) {
         // A deferred launch of it runs what the graph holds now, and a destroyed graph cannot
         // be launched: what the chunk holds of it goes first.
         if (chunk_holds_graph(handle)) r = flush(FlushCause::kOp, op);
         if (op == Op::GraphExecDestroy) {
           program_graphs_.forget(reinterpret_cast<CUgraphExec>(handle));
-        } else if (e->copy) {
-          program_graphs_.refuse(*e, "changed by the program");
-          stats_.program_graph_refused = e->why_not;
+        } else {
+          refuse_program_graph(*e, "changed by the program");
         }
         stats_.program_graphs_takeable = program_graphs_.takeable();
       }

@@ -117,6 +117,8 @@ class GraphEngine {
   // issued after what it orders or observes.
   CUresult event_op(const EventCall& e);
   bool multi_stream() const { return options_.multi_stream; }  // event ops go to event_op
+  // Program graph launches and instantiations go to the two calls below.
+  bool program_graphs() const { return options_.program_graphs; }
   // The program launches its own executable graph. Taken into the chunk as a child graph node
   // (program_graphs.h) where it may be: returns true with what the program must see in
   // `result`. Else false, having done nothing but what the launch itself needs (the exec's
@@ -232,6 +234,8 @@ class GraphEngine {
   uint64_t token(const MemopCall& m, MemKind src) const;
   uint64_t token(const EventCall& e) const;
   uint64_t token(const ProgramGraphCall& g) const;
+  // The program's graph `e` is never taken again, for this reason (a static string).
+  void refuse_program_graph(ProgramGraphs::Entry& e, const char* why);
   // Whether the current chunk holds a launch of the program's `exec`.
   bool chunk_holds_graph(uint64_t exec) const;
   // Whether an op on normalized stream `s` orders with or observes work of the chunk.

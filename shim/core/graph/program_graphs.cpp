@@ -4,7 +4,7 @@
 
 namespace pygraph {
 
-const char* ProgramGraphs::inspect(CUgraph graph, unsigned long long flags, uint32_t* nodes) const {
+const char* ProgramGraphs::inspect(CUgraph graph, unsigned long long flags) const {
   if (!api_->graph_clone || !api_->graph_get_nodes || !api_->graph_node_get_type ||
       !api_->graph_add_child_graph_node || !api_->graph_destroy) {
     return "driver entry points missing";
@@ -32,7 +32,6 @@ const char* ProgramGraphs::inspect(CUgraph graph, unsigned long long flags, uint
         return "node type";
     }
   }
-  *nodes = static_cast<uint32_t>(n);
   return nullptr;
 }
 
@@ -43,7 +42,7 @@ void ProgramGraphs::instantiated(CUgraphExec exec, CUgraph graph, unsigned long 
   e.id = next_id_++;
   e.context = ctx;
   e.node_priority = (flags & CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY) != 0;
-  e.why_not = inspect(graph, flags, &e.nodes);
+  e.why_not = inspect(graph, flags);
   if (!e.why_not && api_->graph_clone(&e.copy, graph) != CUDA_SUCCESS) {
     e.copy = nullptr;
     e.why_not = "copy failed";

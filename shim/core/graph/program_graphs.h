@@ -39,7 +39,6 @@ class ProgramGraphs {
     uint32_t id = 0;
     CUgraph copy = nullptr;  // null: never taken (why_not says why)
     CUcontext context = nullptr;
-    uint32_t nodes = 0;
     uint64_t home = 0;            // normalized stream of its first launch; 0: none yet
     CUstream home_raw = nullptr;  // as the program passed it
     bool taken = false;           // a launch of it went into a chunk
@@ -66,7 +65,8 @@ class ProgramGraphs {
   uint64_t takeable() const { return takeable_; }
 
  private:
-  const char* inspect(CUgraph graph, unsigned long long flags, uint32_t* nodes) const;
+  // Why a launch of `graph`, instantiated with `flags`, may not be taken; null: it may.
+  const char* inspect(CUgraph graph, unsigned long long flags) const;
   void drop_copy(Entry& e);
 
   const DriverApi* api_;
