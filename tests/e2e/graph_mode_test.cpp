@@ -185,6 +185,26 @@ TEST(ProgramGraphs, TheProgramsGraphLaunchesJoinTheChunkAsChildGraphs) {
   EXPECT_GE(g.stats["launches"]["replayed_in_graphs"].get<int>(), 6 * 36);
 }
 
+TEST(ProgramGraphs, ALoopsChunksWeighTheProgramsGraphsByTheirNodes) {
+  // A step: 6 launches and the program's graphs of 40 and 5 kernels, 8 positions. Counted by
+  // positions, the loop's chunks would hold its period unrolled to 64 positions: 16 of the
+  // program's graphs in each replay. Counted by nodes (up to max_chunk, 128), a chunk ends
+  // at the first position where it weighs 128 or more: at most 5 of them.
+  const GraphRun g = run_program_graphs("loop");
+  ASSERT_FALSE(g.plain.empty());
+  EXPECT_EQ(g.shim, g.plain);
+  ASSERT_TRUE(g.stats.is_object());
+  const auto& pg = g.stats["program_graphs"];
+  EXPECT_EQ(pg["launches"], 400);
+  const int replays = g.stats["graphs"]["replays"].get<int>();
+  ASSERT_GT(replays, 0);
+  const int children = pg["replayed_in_graphs"].get<int>();
+  EXPECT_GE(children, 2 * 180) << "the loop's steps were not replayed as graphs";
+  EXPECT_LE(children, 5 * replays)
+      << children << " of the program's graphs in " << replays << " replays";
+  EXPECT_GE(children, 3 * replays) << "chunks much shorter than max_chunk";
+}
+
 TEST(ProgramGraphs, OffEachGraphLaunchSubmitsTheChunk) {
   const GraphRun g = run_program_graphs("", {{"PYGRAPH_PROGRAM_GRAPHS", "0"}});
   EXPECT_EQ(g.shim, g.plain);

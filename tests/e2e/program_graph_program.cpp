@@ -7,7 +7,9 @@
 //    (cuGraphExecKernelNodeSetParams);
 //  - destroy: at step 20 it destroys the forward graph and instantiates another;
 //  - stream: at step 20 it launches the forward graph on a second stream (ordered by events);
-//  - device: its graphs are instantiated for device launch.
+//  - device: its graphs are instantiated for device launch;
+//  - loop: its forward graph holds 40 launches, and it syncs and reads every 50 steps of 200
+//    (a loop, as compiled inference with reduce-overhead runs).
 // Prints one line: a digest of everything the host read. Same output with and without the shim.
 #include <cstdint>
 #include <cstdio>
@@ -78,16 +80,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Arguments the graphs hold: fixed at capture, as static buffers are.
-  int fixed[10];
-  for (int i = 0; i < 10; ++i) fixed[i] = 100 + i;
+  const bool loop = std::strcmp(what, "loop") == 0;
+  int fixed[48];
+  for (int i = 0; i < 48; ++i) fixed[i] = 100 + i;
   auto run = [&](int* a, CUstream s) {
     void* params[] = {a, &y};
     return launch(f, 1, 1, 1, 32, 1, 1, 0, s, params, nullptr);
   };
-  // Captures 5 launches with arguments fixed[base..base+5) into a new executable graph.
-  auto capture = [&](int base, CUgraph* graph, CUgraphExec* exec) {
+  // Captures `count` launches with arguments fixed[base..base+count) into a new executable graph.
+  auto capture = [&](int base, CUgraph* graph, CUgraphExec* exec, int count = 5) {
     if (begin(stream, CU_STREAM_CAPTURE_MODE_RELAXED)) return false;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < count; ++i) {
       if (run(&fixed[base + i], stream)) return false;
     }
     // As PyTorch instantiates its graphs, or launchable from the device ("device").
@@ -99,13 +102,17 @@ int main(int argc, char** argv) {
   };
   CUgraph forward_graph, backward_graph;
   CUgraphExec forward, backward;
-  if (!capture(0, &forward_graph, &forward) || !capture(5, &backward_graph, &backward)) return 3;
+  if (!capture(0, &forward_graph, &forward, loop ? 40 : 5) ||
+      !capture(loop ? 40 : 5, &backward_graph, &backward)) {
+    return 3;
+  }
   // PyTorch destroys the captured graph once instantiated: the executable one runs on.
   if (graph_destroy(backward_graph)) return 3;
 
   int host[kLen] = {};
   uint64_t digest = 1469598103934665603ull;
-  for (int step = 0; step < 40; ++step) {
+  const int steps = loop ? 200 : 40, read_every = loop ? 50 : 1;
+  for (int step = 0; step < steps; ++step) {
     int input = step * 7, tail = step + 1000;
     CUstream at = stream;
     if (step == 20 && std::strcmp(what, "change") == 0) {
@@ -136,6 +143,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) {
       if (run(&tail, stream)) return 5;
     }
+    if ((step + 1) % read_every) continue;
     if (sync(stream) || read(host, y, sizeof host)) return 6;
     for (int v : host) digest = (digest ^ static_cast<uint32_t>(v)) * 1099511628211ull;
   }

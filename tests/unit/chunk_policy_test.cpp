@@ -30,6 +30,20 @@ TEST(ChunkCursor, ChunksDoubleFromTheFirstUpToTheLargest) {
   EXPECT_EQ(chunks(c, 5, 20), (std::vector<size_t>{2, 4, 8, 1}));
 }
 
+TEST(ChunkCursor, AChunkIsFullWhenItsWorkReachesItsSizeWhateverItsPositions) {
+  // Positions 0..: a launch, the program's graph of 40 nodes (39 more than a launch), launches.
+  ChunkCursor c(2, 64);
+  c.begin(0);
+  EXPECT_FALSE(c.full(1, 100, 0));
+  EXPECT_TRUE(c.full(2, 100, 0));  // two launches
+  c.submitted(2);                  // the next may weigh 4
+  EXPECT_FALSE(c.full(3, 100, 0));
+  EXPECT_TRUE(c.full(3, 100, 39));  // one position, but 40 nodes
+  c.submitted(3);
+  EXPECT_FALSE(c.full(4, 100, 0));
+  EXPECT_TRUE(c.full(4, 4, 0));  // the occurrence ends
+}
+
 TEST(ChunkCursor, AnotherGrowthMakesFewerLargerChunks) {
   ChunkCursor c(2, 128, 4);
   EXPECT_EQ(chunks(c, 0, 69), (std::vector<size_t>{2, 8, 32, 27}));

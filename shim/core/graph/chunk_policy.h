@@ -7,7 +7,11 @@
 //    `growth` times as large (2 by default) up to `max`, so long sequences still go out in few
 //    graph launches; the last chunk of a step that ends in a sync runs on the GPU after the CPU
 //    is done, which a larger growth lengthens. A loop keeps its chunk size around its unrolled
-//    period. Flushes cut chunks shorter (flush_rules.h).
+//    period. Flushes cut chunks shorter (flush_rules.h). Sizes count work, not positions: the
+//    program's own graph launched inside a chunk (program_graphs.h) counts as its nodes, so a
+//    chunk of a reduce-overhead loop holds one or two steps, not 32 copies of the program's
+//    graph (session 11: such chunks took 1.8 ms to build, 83 us to launch, and were rebuilt
+//    at every size on the way up).
 //  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
 //    one graph win from N = 2 on (1 launch: +4.4 % / +2.7 % slower, 2: -12 to -31 %).
@@ -60,6 +64,11 @@ class ChunkCursor {
   size_t start() const { return start_; }
   // Exclusive end of the current chunk in an occurrence of `length` positions.
   size_t end(size_t length) const { return std::min(start_ + size_, length); }
+  // Whether the chunk is complete at `position`, its entries weighing `extra` more than one
+  // each (PendingList::extra_weight).
+  bool full(size_t position, size_t length, size_t extra) const {
+    return position >= end(length) || position - start_ + extra >= size_;
+  }
   uint32_t max() const { return max_; }
 
  private:

@@ -237,6 +237,7 @@ bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* resu
   taken.copy = e->copy;
   taken.id = e->id;
   taken.node_priority = e->node_priority;
+  taken.weight = e->weight;
   Work w;
   w.graph = &taken;
   ++tick_;
@@ -268,15 +269,15 @@ bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
   // The fork makes the graph wait for the side stream's earlier work and the join makes the
   // side stream's later work wait for the graph (which waits for everything before it on L):
   // order the program did not ask for. Safe only where no stream may wait for the host: no
-  // host function, memory wait, external semaphore or program graph was ever put on a stream
-  // (waits between streams would carry the wait, blocking streams inherit the legacy
-  // stream's), so none at all (a kernel that polls host memory stays a known limit). And
-  // only from the chunk's thread (another thread's work cuts the chunk), not the legacy stream
-  // (implicit order with every blocking stream), not a per-thread stream; beside a chunk on the
-  // legacy stream only a non-blocking stream (PyTorch's default stream is the legacy one, its
-  // side streams are non-blocking): a blocking one's work is ordered after the legacy stream's
-  // earlier work, which no edge in the graph would say. A side stream needs the engine's own
-  // events and the driver's wait.
+  // host function, memory wait, external semaphore or program graph but a plain one (kernels,
+  // copies and sets, program_graphs.h) was ever put on a stream (waits between streams would carry
+  // the wait, blocking streams inherit the legacy stream's), so none at all (a kernel that polls
+  // host memory stays a known limit). And only from the chunk's thread (another thread's work cuts
+  // the chunk), not the legacy stream (implicit order with every blocking stream), not a per-thread
+  // stream; beside a chunk on the legacy stream only a non-blocking stream (PyTorch's default
+  // stream is the legacy one, its side streams are non-blocking): a blocking one's work is ordered
+  // after the legacy stream's earlier work, which no edge in the graph would say. A side stream
+  // needs the engine's own events and the driver's wait.
   return options_.multi_stream && same_thread && !host_waits_ && !is_legacy_stream(stream) &&
          !is_per_thread_stream(stream) && fork_.streams() < 8 && api_->stream_wait_event &&
          api_->event_record && api_->event_create &&
@@ -312,8 +313,13 @@ bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool sam
   return fork_.holds_stream(stream) || may_join(stream, same_thread);
 }
 
-size_t GraphEngine::chunk_end() const {
-  return chunk_.end(following_tokens_.size());
+bool GraphEngine::plain_program_graph(uint64_t exec) {
+  const ProgramGraphs::Entry* e = program_graphs_.find(reinterpret_cast<CUgraphExec>(exec));
+  return e && e->plain;
+}
+
+bool GraphEngine::chunk_full() const {
+  return chunk_.full(position_, following_tokens_.size(), pending_.extra_weight());
 }
 
 bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
@@ -637,6 +643,7 @@ bool GraphEngine::record(const Work& w) {
     p.kind = NodeKind::kChildGraph;
     p.graph = *w.graph;
     p.position = static_cast<uint32_t>(position_);
+    pending_.add_weight(w.graph->weight > 1 ? w.graph->weight - 1 : 0);
     fork_.node(normalized_stream(w.graph->stream, w.graph->per_thread));
     ++position_;
     ++stats_.program_graphs_recorded;
@@ -892,7 +899,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         r = refuse(w, EagerReason::kStagingFull);
         return result != CUDA_SUCCESS ? result : r;
       }
-      if (position_ == chunk_end()) r = submit();
+      if (chunk_full()) r = submit();
       return result != CUDA_SUCCESS ? result : r;
     }
   }
@@ -1085,7 +1092,8 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       const uint64_t s = normalized_stream(stream, per_thread);
       if (chunk_sees(s) || (handle && fork_.holds_event(handle))) r = flush(FlushCause::kOp, op);
       host_waits_ |= op == Op::LaunchHostFunc || op == Op::StreamAddCallback ||
-                     op == Op::GraphLaunch || op == Op::WaitExternalSemaphoresAsync;
+                     op == Op::WaitExternalSemaphoresAsync ||
+                     (op == Op::GraphLaunch && !plain_program_graph(handle));
       if (op == Op::StreamDestroy) {
         std::erase_if(stream_flags_, [s](const auto& f) { return f.first == s; });
       }

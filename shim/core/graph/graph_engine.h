@@ -236,6 +236,9 @@ class GraphEngine {
   uint64_t token(const ProgramGraphCall& g) const;
   // The program's graph `e` is never taken again, for this reason (a static string).
   void refuse_program_graph(ProgramGraphs::Entry& e, const char* why);
+  // Whether a launch of the program's `exec` runs kernels, copies and sets only (it was
+  // instantiated where graph mode saw it: program_graphs on): it never waits for the host.
+  bool plain_program_graph(uint64_t exec);
   // Whether the current chunk holds a launch of the program's `exec`.
   bool chunk_holds_graph(uint64_t exec) const;
   // Whether an op on normalized stream `s` orders with or observes work of the chunk.
@@ -253,7 +256,7 @@ class GraphEngine {
   CUresult admit(Work& w);  // a launch or memop: capture passthrough, refusal, or take()
   CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
   CUresult take(const Work& w, uint64_t token);        // follow, record or issue
-  size_t chunk_end() const;                            // exclusive end of the current chunk
+  bool chunk_full() const;                             // the current chunk is complete
   // A found sequence this launch begins: a segment at its start, or the periodic sequence
   // `periodic_id` at `phase` (the launch's index in its canonical rotation).
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id, uint32_t phase);

@@ -37,7 +37,10 @@ class PendingList {
   }
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
-  void clear() { n_ = 0; }
+  void clear() { n_ = extra_weight_ = 0; }
+  // Work beyond one launch per entry: a child graph's nodes but one (chunk_policy.h).
+  void add_weight(size_t extra) { extra_weight_ += extra; }
+  size_t extra_weight() const { return extra_weight_; }
   const Pending* begin() const { return slots_.data(); }
   Pending* data() { return slots_.data(); }
   const Pending* end() const { return slots_.data() + n_; }
@@ -45,6 +48,7 @@ class PendingList {
  private:
   std::vector<Pending> slots_;
   size_t n_ = 0;
+  size_t extra_weight_ = 0;
 };
 
 }  // namespace pygraph

@@ -42,6 +42,7 @@ struct ProgramGraphCall {
   CUgraph copy = nullptr;      // set by the engine when taken: the graph the child node runs
   uint32_t id = 0;             // ProgramGraphs::Entry::id
   bool node_priority = false;  // ProgramGraphs::Entry::node_priority
+  uint32_t weight = 1;         // ProgramGraphs::Entry::weight
 };
 
 // Launches `l` through its entry point with these arguments (a recorded launch passes the

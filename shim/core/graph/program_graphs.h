@@ -43,6 +43,10 @@ class ProgramGraphs {
     CUstream home_raw = nullptr;  // as the program passed it
     bool taken = false;           // a launch of it went into a chunk
     bool node_priority = false;   // instantiated to run at its nodes' own priorities
+    // Kernels, copies and sets only (no host, event, wait or memory node): a launch of it
+    // never waits for the host, taken or not (GraphEngine::may_join).
+    bool plain = false;
+    uint32_t weight = 1;  // its kernel, copy and set nodes: what it weighs in a chunk
     const char* why_not = nullptr;
   };
 
@@ -65,8 +69,9 @@ class ProgramGraphs {
   uint64_t takeable() const { return takeable_; }
 
  private:
-  // Why a launch of `graph`, instantiated with `flags`, may not be taken; null: it may.
-  const char* inspect(CUgraph graph, unsigned long long flags) const;
+  // Why a launch of `graph`, instantiated with `flags`, may not be taken; null: it may. Fills
+  // e.plain and e.weight from its nodes.
+  const char* inspect(CUgraph graph, unsigned long long flags, Entry* e) const;
   void drop_copy(Entry& e);
 
   const DriverApi* api_;
