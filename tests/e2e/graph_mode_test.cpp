@@ -158,12 +158,13 @@ namespace {
 
 // The program's own graphs, launched between short stretches of eager work (as reduce-overhead
 // does), with and without the shim; `mode` is program_graph_program's argument, `env` more of
-// the environment of both runs. The option is off by default (config/README.md): on here
-// unless `env` says otherwise (set later, it wins).
+// the environment of both runs. The option is off by default (config/README.md): on here,
+// each graph taken from its first launch, unless `env` says otherwise (set later, it wins).
 GraphRun run_program_graphs(const std::string& mode, Env env = {}) {
   std::vector<std::string> argv = {PROGRAM_GRAPH_PROGRAM};
   if (!mode.empty()) argv.push_back(mode);
-  env.insert(env.begin(), {"PYGRAPH_PROGRAM_GRAPHS", "1"});
+  env.insert(env.begin(),
+             {{"PYGRAPH_PROGRAM_GRAPHS", "1"}, {"PYGRAPH_PROGRAM_GRAPH_LAUNCHES", "1"}});
   return run_both(argv, "", env);
 }
 
@@ -183,6 +184,16 @@ TEST(ProgramGraphs, TheProgramsGraphLaunchesJoinTheChunkAsChildGraphs) {
   EXPECT_EQ(pg["replayed_in_graphs"].get<int>() + pg["issued_with_chunk"].get<int>(), 2 * 38);
   EXPECT_EQ(g.stats["flushes"]["by_reason"].value("cuGraphLaunch", 0), 0);
   EXPECT_GE(g.stats["launches"]["replayed_in_graphs"].get<int>(), 6 * 36);
+}
+
+TEST(ProgramGraphs, AGraphIsTakenFromItsSixteenthLaunchOn) {
+  // By default (program_graph_launches 16) the program launches each graph itself 15 times;
+  // its step, with the graphs in it, is then a new sequence, followed from its third
+  // occurrence: 23 of the 40 steps.
+  const GraphRun g = run_program_graphs("", {{"PYGRAPH_PROGRAM_GRAPH_LAUNCHES", "16"}});
+  EXPECT_EQ(g.shim, g.plain);
+  ASSERT_TRUE(g.stats.is_object());
+  EXPECT_EQ(g.stats["program_graphs"]["taken_into_chunks"], 2 * (40 - 15 - 2));
 }
 
 TEST(ProgramGraphs, ALoopsChunksWeighTheProgramsGraphsByTheirNodes) {

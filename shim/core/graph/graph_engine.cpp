@@ -230,6 +230,10 @@ bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* resu
     stats_.program_graph_refused = e->why_not;
     return false;
   }
+  if (e->launches + 1 < options_.program_graph_launches) {
+    ++e->launches;  // not launched often enough yet to pay for copies of it (program_graphs.h)
+    return false;
+  }
   if (!capturing_.empty() || is_per_thread_stream(stream) || current_context() != e->context) {
     return false;  // as a launch there would be (unrecordable)
   }

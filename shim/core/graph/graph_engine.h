@@ -83,6 +83,8 @@ struct EngineOptions {
   // The program's own graph launches join chunks as child graphs (program_graphs.h); false:
   // each one submits the chunk of its stream. Off for engines the tests build unless asked.
   bool program_graphs = false;
+  // A graph of the program's is taken from this launch of it on (program_graphs.h).
+  uint32_t program_graph_launches = 16;
   // Whether graphs pay, measured per sequence (decision_policy.h). Off by default until its
   // figures are measured on the GPU: every sequence is graphed, unmeasured
   // (PYGRAPH_MEASURE_WINDOWS=0; the hooks turn it on for a positive value).

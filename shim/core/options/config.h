@@ -37,6 +37,7 @@ struct Config {
   bool patch_grid{};          // graph mode: grid and dynamic shared memory patched, not in token
   bool streams{};             // graph mode: several streams in one graph (stream_fork.h)
   bool program_graphs{};      // graph mode: the program's graphs as child graphs (program_graphs.h)
+  unsigned program_graph_launches{};  // graph mode: a program graph's launches before it is taken
   // The measured decisions (decision_policy.h): on when measure_windows > 0. The kernel patterns
   // and the cache path are parsed, checked and shown only, not in effect yet.
   double min_gain_percent{};

@@ -80,13 +80,18 @@ const OptionSpec kTable[] = {
      "nodes and edges, so a step on several streams is one graph (side streams forked and "
      "joined at its launch). `0`: an event record or another stream submits the chunk.",
      false},
-    {"program_graphs", &Config::program_graphs, "0", 0, 0,
+    {"program_graphs", &Config::program_graphs, "1", 0, 0,
      "Graph mode: `1`: the program's own graph launches (torch.compile's reduce-overhead "
      "mode, CUDA graphs it made itself) join the chunk as child graphs, run from a copy made "
      "when the program instantiated the graph, where that copy is exactly what the launch "
-     "would run (`docs/design-graph-mode.md`). `0` (the default until it is measured faster "
-     "on the GPU: bitwise equal and 100 % coverage, but slower in 4 of 6 reduce-overhead "
-     "cells so far): each such launch submits the chunk.",
+     "would run, each counted as its nodes in the chunk's size (`docs/design-graph-mode.md`). "
+     "`0`: each such launch submits the chunk.",
+     false},
+    {"program_graph_launches", &Config::program_graph_launches, "16", 1, 1000000,
+     "Graph mode, with program_graphs on: a graph of the program's joins chunks from this "
+     "launch of it on. A chunk graph holding a copy of it instantiates all of its nodes again, "
+     "which only many replays pay back (GPT-2 decode under reduce-overhead, one graph per KV "
+     "length each launched once per 64 tokens, ran 23 % slower with `1`).",
      false},
     {"min_gain_percent", &Config::min_gain_percent, "2", 0, 100,
      "Graph mode, with measure_windows > 0: a sequence keeps its graphs only if its replayed "
