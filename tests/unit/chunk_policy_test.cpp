@@ -98,6 +98,22 @@ TEST(ShortChunks, ASequenceCutShortAgainAndAgainRunsUndeferredForAWhileThatDoubl
   EXPECT_EQ(undeferred, 2048);
 }
 
+TEST(LoneStarts, APlaceCutShortInARowGoesOutAsItComesForGood) {
+  LoneStarts l;
+  EXPECT_FALSE(l.lone(3));  // nothing known yet
+  for (uint8_t i = 1; i < LoneStarts::kLimit; ++i) l.cut_short(3, 10);
+  EXPECT_FALSE(l.lone(3));
+  l.replayed(3);  // a replay starting there ends the streak
+  for (uint8_t i = 1; i < LoneStarts::kLimit; ++i) l.cut_short(3, 10);
+  EXPECT_FALSE(l.lone(3));
+  l.cut_short(3, 10);
+  EXPECT_TRUE(l.lone(3));
+  l.replayed(3);
+  EXPECT_TRUE(l.lone(3));  // for good
+  EXPECT_FALSE(l.lone(4));
+  EXPECT_FALSE(l.lone(100));  // beyond the sequence
+}
+
 TEST(ShortChunks, AReplayEndsTheStreak) {
   ShortChunks s;
   for (uint32_t k = 1; k < ShortChunks::kShortLimit; ++k) s.cut_short();

@@ -203,6 +203,27 @@ TEST_F(GraphMemopTest, MemsetsAndCopiesAreNodesOfTheReplayedGraphs) {
   expect_all_accounted();
 }
 
+TEST_F(GraphMemopTest, ACopyCutShortByASyncEveryStepGoesOutAsItComesWithoutASnapshot) {
+  // Each step: 8 kernels, then a pageable copy the host syncs right after (PyTorch's
+  // torch.tensor(..., device="cuda")). The kernels replay (in 11 of the 12 steps) as one chunk of
+  // 8 and the copy is a chunk of its own, cut short by the sync: deferred, snapshotted, then
+  // sent out eagerly. After LoneStarts::kLimit such steps it goes out as it comes.
+  for (int n = 1; n <= 12; ++n) {
+    float a = 0.5f;
+    for (int k = 0; k < 4; ++k) {
+      kernel(scale_, &a);
+      kernel(addk_, &n);
+    }
+    copy_pageable(0, 8, float(n) * 3.0f, 8);
+    host_read("after step " + std::to_string(n));
+  }
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.replayed, 8u * 11u);
+  EXPECT_EQ(s.memops_replayed, 0u);
+  EXPECT_EQ(s.staged_bytes, LoneStarts::kLimit * 8u * 4u) << "snapshots after the copy was lone";
+  expect_all_accounted();
+}
+
 TEST_F(GraphMemopTest, SnapshotsStillInFlightAreNeverOverwritten) {
   // A ring of 256 bytes holds 4 snapshots of 32 bytes (64 with alignment: a quarter each).
   EngineOptions o = chunks_from_8();

@@ -19,12 +19,19 @@
 //    right before the program's own graph launch, every iteration) only delay what they hold.
 //    After kShortLimit in a row with no replay between, the sequence's next occurrences run as
 //    they come, undeferred (1,024 of them, doubling each time it happens again).
+//  - Lone starts (LoneStarts, one per sequence): a chunk cut below that at the same place
+//    again and again, between replays of the rest (a copy that the program follows with a
+//    sync every iteration: PyTorch's torch.tensor(..., device="cuda")), is deferred only to go
+//    out eagerly, after a snapshot of its pageable source (measured on the H200: host-tensors
+//    3-5 % slower than with the snapshots off). After kLimit cuts in a row there, the work
+//    at that place goes out as it comes, for good for this sequence.
 // Units of their own so that the engine stays a coordinator and the tests call them directly.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace pygraph {
 
@@ -106,6 +113,27 @@ class ShortChunks {
   uint32_t in_row_ = 0;
   uint32_t left_ = 0;
   uint32_t next_ = 1024;
+};
+
+// Places in a sequence (positions modulo its length) where chunks were cut short in a row.
+class LoneStarts {
+ public:
+  static constexpr uint8_t kLimit = 4;
+
+  // A chunk starting at `place` of a sequence of `length` went out eagerly for being short.
+  void cut_short(size_t place, size_t length) {
+    if (cuts_.size() < length) cuts_.resize(length);  // once per sequence (slow path)
+    if (place < cuts_.size() && cuts_[place] < kLimit) ++cuts_[place];
+  }
+  // A chunk starting at `place` was replayed as a graph: the streak there ends (unless lone).
+  void replayed(size_t place) {
+    if (place < cuts_.size() && cuts_[place] < kLimit) cuts_[place] = 0;
+  }
+  // Whether work at `place`, starting a chunk, goes out as it comes.
+  bool lone(size_t place) const { return place < cuts_.size() && cuts_[place] >= kLimit; }
+
+ private:
+  std::vector<uint8_t> cuts_;
 };
 
 }  // namespace pygraph

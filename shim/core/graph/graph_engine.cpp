@@ -869,6 +869,23 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     end_of_occurrence();
     return result;
   }
+  if (following_id_ && !w.event && pending_.empty() &&
+      plan_->lone_starts.lone(position_ % plan_->length)) {
+    // A chunk starting here is cut short every time: it goes out as it comes (chunk_policy.h).
+    const CUresult r = issue(w);
+    if (r != CUDA_SUCCESS) {
+      count_eager(w, EagerReason::kLaunchError);
+      interrupt_occurrence();
+      end_segment(w.op());
+      resume_.forget();
+      return result != CUDA_SUCCESS ? result : r;
+    }
+    count_eager(w, EagerReason::kShortChunk);
+    ++position_;
+    chunk_.move_start(position_);
+    end_of_occurrence();
+    return result;
+  }
   if (following_id_) {
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
@@ -1047,7 +1064,10 @@ CUresult GraphEngine::submit() {
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   if (!worth_a_graph(graph_work(pending_)) || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
-    if (plan_ && !plan_->disabled && plan_->short_chunks.cut_short()) ++stats_.cut_short;
+    if (plan_ && !plan_->disabled) {
+      if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
+      plan_->lone_starts.cut_short(start % plan_->length, plan_->length);
+    }
     const CUresult r = drain_eagerly(EagerReason::kShortChunk);
     end_of_occurrence();
     return r;
@@ -1068,6 +1088,7 @@ CUresult GraphEngine::submit() {
     return eager;
   }
   plan_->short_chunks.replayed();
+  plan_->lone_starts.replayed(start % plan_->length);
   if (options_.measure) {
     // The policy re-measures when replays change (fewer launches, more patches per replay).
     plan_->replayed_nodes += done.nodes;

@@ -223,6 +223,8 @@ class GraphEngine {
     // Chunks cut to one launch (a boundary right after it: the program's own graph launch):
     // deferring such a launch only delays it (chunk_policy.h).
     ShortChunks short_chunks;
+    // Places where a chunk starting there is cut short every time: issued as they come.
+    LoneStarts lone_starts;
     // It held the turn to measure and completed no window: no turn before this many starts
     // (measure_turn.h).
     uint64_t turn_blocked_until = 0;
