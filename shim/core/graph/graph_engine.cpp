@@ -647,7 +647,7 @@ bool GraphEngine::record(const Work& w) {
     p.kind = NodeKind::kChildGraph;
     p.graph = *w.graph;
     p.position = static_cast<uint32_t>(position_);
-    pending_.add_weight(w.graph->weight > 1 ? w.graph->weight - 1 : 0);
+    pending_.add_weight(w.graph->weight - 1);  // at least 1 (program_graphs.cpp)
     fork_.node(normalized_stream(w.graph->stream, w.graph->per_thread));
     ++position_;
     ++stats_.program_graphs_recorded;
@@ -847,9 +847,13 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     expected_phase_ = detector_.periodic_phase();
   }
 
-  if (following_id_ && eager_arm_) {
+  // A place where a chunk starting there is cut short every time (chunk_policy.h).
+  const bool lone = following_id_ && !eager_arm_ && !w.event && pending_.empty() &&
+                    plan_->lone_starts.lone(position_ % plan_->length);
+  if (following_id_ && (eager_arm_ || lone)) {
     // Followed but not recorded: this occurrence runs as the program made it (an eager window
-    // of a measurement, or a sequence whose graphs do not pay), and its end is still seen.
+    // of a measurement, or a sequence whose graphs do not pay), or this work does (lone), and
+    // the occurrence's end is still seen.
     const CUresult r = issue(w);
     if (w.event) {
       ++stats_.events_eager;
@@ -864,25 +868,9 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       resume_.forget();  // a retry of the failing launch is no place to take the loop up
       return result != CUDA_SUCCESS ? result : r;
     }
-    count_eager(w, eager_arm_reason_);
+    count_eager(w, lone ? EagerReason::kShortChunk : eager_arm_reason_);
     ++position_;
-    end_of_occurrence();
-    return result;
-  }
-  if (following_id_ && !w.event && pending_.empty() &&
-      plan_->lone_starts.lone(position_ % plan_->length)) {
-    // A chunk starting here is cut short every time: it goes out as it comes (chunk_policy.h).
-    const CUresult r = issue(w);
-    if (r != CUDA_SUCCESS) {
-      count_eager(w, EagerReason::kLaunchError);
-      interrupt_occurrence();
-      end_segment(w.op());
-      resume_.forget();
-      return result != CUDA_SUCCESS ? result : r;
-    }
-    count_eager(w, EagerReason::kShortChunk);
-    ++position_;
-    chunk_.move_start(position_);
+    if (pending_.empty()) chunk_.move_start(position_);
     end_of_occurrence();
     return result;
   }

@@ -49,8 +49,9 @@ class ProgramGraphs {
     bool taken = false;           // a launch of it went into a chunk
     uint32_t launches = 0;        // seen, up to the option's count
     bool node_priority = false;   // instantiated to run at its nodes' own priorities
-    // Kernels, copies and sets only (no host, event, wait or memory node): a launch of it
-    // never waits for the host, taken or not (GraphEngine::may_join).
+    // Kernels, copies and sets only (no host, event, wait or memory node), instantiated with
+    // flags a child node keeps: a launch of it never waits for the host, taken or not
+    // (GraphEngine::may_join).
     bool plain = false;
     uint32_t weight = 1;  // its kernel, copy and set nodes: what it weighs in a chunk
     const char* why_not = nullptr;
