@@ -160,9 +160,11 @@ namespace {
 // does), with and without the shim; `mode` is program_graph_program's argument, `env` more of
 // the environment of both runs. The option is off by default (config/README.md): on here,
 // each graph taken from its first launch, unless `env` says otherwise (set later, it wins).
-GraphRun run_program_graphs(const std::string& mode, Env env = {}) {
+GraphRun run_program_graphs(const std::string& mode, Env env = {},
+                            const std::vector<std::string>& args = {}) {
   std::vector<std::string> argv = {PROGRAM_GRAPH_PROGRAM};
   if (!mode.empty()) argv.push_back(mode);
+  argv.insert(argv.end(), args.begin(), args.end());
   env.insert(env.begin(),
              {{"PYGRAPH_PROGRAM_GRAPHS", "1"}, {"PYGRAPH_PROGRAM_GRAPH_LAUNCHES", "1"}});
   return run_both(argv, "", env);
@@ -197,10 +199,11 @@ TEST(ProgramGraphs, AGraphIsTakenFromItsSixteenthLaunchOn) {
 }
 
 TEST(ProgramGraphs, ALoopsChunksWeighTheProgramsGraphsByTheirNodes) {
-  // A step: 6 launches and the program's graphs of 40 and 5 kernels, 8 positions. Counted by
-  // positions, the loop's chunks would hold its period unrolled to 64 positions: 16 of the
-  // program's graphs in each replay. Counted by nodes (up to max_chunk, 128), a chunk ends
-  // at the first position where it weighs 128 or more: at most 5 of them.
+  // A step: 6 launches and the program's graphs of 40 and 5 kernels, 8 positions weighing 51.
+  // Counted by positions, the loop's chunks would hold its period unrolled to 64 positions: 16
+  // of the program's graphs in each replay. Counted by nodes (up to max_chunk, 128), a chunk
+  // ends at the first position where it weighs 128 or more: at most 6 of them (from a graph of
+  // 5: 5, 40, 5, 40 and 5 weigh 95, the launches between them 12, and the next graph ends it).
   const GraphRun g = run_program_graphs("loop");
   ASSERT_FALSE(g.plain.empty());
   EXPECT_EQ(g.shim, g.plain);
@@ -211,9 +214,30 @@ TEST(ProgramGraphs, ALoopsChunksWeighTheProgramsGraphsByTheirNodes) {
   ASSERT_GT(replays, 0);
   const int children = pg["replayed_in_graphs"].get<int>();
   EXPECT_GE(children, 2 * 180) << "the loop's steps were not replayed as graphs";
-  EXPECT_LE(children, 5 * replays)
+  EXPECT_LE(children, 6 * replays)
       << children << " of the program's graphs in " << replays << " replays";
   EXPECT_GE(children, 3 * replays) << "chunks much shorter than max_chunk";
+}
+
+TEST(ProgramGraphs, ALoopOfTheProgramsGraphAloneBuildsItsGraphsOnce) {
+  // Each step is one launch of the program's graph of 40 kernels: a chunk's first sizes hold
+  // one each, which go out eagerly. They are full, not cut short: were they taken for cut
+  // short (LoneStarts), each occurrence between two reads would be followed from a later
+  // place, in chunks at new places, each a new graph (0.7-1.8 ms on the H200) again and again.
+  auto run = [](const char* steps, const char* read_every) {
+    return run_program_graphs("alone", {}, {steps, read_every});
+  };
+  const GraphRun shorter = run("1000", "200"), longer = run("4000", "200");
+  EXPECT_EQ(longer.shim, longer.plain);
+  ASSERT_TRUE(shorter.stats.is_object() && longer.stats.is_object());
+  EXPECT_GT(shorter.stats["graphs"]["instantiated"].get<int>(), 0);
+  EXPECT_EQ(longer.stats["graphs"]["instantiated"], shorter.stats["graphs"]["instantiated"])
+      << "graphs were still being built after the first occurrences";
+  // Read every 37 steps: nearly every launch of the program's graph is in a chunk.
+  const GraphRun odd = run("4000", "37");
+  EXPECT_EQ(odd.shim, odd.plain);
+  ASSERT_TRUE(odd.stats.is_object());
+  EXPECT_GE(odd.stats["program_graphs"]["taken_into_chunks"].get<int>(), 4000 * 9 / 10);
 }
 
 TEST(ProgramGraphs, OffEachGraphLaunchSubmitsTheChunk) {

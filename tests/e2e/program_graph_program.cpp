@@ -9,10 +9,15 @@
 //  - stream: at step 20 it launches the forward graph on a second stream (ordered by events);
 //  - device: its graphs are instantiated for device launch;
 //  - loop: its forward graph holds 40 launches, and it syncs and reads every 50 steps of 200
-//    (a loop, as compiled inference with reduce-overhead runs).
+//    (a loop, as compiled inference with reduce-overhead runs);
+//  - alone STEPS READ_EVERY: each step is one launch of the forward graph (40 launches) and
+//    nothing else, and the host syncs and reads every READ_EVERY steps (compiled inference at
+//    batch 1 under reduce-overhead, timed in chunks of READ_EVERY iterations).
 // Prints one line: a digest of everything the host read. Same output with and without the shim.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "runtime_bootstrap.h"
@@ -80,7 +85,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Arguments the graphs hold: fixed at capture, as static buffers are.
-  const bool loop = std::strcmp(what, "loop") == 0;
+  const bool alone = std::strcmp(what, "alone") == 0;
+  const bool loop = alone || std::strcmp(what, "loop") == 0;
   int fixed[48];
   for (int i = 0; i < 48; ++i) fixed[i] = 100 + i;
   auto run = [&](int* a, CUstream s) {
@@ -111,7 +117,8 @@ int main(int argc, char** argv) {
 
   int host[kLen] = {};
   uint64_t digest = 1469598103934665603ull;
-  const int steps = loop ? 200 : 40, read_every = loop ? 50 : 1;
+  const int steps = alone && argc > 2 ? std::atoi(argv[2]) : loop ? 200 : 40;
+  const int read_every = alone && argc > 3 ? std::max(std::atoi(argv[3]), 1) : loop ? 50 : 1;
   for (int step = 0; step < steps; ++step) {
     int input = step * 7, tail = step + 1000;
     CUstream at = stream;
@@ -137,11 +144,15 @@ int main(int argc, char** argv) {
       at = side;
       if (record(ev, stream) || wait(side, ev, 0)) return 4;
     }
-    if (run(&input, stream) || graph_launch(forward, at)) return 5;
-    if (at != stream && (record(ev, side) || wait(stream, ev, 0))) return 5;
-    if (run(&input, stream) || run(&tail, stream) || graph_launch(backward, stream)) return 5;
-    for (int i = 0; i < 3; ++i) {
-      if (run(&tail, stream)) return 5;
+    if (alone) {
+      if (graph_launch(forward, stream)) return 5;
+    } else {
+      if (run(&input, stream) || graph_launch(forward, at)) return 5;
+      if (at != stream && (record(ev, side) || wait(stream, ev, 0))) return 5;
+      if (run(&input, stream) || run(&tail, stream) || graph_launch(backward, stream)) return 5;
+      for (int i = 0; i < 3; ++i) {
+        if (run(&tail, stream)) return 5;
+      }
     }
     if ((step + 1) % read_every) continue;
     if (sync(stream) || read(host, y, sizeof host)) return 6;

@@ -44,6 +44,21 @@ TEST(ChunkCursor, AChunkIsFullWhenItsWorkReachesItsSizeWhateverItsPositions) {
   EXPECT_TRUE(c.full(4, 4, 0));  // the occurrence ends
 }
 
+TEST(ChunkCursor, TheNextChunkGrowsFromWhatTheLastOneWeighed) {
+  // The program's graph of 40 nodes fills a first chunk of 2 alone: the next may weigh 80 (two
+  // of them, a graph worth replaying), not 4 (one again), and never more than max.
+  ChunkCursor c(2, 64);
+  c.begin(0);
+  EXPECT_TRUE(c.filled(1, 39));
+  c.submitted(1, 40);
+  EXPECT_FALSE(c.filled(2, 39));  // one graph: 40 of 64
+  EXPECT_TRUE(c.filled(3, 78));   // two
+  // A chunk cut short by an op (1 of its 64) does not shrink the next.
+  c.submitted(3, 1);
+  EXPECT_FALSE(c.filled(3 + 63, 0));
+  EXPECT_TRUE(c.filled(3 + 64, 0));
+}
+
 TEST(ChunkCursor, AnotherGrowthMakesFewerLargerChunks) {
   ChunkCursor c(2, 128, 4);
   EXPECT_EQ(chunks(c, 0, 69), (std::vector<size_t>{2, 8, 32, 27}));

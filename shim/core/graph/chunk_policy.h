@@ -61,11 +61,15 @@ class ChunkCursor {
   void reset() { start_ = size_ = 0; }
   // Nothing is pending at `position` (an event op issued where it was): the chunk starts there.
   void move_start(size_t position) { start_ = position; }
-  // The current chunk was submitted when the occurrence reached `position`: the next begins
-  // there, `growth` times as large up to max.
-  void submitted(size_t position) {
+  // The current chunk was submitted when the occurrence reached `position`, weighing `weight`
+  // (its positions and their extra weight): the next begins there, `growth` times as large as
+  // this one was allowed to be or weighed, whichever is more, up to max. A program's graph
+  // that alone outweighs the first sizes is no reason to take them one by one: each such chunk
+  // of one launch goes out eagerly, and a sequence that starts with several would follow a
+  // schedule of its own every time one of them went out as it came (LoneStarts).
+  void submitted(size_t position, size_t weight = 0) {
     start_ = position;
-    size_ = std::min<size_t>(size_ * growth_, max_);
+    size_ = std::min<size_t>(std::max(size_, weight) * growth_, max_);
   }
 
   size_t start() const { return start_; }
@@ -74,8 +78,10 @@ class ChunkCursor {
   // Whether the chunk is complete at `position`, its entries weighing `extra` more than one
   // each (PendingList::extra_weight).
   bool full(size_t position, size_t length, size_t extra) const {
-    return position >= end(length) || position - start_ + extra >= size_;
+    return position >= end(length) || filled(position, extra);
   }
+  // Whether the chunk weighs its size at `position` (not only the occurrence's end reached).
+  bool filled(size_t position, size_t extra) const { return position - start_ + extra >= size_; }
   uint32_t max() const { return max_; }
 
  private:

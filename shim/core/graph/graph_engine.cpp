@@ -1048,11 +1048,15 @@ CUresult GraphEngine::submit() {
   // The next chunk of this occurrence is `chunk_growth` times as large, up to max_chunk
   // (chunk_policy.h).
   const size_t start = chunk_.start();
-  chunk_.submitted(position_);
+  // Filled, not cut short: a chunk of one launch that weighs its size (a program's graph
+  // weighing its nodes) is no reason to stop deferring. The occurrence's last launch alone is
+  // (a copy the program syncs right after).
+  const bool full = chunk_.filled(position_, pending_.extra_weight());
+  chunk_.submitted(position_, position_ - start + pending_.extra_weight());
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   if (!worth_a_graph(graph_work(pending_)) || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
-    if (plan_ && !plan_->disabled) {
+    if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
       plan_->lone_starts.cut_short(start % plan_->length, plan_->length);
     }
