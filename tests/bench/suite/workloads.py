@@ -18,10 +18,12 @@ TORCH_VARIANTS = ("eager", "cuda-graph", "compile", "compile-ro")
 TRAIN_VARIANTS = ("eager", "cuda-graph", "graphed-callables", "compile", "compile-ro")
 
 
-# Warm-up steps before timing, by default: past both warm-ups of a reduce-overhead cell with
-# the shim. torch.compile records a step's CUDA graph at its second or third call, and the shim
-# takes the program's graph into its chunks from its 16th launch (program_graph_launches); with
-# 10 steps, the inference cells' timed chunks began before that (coverage 62-98 % at d1b4173).
+# Warm-up steps before timing (every workload but gpt2-decode): past both warm-ups of a
+# reduce-overhead cell with the shim. torch.compile records a step's CUDA graph at its second or
+# third call, and the shim takes the program's graph into its chunks from its 16th launch
+# (program_graph_launches). With 5-10 steps, the timed chunks of the inference cells began
+# before that (coverage 62-98 % at d1b4173); with 6, those of the training cells met the step
+# with the program's graphs in it as a new sequence (gpt2-train: 84.6 % and +3.7 % at 27e2943).
 WARMUP = 20
 
 
@@ -494,7 +496,7 @@ WORKLOADS = {w.name: w for w in (
              "nothing)", lambda v: vision_infer(v, "resnet50", 64), steps=4),
     Workload("bert-b1", "BERT-base inference, batch 1, sequence 128", bert_infer, steps=10),
     Workload("bert-train", "BERT-base training, batch 8, sequence 128, AdamW", bert_train,
-             steps=4, warmup=6, variants=TRAIN_VARIANTS, train=True),
+             steps=4, variants=TRAIN_VARIANTS, train=True),
     # warmup: two full 64-token cycles before timing. Every KV length is a shape of its own:
     # compile-ro warms a CUDA graph up on its first sight of a length and records it on the
     # second, and the shim too meets each length's launch sequence once per cycle; with 10
@@ -504,7 +506,7 @@ WORKLOADS = {w.name: w for w in (
              variants=("eager", "compile", "compile-ro"),
              na={"cuda-graph": "the KV cache grows: shapes change every token"}),
     Workload("gpt2-train", "GPT-2 small training, batch 8, sequence 128, bf16 autocast, SDPA",
-             gpt2_train, steps=3, warmup=6, variants=TRAIN_VARIANTS, train=True),
+             gpt2_train, steps=3, variants=TRAIN_VARIANTS, train=True),
     Workload("timm-b8", "timm efficientnet_b0 inference, batch 8", timm_infer, steps=12),
     Workload("compiled-b1", "MLP inference at batch 1 (8 Linear 512 + GELU), loop never syncs",
              compiled_b1, steps=200),
