@@ -50,11 +50,11 @@ TEST(ChunkCursor, TheNextChunkGrowsFromWhatTheLastOneWeighed) {
   ChunkCursor c(2, 64);
   c.begin(0);
   EXPECT_TRUE(c.filled(1, 39));
-  c.submitted(1, 40);
+  c.submitted(1, 39);
   EXPECT_FALSE(c.filled(2, 39));  // one graph: 40 of 64
   EXPECT_TRUE(c.filled(3, 78));   // two
-  // A chunk cut short by an op (1 of its 64) does not shrink the next.
-  c.submitted(3, 1);
+  // A chunk cut short by an op (2 of its 64) does not shrink the next.
+  c.submitted(3, 0);
   EXPECT_FALSE(c.filled(3 + 63, 0));
   EXPECT_TRUE(c.filled(3 + 64, 0));
 }

@@ -61,13 +61,14 @@ class ChunkCursor {
   void reset() { start_ = size_ = 0; }
   // Nothing is pending at `position` (an event op issued where it was): the chunk starts there.
   void move_start(size_t position) { start_ = position; }
-  // The current chunk was submitted when the occurrence reached `position`, weighing `weight`
-  // (its positions and their extra weight): the next begins there, `growth` times as large as
-  // this one was allowed to be or weighed, whichever is more, up to max. A program's graph
-  // that alone outweighs the first sizes is no reason to take them one by one: each such chunk
-  // of one launch goes out eagerly, and a sequence that starts with several would follow a
+  // The current chunk was submitted when the occurrence reached `position`, its entries
+  // weighing `extra` more than one each: the next begins there, `growth` times as large as this
+  // one was allowed to be or weighed, whichever is more, up to max. A program's graph that
+  // alone outweighs the first sizes is no reason to take them one by one: each such chunk of
+  // one launch goes out eagerly, and a sequence that starts with several would follow a
   // schedule of its own every time one of them went out as it came (LoneStarts).
-  void submitted(size_t position, size_t weight = 0) {
+  void submitted(size_t position, size_t extra = 0) {
+    const size_t weight = position - start_ + extra;
     start_ = position;
     size_ = std::min<size_t>(std::max(size_, weight) * growth_, max_);
   }

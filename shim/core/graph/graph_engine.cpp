@@ -43,7 +43,7 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
       staging_(api, options.staging_bytes),
       own_events_(api),
-      program_graphs_(api),
+      program_graphs_(api, &stats_.program_graphs_takeable),
       submitter_(api, &stats_, &staging_, &own_events_),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
@@ -192,14 +192,12 @@ void GraphEngine::refuse_program_graph(ProgramGraphs::Entry& e, const char* why)
   if (!e.copy) return;  // refused before
   program_graphs_.refuse(e, why);
   stats_.program_graph_refused = why;
-  stats_.program_graphs_takeable = program_graphs_.takeable();
 }
 
 void GraphEngine::program_graph_instantiated(CUgraphExec exec, CUgraph graph,
                                              unsigned long long flags) {
   program_graphs_.instantiated(exec, graph, flags, current_context());
   ++stats_.program_graphs_instantiated;
-  stats_.program_graphs_takeable = program_graphs_.takeable();
 }
 
 bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* result) {
@@ -1051,8 +1049,9 @@ CUresult GraphEngine::submit() {
   // Filled, not cut short: a chunk of one launch that weighs its size (a program's graph
   // weighing its nodes) is no reason to stop deferring. The occurrence's last launch alone is
   // (a copy the program syncs right after).
-  const bool full = chunk_.filled(position_, pending_.extra_weight());
-  chunk_.submitted(position_, position_ - start + pending_.extra_weight());
+  const size_t extra = pending_.extra_weight();
+  const bool full = chunk_.filled(position_, extra);
+  chunk_.submitted(position_, extra);
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   if (!worth_a_graph(graph_work(pending_)) || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
@@ -1163,7 +1162,6 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
         } else {
           refuse_program_graph(*e, "changed by the program");
         }
-        stats_.program_graphs_takeable = program_graphs_.takeable();
       }
       break;
     case FlushRule::kContextEnd:

@@ -53,7 +53,7 @@ void ProgramGraphs::instantiated(CUgraphExec exec, CUgraph graph, unsigned long 
     e.copy = nullptr;
     e.why_not = "copy failed";
   }
-  takeable_ += e.copy != nullptr;
+  *takeable_ += e.copy != nullptr;
   map_[reinterpret_cast<uint64_t>(exec)] = e;
 }
 
@@ -61,7 +61,7 @@ void ProgramGraphs::drop_copy(Entry& e) {
   if (!e.copy) return;
   api_->graph_destroy(e.copy);
   e.copy = nullptr;
-  --takeable_;
+  --*takeable_;
 }
 
 void ProgramGraphs::refuse(Entry& e, const char* why) {

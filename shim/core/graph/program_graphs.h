@@ -57,7 +57,9 @@ class ProgramGraphs {
     const char* why_not = nullptr;
   };
 
-  explicit ProgramGraphs(const DriverApi* api) : api_(api) {}
+  // `takeable` counts the entries whose launches may be taken now (those with a copy): the
+  // engine's stats.
+  ProgramGraphs(const DriverApi* api, uint64_t* takeable) : api_(api), takeable_(takeable) {}
   ProgramGraphs(const ProgramGraphs&) = delete;
   ProgramGraphs& operator=(const ProgramGraphs&) = delete;
 
@@ -72,8 +74,6 @@ class ProgramGraphs {
   void refuse(Entry& e, const char* why);
   void forget(CUgraphExec exec);
   void forget_all();  // a context ended: its executable graphs are gone with it
-  size_t known() const { return map_.size(); }
-  uint64_t takeable() const { return takeable_; }
 
  private:
   // Why a launch of `graph`, instantiated with `flags`, may not be taken; null: it may. Fills
@@ -84,7 +84,7 @@ class ProgramGraphs {
   const DriverApi* api_;
   std::unordered_map<uint64_t, Entry> map_;
   uint32_t next_id_ = 1;
-  uint64_t takeable_ = 0;  // entries whose launches may be taken now (with a copy)
+  uint64_t* takeable_;
 };
 
 }  // namespace pygraph
