@@ -158,8 +158,9 @@ namespace {
 
 // The program's own graphs, launched between short stretches of eager work (as reduce-overhead
 // does), with and without the shim; `mode` is program_graph_program's argument, `env` more of
-// the environment of both runs. The option is off by default (config/README.md): on here,
-// each graph taken from its first launch, unless `env` says otherwise (set later, it wins).
+// the environment of both runs. The option is on by default, each graph taken from its 16th
+// launch (config/README.md); here from its first, unless `env` says otherwise (set later, it
+// wins).
 GraphRun run_program_graphs(const std::string& mode, Env env = {},
                             const std::vector<std::string>& args = {}) {
   std::vector<std::string> argv = {PROGRAM_GRAPH_PROGRAM};
