@@ -124,6 +124,10 @@ void describe(const TraceLaunch& l, const FunctionInfo* info, const CountingDriv
   c.per_thread = false;
 }
 
+// The engine's clock offline: the time the trace recorded for the event being replayed, so that
+// the places where the program paused (pause_places.h) are learned as in the run.
+thread_local uint64_t t_trace_now = 0;
+
 }  // namespace
 
 bool options_from_file(const std::string& file, EngineOptions* out, std::string* error) {
@@ -147,7 +151,9 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
                             EngineObserver* observer,
                             const std::function<void(const TraceEvent&)>& before_event) {
   CountingDriver driver;
-  auto engine = std::make_unique<GraphEngine>(&driver.api(), options);
+  EngineOptions timed = options;
+  if (!timed.clock_ns) timed.clock_ns = [] { return t_trace_now; };
+  auto engine = std::make_unique<GraphEngine>(&driver.api(), timed);
   engine->set_observer(observer);
   const std::vector<FunctionInfo> functions = functions_of(trace);
   // A host source the engine may snapshot: any address outside the recorded allocations is
@@ -158,6 +164,7 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
   DoorCounts doors;
   for (const TraceEvent& e : trace.events) {
     if (before_event) before_event(e);
+    t_trace_now = e.is_launch ? trace.launches[e.index].ts_ns : trace.ops[e.index].ts_ns;
     if (e.is_launch) {
       const TraceLaunch& l = trace.launches[e.index];
       const FunctionInfo* info = l.function_id >= 1 && l.function_id <= functions.size()

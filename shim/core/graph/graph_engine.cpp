@@ -321,7 +321,8 @@ bool GraphEngine::plain_program_graph(uint64_t exec) {
 }
 
 bool GraphEngine::chunk_full() const {
-  return chunk_.full(position_, following_tokens_.size(), pending_.extra_weight());
+  return chunk_.full(position_, following_tokens_.size(), pending_.extra_weight()) ||
+         (plan_->pauses.any() && plan_->pauses.before(position_ % plan_->length));
 }
 
 bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
@@ -365,6 +366,7 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
   plan_ = &plans_[s.id];
   if (plans_.size() != plans) new_plan(plan_, s);
   following_tokens_.assign(s.tokens.begin(), s.tokens.end());
+  plan_->pauses.interrupt();
   position_ = 0;
   if (s.periodic) {
     // A loop: followed as a power-of-two multiple of its period (period.h), from wherever in
@@ -398,6 +400,7 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
   plan->policy = SequencePolicy(options_.policy);
   plan->length = static_cast<uint32_t>(s.tokens.size());
   plan->periodic = s.periodic;
+  plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns);
   plan->names.resize(s.tokens.size());
   plan->names_left = s.tokens.size();
 }
@@ -542,6 +545,10 @@ uint64_t monotonic_ns() {
 
 }  // namespace
 
+uint64_t GraphEngine::now_ns() const {
+  return options_.clock_ns ? options_.clock_ns() : monotonic_ns();
+}
+
 void GraphEngine::start_occurrence() {
   eager_arm_ = false;
   if (!plan_) return;
@@ -570,7 +577,7 @@ void GraphEngine::start_occurrence() {
   }
   const auto before = policy.phase();
   const uint32_t windows = policy.windows();
-  eager_arm_ = policy.next(options_.clock_ns ? options_.clock_ns() : monotonic_ns()) == Arm::kEager;
+  eager_arm_ = policy.next(now_ns()) == Arm::kEager;
   eager_arm_reason_ = policy.decided() ? EagerReason::kDecidedEager : EagerReason::kMeasuring;
   // A loop taken up in the middle of its period (found again, or resumed after a sync): this
   // partial iteration is no sample; the first whole one begins at the wrap.
@@ -618,6 +625,7 @@ bool GraphEngine::switch_variant(uint64_t tok) {
     plan_ = &plans_[s.id];
     if (plans_.size() != plans) new_plan(plan_, s);
     following_tokens_.assign(s.tokens.begin(), s.tokens.end());
+    plan_->pauses.interrupt();
     ++stats_.variant_switches;
     return true;
   }
@@ -631,6 +639,7 @@ void GraphEngine::stop_following() {
     resume_.remember(following_id_, static_cast<uint32_t>(position_ % plan_->length),
                      this_thread());
   }
+  if (plan_) plan_->pauses.interrupt();  // the next entry it records follows no entry of its own
   following_id_ = 0;
   resume_.settled();
   plan_ = nullptr;
@@ -852,6 +861,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // Followed but not recorded: this occurrence runs as the program made it (an eager window
     // of a measurement, or a sequence whose graphs do not pay), or this work does (lone), and
     // the occurrence's end is still seen.
+    plan_->pauses.interrupt();  // no gap of a recorded occurrence spans this
     const CUresult r = issue(w);
     if (w.event) {
       ++stats_.events_eager;
@@ -873,6 +883,10 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     return result;
   }
   if (following_id_) {
+    // While the sequence's pauses are learned: when this entry arrived, and when the engine was
+    // done with it if it submitted a chunk (what the program does between is its own time).
+    Plan* const learner = plan_->pauses.learning() ? plan_ : nullptr;
+    if (learner) learner->pauses.arrived(position_ % plan_->length, now_ns());
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
     const bool same_thread = this_thread() == chunk_thread_;
@@ -906,7 +920,15 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         r = refuse(w, EagerReason::kStagingFull);
         return result != CUDA_SUCCESS ? result : r;
       }
-      if (chunk_full()) r = submit();
+      if (chunk_full()) {
+        if (!chunk_.filled(position_, pending_.extra_weight()) &&
+            position_ < following_tokens_.size()) {
+          ++stats_.pause_cuts;  // neither filled nor at the end: a pause comes next
+        }
+        r = submit();
+        if (learner) learner->pauses.done_at(now_ns());
+      }
+      if (learner && !learner->pauses.learning()) stats_.pause_places += learner->pauses.count();
       return result != CUDA_SUCCESS ? result : r;
     }
   }

@@ -18,7 +18,8 @@
 //    seen without pygraph;
 //  - while the program captures a graph itself, everything passes through untouched.
 // The engine coordinates; what it asks of units of their own: the chunk policy (chunk_policy.h),
-// the resume of loops (loop_resume.h), the submission of a chunk as a graph replay or eagerly
+// the resume of loops (loop_resume.h), the places where the program pauses (pause_places.h),
+// the submission of a chunk as a graph replay or eagerly
 // (chunk_submit.h), its own events (own_events.h), the measuring turn (measure_turn.h).
 // Not thread-safe: the hooks serialize calls under one lock.
 #pragma once
@@ -47,6 +48,7 @@
 #include "graph/graph_chunk.h"
 #include "graph/loop_resume.h"
 #include "graph/own_events.h"
+#include "graph/pause_places.h"
 #include "graph/pending_work.h"
 #include "graph/program_calls.h"
 #include "graph/program_graphs.h"
@@ -97,7 +99,12 @@ struct EngineOptions {
   // a deny pattern matches, runs eagerly (a "config" decision), whether measuring or not.
   std::vector<std::string> allow_kernels{"*"};
   std::vector<std::string> deny_kernels;
-  // A monotonic clock in ns, read once per occurrence of a followed sequence (tests inject one).
+  // A chunk goes out at a place where the program paused this long on the host in each of a
+  // sequence's first recorded occurrences (pause_places.h); 0: never (engines the tests build,
+  // unless asked: their clock is the real one).
+  uint64_t pause_ns = 0;
+  // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
+  // entry while a sequence's pauses are learned (tests inject one).
   uint64_t (*clock_ns)() = nullptr;
 };
 
@@ -225,6 +232,8 @@ class GraphEngine {
     ShortChunks short_chunks;
     // Places where a chunk starting there is cut short every time: issued as they come.
     LoneStarts lone_starts;
+    // Places where the program pauses on the host: a chunk goes out there (pause_places.h).
+    PausePlaces pauses;
     // It held the turn to measure and completed no window: no turn before this many starts
     // (measure_turn.h).
     uint64_t turn_blocked_until = 0;
@@ -313,6 +322,7 @@ class GraphEngine {
   // A submission's error no call can return now: the next op that reaches before_op reports it.
   void defer_error(CUresult r);
   CUcontext current_context() const { return pygraph::current_context(*api_); }
+  uint64_t now_ns() const;  // options_.clock_ns, or the monotonic clock
 
   const DriverApi* api_;
   EngineOptions options_;

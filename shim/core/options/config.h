@@ -34,6 +34,7 @@ struct Config {
   unsigned max_sequences{};   // graph mode: sequences the detector keeps (not in effect yet)
   unsigned staging_mb{};      // graph mode: pinned staging for pageable copies; 0: none
   unsigned stall_check_ms{};  // graph mode: the stall watchdog's check; 0: no watchdog
+  unsigned pause_us{};        // graph mode: a host pause this long ends a chunk; 0: never
   bool patch_grid{};          // graph mode: grid and dynamic shared memory patched, not in token
   bool streams{};             // graph mode: several streams in one graph (stream_fork.h)
   bool program_graphs{};      // graph mode: the program's graphs as child graphs (program_graphs.h)

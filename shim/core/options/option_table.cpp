@@ -70,6 +70,14 @@ const OptionSpec kTable[] = {
      "memory); while nothing is recorded at its checks they come up to 8 times less often. "
      "`0`: no such thread, and a program that waits that way waits for good.",
      false},
+    {"pause_us", &Config::pause_us, "200", 0, 1000000,
+     "Graph mode: a place in a sequence where the program paused at least this long on the "
+     "host (microseconds, between two of its launches) in each of its first recorded "
+     "occurrences ends a chunk there: the work before it goes to the GPU at once instead of "
+     "waiting out the pause for the chunk to fill (GPT-2 training under reduce-overhead: its "
+     "optimizer's kernels waited for the next step's forward). `0`: chunks end only when "
+     "full.",
+     false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
      "its arguments. `0`: they are part of the launch's shape, so a launch with another grid "

@@ -1,0 +1,116 @@
+// Chunks that end where the program pauses on the host (pause_places.h), on the driver
+// stand-in with a clock the test drives: a loop without syncs whose iterations pause before
+// the same launch; once learned, the work before the pause is on its way to the GPU when the
+// pause begins, and results stay equal to eager execution.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "graph/graph_engine.h"
+#include "standin.h"
+#include "standin_driver_api.h"
+#include "test_kernels.h"
+
+namespace pygraph {
+namespace {
+
+constexpr int kN = test::kKernelFloats;
+constexpr int kLoop = 10;  // launches an iteration, each its own block: a period of 10
+constexpr int kPauseBefore = 4;
+uint64_t g_now = 1;
+uint64_t fake_clock() {
+  return g_now;
+}
+
+class GraphPauseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::fill_standin_driver_api(&api_);
+    test::take(&launch_, "cuLaunchKernel");
+    const size_t sizes[2] = {4, 8};
+    scale_ = test::standin_kernel(&table_, "pause_scale", &test::scale_kernel, 2, sizes);
+    for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.25f;
+    g_now = 1;
+  }
+
+  void make_engine(uint64_t pause_ns) {
+    EngineOptions o;
+    o.clock_ns = &fake_clock;
+    o.pause_ns = pause_ns;
+    engine_ = std::make_unique<GraphEngine>(&api_, o);
+  }
+
+  void launch(int i, float a) {
+    CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+    void* pe[] = {&a, &ye};
+    void* pr[] = {&a, &yr};
+    ASSERT_EQ(
+        engine_->launch(test::engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
+                                            scale_, 1, 32 + i, nullptr, pe)),
+        CUDA_SUCCESS);
+    ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(scale_->handle), 1, 1, 1, 32 + i, 1, 1, 0,
+                      nullptr, pr, nullptr),
+              CUDA_SUCCESS);
+  }
+
+  // `iterations` of the loop, 5 us between launches and `pause` ns before launch kPauseBefore.
+  // Returns in how many of the last `tail` iterations nothing was left waiting when the pause
+  // began.
+  int run(int iterations, uint64_t pause, int tail) {
+    int submitted = 0;
+    for (int it = 0; it < iterations; ++it) {
+      for (int i = 0; i < kLoop; ++i) {
+        if (i == kPauseBefore) {
+          submitted += it >= iterations - tail && engine_->idle();
+          g_now += pause;
+        } else {
+          g_now += 5'000;
+        }
+        launch(i, 1.0f + 0.001f * float(it % 5));
+      }
+    }
+    EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+    engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    return submitted;
+  }
+
+  DriverApi api_;
+  FunctionTable table_{&api_};
+  std::unique_ptr<GraphEngine> engine_;
+  decltype(&cuLaunchKernel) launch_ = nullptr;
+  const FunctionInfo* scale_ = nullptr;
+  float y_engine_[kN], y_eager_[kN];
+};
+
+TEST_F(GraphPauseTest, AChunkEndsWhereTheProgramPauses) {
+  make_engine(200'000);
+  EXPECT_EQ(run(60, 1'000'000, 40), 40);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.pause_places, 1u);
+  EXPECT_GE(s.pause_cuts, 40u);
+  EXPECT_GE(s.replayed, s.launches * 9 / 10);
+  // The loop is followed unrolled to 8 periods (80 launches): 9 chunks between its pauses and
+  // its ends, each a graph, and the first occurrences' chunks.
+  EXPECT_LE(s.graphs_built, 16u);
+}
+
+TEST_F(GraphPauseTest, WithoutPausesTheChunkWaitsToFill) {
+  // The same loop with the pause shorter than the threshold: the chunk holds the launches
+  // before it and fills later. Its chunks span the unrolled period of 8 iterations, so one
+  // pause in 8 comes at a chunk's end.
+  make_engine(200'000);
+  EXPECT_LE(run(60, 100'000, 40), 40 / 8);
+  EXPECT_EQ(engine_->stats().pause_places, 0u);
+  EXPECT_EQ(engine_->stats().pause_cuts, 0u);
+}
+
+TEST_F(GraphPauseTest, NoThresholdNoPauses) {
+  make_engine(0);
+  EXPECT_LE(run(60, 1'000'000, 40), 40 / 8);
+  EXPECT_EQ(engine_->stats().pause_places, 0u);
+}
+
+}  // namespace
+}  // namespace pygraph
