@@ -181,7 +181,7 @@ uint64_t seq_of(const Trace& trace, const TraceEvent& e) {
 // (a verdict is reached at an occurrence's start). A boundary op (one with a call site) ends a
 // segment: the launches before it that were not part of a sequence are put down to it.
 void attribute_records(const Trace& trace, Attribution* who) {
-  const GraphEvents g = graph_mode_events(trace, EngineOptions{});
+  const GraphEvents g = graph_mode_events(trace, default_engine_options());
   const std::vector<TraceDecision>& decisions = trace.engine.decisions;
   size_t next = 0, decision = 0;
   for (size_t i = 0; i <= trace.events.size(); ++i) {
@@ -417,7 +417,7 @@ int run_breaks(const std::vector<std::string>& args) {
   if (int status = parse_options(args, accepted, kBreaksUsage, &path); status >= 0) {
     return status;
   }
-  EngineOptions options;
+  EngineOptions options = default_engine_options();
   std::string error;
   if (!config.empty() && !options_from_file(config, &options, &error)) {
     return usage_error(error, kBreaksUsage);

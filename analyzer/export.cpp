@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "graph_mode_events.h"
 #include "sequence_walk.h"
+#include "simulate.h"
 
 namespace pygraph::analyze {
 
@@ -339,7 +340,7 @@ int run_export(const std::vector<std::string>& args) {
     std::cerr << "pygraph-analyze: cannot write " << out_path << "\n";
     return 2;
   }
-  const GraphEvents graph = graph_mode_events(trace, EngineOptions{});
+  const GraphEvents graph = graph_mode_events(trace, default_engine_options());
   ChromeTraceWriter writer(out, limit);
   TimelineExport timeline(trace, graph, writer);
   for (size_t i = 0; i <= trace.events.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "launch_buckets.h"
+#include "simulate.h"
 #include "svg.h"
 
 namespace pygraph::analyze {
@@ -282,7 +283,7 @@ int run_plot(const std::vector<std::string>& args) {
   Trace trace;
   ReadResult read;
   if (int status = load_trace(path, &trace, &read)) return status;
-  EngineOptions engine;  // as `simulate` runs it without a config file
+  EngineOptions engine = default_engine_options();  // as `simulate` runs it without a config
   engine.min_repeats = static_cast<uint32_t>(min_repeats);
   LaunchBuckets b;
   if (!bucket_launches(trace, engine, bucket_ns, &b)) {

@@ -24,9 +24,10 @@ const char* const kSimulateUsage =
     "that only counts, and says what graph mode would do with the program: the share of\n"
     "launches that would run in graphs, graphs built and replayed, launches and patched nodes\n"
     "per replay, eager launches and flushes by reason (--json: the PYGRAPH_STATS document).\n"
-    "Not in a trace, so approximated: time (no stall flushes, no measured decisions: every\n"
-    "sequence is graphed), contexts, what an unloaded module held; in a format-1 trace also\n"
-    "copy sources and memset values.\n"
+    "Time is the trace's: the places where the program paused (pause_us) are learned from\n"
+    "its timestamps. Not in a trace, so approximated: the rest of time (no stall flushes, no\n"
+    "measured decisions: every sequence is graphed), contexts, what an unloaded module held;\n"
+    "in a format-1 trace also copy sources and memset values.\n"
     "\n"
     "options:\n"
     "  --config FILE         the engine configured by this pygraph config file (the format of\n"
@@ -145,6 +146,12 @@ bool options_from_file(const std::string& file, EngineOptions* out, std::string*
   *out = engine_options(r.config);
   out->measure = false;  // offline there is no time to measure
   return true;
+}
+
+EngineOptions default_engine_options() {
+  EngineOptions options = engine_options(default_config());
+  options.measure = false;
+  return options;
 }
 
 nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
@@ -319,7 +326,7 @@ int run_simulate(std::vector<std::string> args) {
     return usage_error("--config and --compare do not go together", kSimulateUsage);
   }
   std::vector<std::string> files = compare.empty() ? std::vector<std::string>{config} : compare;
-  std::vector<EngineOptions> options(files.size());
+  std::vector<EngineOptions> options(files.size(), default_engine_options());
   for (size_t i = 0; i < files.size(); ++i) {
     std::string error;
     if (!files[i].empty() && !options_from_file(files[i], &options[i], &error)) {

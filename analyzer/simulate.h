@@ -25,6 +25,9 @@ namespace pygraph::analyze {
 // (graph/engine_config.h); the file only, no PYGRAPH_* variables, measuring off (offline there is
 // no time to measure). Warnings go to stderr; false with *error on a malformed file.
 bool options_from_file(const std::string& file, EngineOptions* out, std::string* error);
+// The engine as the shim runs it with every option at its default (default_config()), measuring
+// off: what every command simulates without a config file.
+EngineOptions default_engine_options();
 // The engine's stats after the whole trace (everything submitted at its end).
 nlohmann::json simulate(const Trace& trace, const EngineOptions& options);
 // The same, telling `observer` what the engine does and calling `before_event` before each

@@ -4,7 +4,11 @@
 //   then one odd step [a b b a] + cuStreamSynchronize (a variant, seen once).
 // With the argument `memset`, each of the 6 steps is [a b memset c a] (cuMemsetD8Async on
 // device memory, a node inside graph mode's sequence) and there is no period.
+// With the argument `pause`, instead: 8 steps of [a b c a b c a b] and a sync, the host pausing
+// 1 ms before each step's 6th launch (pause_places.h).
 // Everything goes through cuGetProcAddress, as the CUDA runtime does.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "runtime_bootstrap.h"
@@ -14,6 +18,7 @@ static void kernel(const unsigned*, const unsigned*, void**) {}
 
 int main(int argc, char** argv) {
   const bool with_memset = argc > 1 && std::strcmp(argv[1], "memset") == 0;
+  const bool with_pause = argc > 1 && std::strcmp(argv[1], "pause") == 0;
   standin::GetProcAddress get = standin::runtime_get_proc_address();
   decltype(&cuLaunchKernel) launch;
   decltype(&cuModuleGetFunction) function;
@@ -40,6 +45,16 @@ int main(int argc, char** argv) {
   int step = 0;
   void* params[] = {&step};
   auto run = [&](int k) { return launch(f[k], 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr); };
+  if (with_pause) {
+    for (step = 0; step < 8; ++step) {
+      for (int i = 0; i < 8; ++i) {
+        if (i == 5) usleep(1000);
+        if (run(i % 3)) return 3;
+      }
+      if (sync(nullptr)) return 3;
+    }
+    return 0;
+  }
   for (step = 0; step < 6; ++step) {
     if (run(0) || run(1)) return 3;
     if (with_memset && memset8(buffer, static_cast<unsigned char>(step), 16, nullptr)) return 3;
