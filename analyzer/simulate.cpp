@@ -129,6 +129,14 @@ void describe(const TraceLaunch& l, const FunctionInfo* info, const CountingDriv
 // the places where the program paused (pause_places.h) are learned as in the run.
 thread_local uint64_t t_trace_now = 0;
 
+// The engine `config` sets up, as the shim would, measuring off (offline there is no time to
+// measure).
+EngineOptions offline_options(const Config& config) {
+  EngineOptions options = engine_options(config);
+  options.measure = false;
+  return options;
+}
+
 }  // namespace
 
 bool options_from_file(const std::string& file, EngineOptions* out, std::string* error) {
@@ -143,15 +151,12 @@ bool options_from_file(const std::string& file, EngineOptions* out, std::string*
     *error = r.errors.front();
     return false;
   }
-  *out = engine_options(r.config);
-  out->measure = false;  // offline there is no time to measure
+  *out = offline_options(r.config);
   return true;
 }
 
 EngineOptions default_engine_options() {
-  EngineOptions options = engine_options(default_config());
-  options.measure = false;
-  return options;
+  return offline_options(default_config());
 }
 
 nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,

@@ -320,11 +320,6 @@ bool GraphEngine::plain_program_graph(uint64_t exec) {
   return e && e->plain;
 }
 
-bool GraphEngine::chunk_full() const {
-  return chunk_.full(position_, following_tokens_.size(), pending_.extra_weight()) ||
-         (plan_->pauses.any() && plan_->pauses.before(position_ % plan_->length));
-}
-
 bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
                                   uint32_t phase) {
   const Sequence* best = candidate(tok, periodic_only, periodic_id, phase);
@@ -366,7 +361,6 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
   plan_ = &plans_[s.id];
   if (plans_.size() != plans) new_plan(plan_, s);
   following_tokens_.assign(s.tokens.begin(), s.tokens.end());
-  plan_->pauses.interrupt();
   position_ = 0;
   if (s.periodic) {
     // A loop: followed as a power-of-two multiple of its period (period.h), from wherever in
@@ -620,12 +614,12 @@ bool GraphEngine::switch_variant(uint64_t tok) {
     }
     auto plan = plans_.find(s.id);
     if (plan != plans_.end() && plan->second.disabled) continue;
+    plan_->pauses.interrupt();  // left, as at stop_following
     following_id_ = s.id;
     const size_t plans = plans_.size();
     plan_ = &plans_[s.id];
     if (plans_.size() != plans) new_plan(plan_, s);
     following_tokens_.assign(s.tokens.begin(), s.tokens.end());
-    plan_->pauses.interrupt();
     ++stats_.variant_switches;
     return true;
   }
@@ -639,7 +633,9 @@ void GraphEngine::stop_following() {
     resume_.remember(following_id_, static_cast<uint32_t>(position_ % plan_->length),
                      this_thread());
   }
-  if (plan_) plan_->pauses.interrupt();  // the next entry it records follows no entry of its own
+  // Every plan left (here, or for a variant) is interrupted: the next entry it records follows
+  // no entry of its own.
+  if (plan_) plan_->pauses.interrupt();
   following_id_ = 0;
   resume_.settled();
   plan_ = nullptr;
@@ -885,8 +881,14 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   if (following_id_) {
     // While the sequence's pauses are learned: when this entry arrived, and when the engine was
     // done with it if it submitted a chunk (what the program does between is its own time).
-    Plan* const learner = plan_->pauses.learning() ? plan_ : nullptr;
-    if (learner) learner->pauses.arrived(position_ % plan_->length, now_ns());
+    Plan* learner = plan_->pauses.learning() ? plan_ : nullptr;
+    if (learner) {
+      learner->pauses.arrived(position_ % plan_->length, now_ns());
+      if (!learner->pauses.learning()) {  // learning ends only here
+        stats_.pause_places += learner->pauses.count();
+        learner = nullptr;
+      }
+    }
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
     const bool same_thread = this_thread() == chunk_thread_;
@@ -920,15 +922,15 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         r = refuse(w, EagerReason::kStagingFull);
         return result != CUDA_SUCCESS ? result : r;
       }
-      if (chunk_full()) {
-        if (!chunk_.filled(position_, pending_.extra_weight()) &&
-            position_ < following_tokens_.size()) {
-          ++stats_.pause_cuts;  // neither filled nor at the end: a pause comes next
-        }
+      // Complete (filled, or at the occurrence's end), or a pause comes next (pause_places.h).
+      const bool full = chunk_.full(position_, following_tokens_.size(), pending_.extra_weight());
+      const bool pause =
+          !full && plan_->pauses.any() && plan_->pauses.before(position_ % plan_->length);
+      if (full || pause) {
+        stats_.pause_cuts += pause;
         r = submit();
         if (learner) learner->pauses.done_at(now_ns());
       }
-      if (learner && !learner->pauses.learning()) stats_.pause_places += learner->pauses.count();
       return result != CUDA_SUCCESS ? result : r;
     }
   }

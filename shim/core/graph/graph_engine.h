@@ -269,7 +269,6 @@ class GraphEngine {
   CUresult admit(Work& w);  // a launch or memop: capture passthrough, refusal, or take()
   CUresult refuse(const Work& w, EagerReason reason);  // flush, end the segment, issue it
   CUresult take(const Work& w, uint64_t token);        // follow, record or issue
-  bool chunk_full() const;                             // the current chunk is complete
   // A found sequence this launch begins: a segment at its start, or the periodic sequence
   // `periodic_id` at `phase` (the launch's index in its canonical rotation).
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id, uint32_t phase);
