@@ -144,7 +144,7 @@ json summarize(const Trace& t, const SummaryOptions& o) {
   std::map<std::pair<uint16_t, uint32_t>, uint64_t> boundaries;  // (op, call site)
   for (const auto& op : t.ops) {
     by_op[op_info(op.op).name]++;
-    if (op_is_boundary(op.op)) boundaries[{static_cast<uint16_t>(op.op), op.callsite_id}]++;
+    if (op_observes_gpu(op.op)) boundaries[{static_cast<uint16_t>(op.op), op.callsite_id}]++;
   }
   json ops = json::array();
   for (auto& [name, n] : ranked(by_op, -1)) {
@@ -210,7 +210,7 @@ std::string summary_text(const json& s) {
         << o["class"].get<std::string>() << ")\n";
   }
 
-  out << "\nSyncs and other boundaries by call site:\n";
+  out << "\nSyncs, queries and other boundaries by call site:\n";
   if (s["boundaries"].empty()) out << "  none\n";
   for (const auto& b : s["boundaries"]) {
     out << "  " << b["count"].get<uint64_t>() << "  " << b["op"].get<std::string>() << "\n";

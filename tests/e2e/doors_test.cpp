@@ -149,10 +149,10 @@ TEST_P(DoorTest, TraceShowsEveryLaunchAndOpThroughTheDoorUsed) {
     EXPECT_EQ(ops[op], count) << op_info(op).name;
   }
 
-  // Boundary ops carry a call site in the program; other ops none. Allocations report their
-  // address.
+  // Ops that observe GPU work (syncs, queries, frees, ...) carry a call site in the program; other
+  // ops none. Allocations report their address.
   for (const auto& o : t.ops) {
-    if (op_is_boundary(o.op)) {
+    if (op_observes_gpu(o.op)) {
       const TraceCallSite* cs = t.callsite(o.callsite_id);
       ASSERT_NE(cs, nullptr) << op_info(o.op).name;
       bool in_program = false;

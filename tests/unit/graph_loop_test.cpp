@@ -37,9 +37,9 @@ class GraphLoopTest : public ::testing::Test {
     void* pe[] = {&a, &ye};
     void* pr[] = {&a, &yr};
     const EngineLaunch l = test::engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
-                                               kernels_[k], 1, 32, nullptr, pe);
+                                               kernels_[k], 1, 32, stream_, pe);
     ASSERT_EQ(engine_.launch(l), CUDA_SUCCESS);
-    ASSERT_EQ(launch_(l.function, 1, 1, 1, 32, 1, 1, 0, nullptr, pr, nullptr), CUDA_SUCCESS);
+    ASSERT_EQ(launch_(l.function, 1, 1, 1, 32, 1, 1, 0, stream_, pr, nullptr), CUDA_SUCCESS);
   }
 
   // `rounds` iterations of `body` (kernel indices), starting at its launch `first`; the scalar
@@ -70,6 +70,7 @@ class GraphLoopTest : public ::testing::Test {
   const FunctionInfo* kernels_[4] = {};
   float y_engine_[kN], y_eager_[kN];
   int iteration_ = 0;
+  CUstream stream_ = nullptr;  // the loop's stream: the legacy one unless a test says otherwise
 };
 
 TEST_F(GraphLoopTest, AFiveLaunchLoopReplaysInLargeGraphs) {
@@ -95,6 +96,31 @@ TEST_F(GraphLoopTest, ATwoLaunchLoopReplaysInLargeGraphs) {
   EXPECT_LE(s.graphs_built, 9u);
   // Kernel 1's scalar has a period of 7 iterations: unrolled 64 times, every replay patches.
   EXPECT_GT(s.patched_nodes, 0u);
+}
+
+TEST_F(GraphLoopTest, AQueryOfAnotherStreamInEachIterationNeitherCutsNorEndsTheLoop) {
+  // A loop that asks each iteration whether another stream is done (cuStreamQuery, a copy
+  // stream's progress): the query sees none of the loop's deferred work, so it submits nothing,
+  // and it ends no sequence (before: each iteration a segment of its own, 5 launches, from a
+  // first chunk of 2).
+  decltype(&cuStreamCreate) create;
+  decltype(&cuStreamQuery) query;
+  test::take(&create, "cuStreamCreate");
+  test::take(&query, "cuStreamQuery");
+  CUstream other = nullptr;
+  ASSERT_EQ(create(&other, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  // (On the legacy stream the loop's work would be seen by any stream's op: flush_rules.h.)
+  ASSERT_EQ(create(&stream_, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  for (int r = 0; r < 400; ++r) {
+    loop({0, 1, 2, 3, 2}, 1);
+    ASSERT_EQ(engine_.before_op(Op::StreamQuery, other, false), CUDA_SUCCESS);
+    engine_.after_op(Op::StreamQuery, other, false, query(other));
+  }
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.flushes_by_op[static_cast<int>(Op::StreamQuery)], 0u);
+  EXPECT_GE(s.replayed, s.launches * 90 / 100);
+  EXPECT_GE(s.replayed / s.replays, 64u);
 }
 
 TEST_F(GraphLoopTest, ALoopFoundAgainAtAnotherLaunchReusesItsGraphs) {

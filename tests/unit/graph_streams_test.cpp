@@ -21,6 +21,16 @@ using test::take;
 
 class GraphStreamsTest : public ::testing::Test {
  protected:
+  // first_chunk 32 by default: one chunk per step, the whole step in one graph.
+  explicit GraphStreamsTest(uint32_t first_chunk = 32)
+      : options_([first_chunk] {
+          EngineOptions o;
+          o.first_chunk = first_chunk;
+          o.multi_stream = true;
+          return o;
+        }()),
+        engine_(&api_, options_) {}
+
   void SetUp() override {
     standin_set_async(1);
     test::fill_standin_driver_api(&api_);
@@ -75,6 +85,14 @@ class GraphStreamsTest : public ::testing::Test {
   // branch while main waits (strictly ordered here: one buffer), main waits for the side stream
   // and computes the rest; the host reads after a sync of main.
   void step(int n) {
+    ASSERT_NO_FATAL_FAILURE(step_work(n));
+    ASSERT_EQ(engine_.before_op(Op::StreamSynchronize, main_, false), CUDA_SUCCESS);
+    ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
+    engine_.after_op(Op::StreamSynchronize, main_, false, CUDA_SUCCESS);
+  }
+  // The step's work, without the sync: 10 launches, 2 records, 2 waits.
+  void step_work(int n) {
     float a = 0.5f;
     CUevent e1 = new_event(), e2 = new_event(), r1 = new_event(), r2 = new_event();
     for (int i = 0; i < 3; ++i)
@@ -92,10 +110,6 @@ class GraphStreamsTest : public ::testing::Test {
       ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
     }
     for (CUevent e : {r1, r2}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
-    ASSERT_EQ(engine_.before_op(Op::StreamSynchronize, main_, false), CUDA_SUCCESS);
-    ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
-    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
-    engine_.after_op(Op::StreamSynchronize, main_, false, CUDA_SUCCESS);
   }
 
   // A context sync through the engine and the driver; both buffers equal in both arms.
@@ -109,13 +123,8 @@ class GraphStreamsTest : public ::testing::Test {
 
   DriverApi api_;
   FunctionTable table_{&api_};
-  EngineOptions options_ = [] {
-    EngineOptions o;
-    o.first_chunk = 32;  // one chunk per step: the whole step in one graph
-    o.multi_stream = true;
-    return o;
-  }();
-  GraphEngine engine_{&api_, options_};
+  EngineOptions options_;
+  GraphEngine engine_;
   decltype(&cuLaunchKernel) launch_ = nullptr;
   decltype(&cuEventRecord) record_ = nullptr;
   decltype(&cuStreamWaitEvent) wait_ = nullptr;
@@ -242,6 +251,54 @@ TEST_F(GraphStreamsTest, AQueryOrSyncOfAnEventTheChunkRecordsSubmitsItFirst) {
   ASSERT_EQ(event_sync_(e), CUDA_SUCCESS);
   ASSERT_EQ(event_sync_(r), CUDA_SUCCESS);
   EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+}
+
+// Chunks as by default: 2 launches first, then twice as many each time.
+class GraphStreamsLoopTest : public GraphStreamsTest {
+ protected:
+  GraphStreamsLoopTest() : GraphStreamsTest(2) {}
+};
+
+TEST_F(GraphStreamsLoopTest, TheAllocatorsEventQueryIsNoBoundaryInALoopWithoutSyncs) {
+  // PyTorch's caching allocator, once a block was used on another stream (record_stream):
+  // an event recorded on the main stream where the block is freed, at the step's end, and
+  // queried at the next step's first allocation. As a boundary, each query ended the sequence
+  // and the next step began again from a first chunk of 2 (the suite's two-streams loop: 4.7
+  // launches per replay on the H200). Now the loop goes on across it; the query still submits
+  // the chunk that records its event first.
+  main_ = nullptr;  // PyTorch's default stream: the legacy one
+  CUevent freed = nullptr;
+  constexpr int kSteps = 40;
+  for (int n = 1; n <= kSteps; ++n) {
+    if (freed) {
+      const uint64_t h = reinterpret_cast<uint64_t>(freed);
+      const bool held = !engine_.idle();
+      ASSERT_EQ(engine_.before_op(Op::EventQuery, nullptr, false, h), CUDA_SUCCESS);
+      if (held) EXPECT_TRUE(engine_.idle()) << "step " << n;  // its record went out first
+      const CUresult q = api_.event_query(freed);
+      ASSERT_TRUE(q == CUDA_SUCCESS || q == CUDA_ERROR_NOT_READY);
+      engine_.after_op(Op::EventQuery, nullptr, false, q);
+      ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, h), CUDA_SUCCESS);
+      ASSERT_EQ(api_.event_destroy(freed), CUDA_SUCCESS);
+    }
+    ASSERT_NO_FATAL_FAILURE(step_work(n));
+    freed = new_event();
+    const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, freed, main_, 0};
+    ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
+  }
+  ASSERT_NO_FATAL_FAILURE(sync_and_compare(kSteps));
+  const EngineStats& s = engine_.stats();
+  // The query submits the chunk that holds its event's record: one graph per step once the
+  // loop is followed, the whole step (before: 152 replays, 2.5 launches each).
+  EXPECT_GE(s.flushes_by_op[static_cast<int>(Op::EventQuery)], uint64_t(kSteps - 8));
+  EXPECT_GE(s.replayed, 10u * (kSteps - 8));
+  EXPECT_LE(s.replays, size_t(kSteps + 8));
+  EXPECT_GE(double(s.replayed) / double(s.replays), 8.0);
+  EXPECT_EQ(s.graph_failures, 0u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  std::printf("launches per replay: %.1f, replays %llu\n", double(s.replayed) / double(s.replays),
+              static_cast<unsigned long long>(s.replays));
+  ASSERT_EQ(api_.event_destroy(freed), CUDA_SUCCESS);
 }
 
 }  // namespace

@@ -148,6 +148,13 @@ TEST(Ops, NamesAreUniqueAndRoundTrip) {
   EXPECT_FALSE(op_is_boundary(Op::LaunchKernel));
   EXPECT_FALSE(op_is_boundary(Op::MemcpyHtoDAsync));
   EXPECT_FALSE(op_is_boundary(Op::EventRecord));
+  // Queries observe GPU work (their call sites are recorded) but end no sequence.
+  for (Op q : {Op::EventQuery, Op::StreamQuery}) {
+    EXPECT_TRUE(op_observes_gpu(q));
+    EXPECT_FALSE(op_is_boundary(q));
+  }
+  EXPECT_TRUE(op_observes_gpu(Op::EventSynchronize));
+  EXPECT_TRUE(op_is_boundary(Op::EventSynchronize));
 }
 
 }  // namespace

@@ -173,12 +173,22 @@ constexpr bool is_instantiate(Op op) {
          op == Op::GraphInstantiateWithParams;
 }
 
-// Ops at which the program waits for, observes or ends GPU work that a graph could hold: these
-// are where sequences break, so their call sites are recorded for the analyzer.
-constexpr bool op_is_boundary(Op op) {
+// Ops at which the program waits for, observes or ends GPU work that a graph could hold: their
+// call sites are recorded for the analyzer (the host's reads, frees and queries).
+constexpr bool op_observes_gpu(Op op) {
   const OpInfo& i = op_info(op);
   return i.blocks_host || i.cls == OpClass::kSync || i.cls == OpClass::kQuery ||
          i.cls == OpClass::kFree || i.cls == OpClass::kUnload;
+}
+
+// Where sequences break: every op that observes GPU work but a query. A query waits for
+// nothing; the work it can see goes out first (flush_rules.h) and the sequence goes on across
+// it. PyTorch's caching allocator queries an event at allocations once a block was used on
+// another stream (record_stream): as a boundary, that cut the suite's two-stream loop into one
+// sequence per iteration, taken up again from a first chunk of 2 each time (4.7 launches per
+// replay on the H200).
+constexpr bool op_is_boundary(Op op) {
+  return op_observes_gpu(op) && op_info(op).cls != OpClass::kQuery;
 }
 
 const char* op_class_name(OpClass cls);

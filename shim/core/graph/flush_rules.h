@@ -13,13 +13,11 @@
 //  kNone    the op neither waits for, observes nor orders GPU work: allocations (a fresh
 //           address cannot be used by work issued before it was returned; frees flush), capture
 //           status queries (cuStreamIsCapturing: whether a stream captures is the program's own
-//           business, never deferred work's), cuGetProcAddress. An event sync or query needs
-//           nothing either: the work an event covers was fixed when it was recorded, and
-//           recording on D flushed D. Such an op is no boundary either: a sequence goes on across
-//           it. The other ops that change nothing (cuStreamGetCaptureInfo,
-//           cuPointerGetAttribute(s), cuFuncGetAttribute, cuDeviceGetAttribute, cuCtxGetCurrent,
-//           cuCtxGetDevice, ...) are not wrapped (hook_table.def): pygraph never sees them, so they
-//           flush and end nothing.
+//           business, never deferred work's), cuGetProcAddress. Such an op is no boundary
+//           either: a sequence goes on across it. The other ops that change nothing
+//           (cuStreamGetCaptureInfo, cuPointerGetAttribute(s), cuFuncGetAttribute,
+//           cuDeviceGetAttribute, cuCtxGetCurrent, cuCtxGetDevice, ...) are not wrapped
+//           (hook_table.def): pygraph never sees them, so they flush and end nothing.
 //  kStream  the op waits for, observes or enqueues after the work of its stream S: stream
 //           sync/query, event record, stream wait on an event, async copies and sets, host
 //           functions, the program's own graph launch, stream destroy, prefetches. It needs D's
@@ -49,7 +47,11 @@
 //           sync of such an event submits everything first; a destroy makes those records record
 //           the engine's own spare event instead (nobody can wait for a destroyed event, and a
 //           new event reusing the handle must not be recorded by the graph later). An event the
-//           chunk does not record needs nothing: its work was fixed when it was recorded.
+//           chunk does not record needs nothing: its work was fixed when it was recorded, and
+//           none of that work can wait for deferred work (a wait on an event the chunk records
+//           either joins its stream to the chunk, its later records with it, or submits the
+//           chunk). A query, of an event or of a stream (kStream), is no boundary (ops.h): the
+//           sequence goes on across it, whether the query submitted the chunk or not.
 //  kCapture the program begins capturing a graph: everything deferred goes first, then graph
 //           mode passes every call through untouched until the capture ends.
 //  kUnload  a module or library is unloaded: everything deferred goes first (it may launch the

@@ -133,7 +133,7 @@ void Recorder::record_op(const OpCall& c, uint64_t t0, uint64_t t1, CUresult res
   TraceWriter& w = trace_writer();
   if (!w.is_open()) return;
 
-  const uint32_t callsite = op_is_boundary(c.op) ? this->callsite() : 0;
+  const uint32_t callsite = op_observes_gpu(c.op) ? this->callsite() : 0;
 
   // Memops are asked about their memory here, off the launch path: the driver call costs about
   // what the memop's own record does, and only while a trace is written.
