@@ -69,10 +69,9 @@ TEST(AnalyzerSimulate, PredictsExactlyWhatGraphModeDidOnDeterministicPrograms) {
 }
 
 TEST(AnalyzerSimulate, ThePausesOfTheRunAreLearnedFromTheTracesTimes) {
-  // Steps of 120 launches, the host pausing 1 ms before the 101st: graph mode learns that place
+  // Steps of 8 launches, the host pausing 1 ms before the 6th: graph mode learns that place
   // from its clock, the offline engine from the trace's timestamps, and both cut the chunk
-  // there (chunks of 2, 4, ... 32, then one of 64 from the 63rd launch, which holds 38 at the
-  // pause: enough to go out, PausePlaces::kMinWork).
+  // there (the first chunks of 2 and 4 would end at the 7th).
   const Compared c = run_and_simulate({LOOP_PROGRAM, "pause"});
   ASSERT_TRUE(c.live.is_object() && c.simulated.is_object());
   EXPECT_EQ(c.live["graphs"]["pause_places"], 1);

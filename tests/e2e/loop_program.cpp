@@ -4,8 +4,8 @@
 //   then one odd step [a b b a] + cuStreamSynchronize (a variant, seen once).
 // With the argument `memset`, each of the 6 steps is [a b memset c a] (cuMemsetD8Async on
 // device memory, a node inside graph mode's sequence) and there is no period.
-// With the argument `pause`, instead: 8 steps of 120 launches [a b c a b c ...] and a sync, the
-// host pausing 1 ms before each step's 101st launch (pause_places.h).
+// With the argument `pause`, instead: 8 steps of [a b c a b c a b] and a sync, the host pausing
+// 1 ms before each step's 6th launch (pause_places.h).
 // Everything goes through cuGetProcAddress, as the CUDA runtime does.
 #include <unistd.h>
 
@@ -47,8 +47,8 @@ int main(int argc, char** argv) {
   auto run = [&](int k) { return launch(f[k], 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr); };
   if (with_pause) {
     for (step = 0; step < 8; ++step) {
-      for (int i = 0; i < 120; ++i) {
-        if (i == 100) usleep(1000);
+      for (int i = 0; i < 8; ++i) {
+        if (i == 5) usleep(1000);
         if (run(i % 3)) return 3;
       }
       if (sync(nullptr)) return 3;

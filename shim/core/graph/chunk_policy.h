@@ -81,11 +81,8 @@ class ChunkCursor {
   bool full(size_t position, size_t length, size_t extra) const {
     return position >= end(length) || filled(position, extra);
   }
-  // What the chunk weighs at `position`: its entries, `extra` more for those weighing more than
-  // one each.
-  size_t weight(size_t position, size_t extra) const { return position - start_ + extra; }
   // Whether the chunk weighs its size at `position` (not only the occurrence's end reached).
-  bool filled(size_t position, size_t extra) const { return weight(position, extra) >= size_; }
+  bool filled(size_t position, size_t extra) const { return position - start_ + extra >= size_; }
   uint32_t max() const { return max_; }
 
  private:

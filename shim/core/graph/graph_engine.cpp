@@ -922,13 +922,10 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         r = refuse(w, EagerReason::kStagingFull);
         return result != CUDA_SUCCESS ? result : r;
       }
-      // Complete (filled, or at the occurrence's end), or a pause comes next and the chunk
-      // weighs enough to go out there (pause_places.h).
-      const size_t extra = pending_.extra_weight();
-      const bool full = chunk_.full(position_, following_tokens_.size(), extra);
-      const bool pause = !full && plan_->pauses.any() &&
-                         plan_->pauses.before(position_ % plan_->length) &&
-                         chunk_.weight(position_, extra) >= PausePlaces::kMinWork;
+      // Complete (filled, or at the occurrence's end), or a pause comes next (pause_places.h).
+      const bool full = chunk_.full(position_, following_tokens_.size(), pending_.extra_weight());
+      const bool pause =
+          !full && plan_->pauses.any() && plan_->pauses.before(position_ % plan_->length);
       if (full || pause) {
         stats_.pause_cuts += pause;
         r = submit();

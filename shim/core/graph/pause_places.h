@@ -9,12 +9,6 @@
 // step's forward graph, about 1.2 ms a chunk of 3 steps (+4 %) in the first step after each
 // sync, where the GPU catches up.
 //
-// A pause ends a chunk only once the chunk weighs kMinWork: the work that waits out a pause
-// then is at most that (small kernels: tens of microseconds on the GPU), and the chunks keep
-// issue 10's 32 launches per replay. On a host twice as slow as the H200 machine of session 14
-// every gap of BERT-base inference's Python above 200 us was a pause: 62 cuts an iteration, 4.4
-// launches per replay (session 15).
-//
 // Learned once per sequence from its first recorded occurrences: the time from the engine's
 // return for one entry (after any submission it made) to the arrival of the next. A place whose
 // gaps were at least `threshold` in each of kSamples samples is a pause. A clock is read per
@@ -34,7 +28,6 @@ class PausePlaces {
  public:
   static constexpr uint8_t kSamples = 2;
   static constexpr uint32_t kRounds = 16;
-  static constexpr size_t kMinWork = 32;
 
   // Learning starts for a sequence of `length` places (a loop: its period; `wraps`: its first
   // place follows its last, else what comes before it is a boundary and no gap of its own). A
