@@ -268,8 +268,13 @@ TEST_F(GraphStreamsLoopTest, TheAllocatorsEventQueryIsNoBoundaryInALoopWithoutSy
   // the chunk that records its event first.
   main_ = nullptr;  // PyTorch's default stream: the legacy one
   CUevent freed = nullptr;
-  constexpr int kSteps = 40;
+  constexpr int kSteps = 40, kWarm = 20;
+  uint64_t replays_warm = 0, replayed_warm = 0;
   for (int n = 1; n <= kSteps; ++n) {
+    if (n == kWarm + 1) {
+      replays_warm = engine_.stats().replays;
+      replayed_warm = engine_.stats().replayed;
+    }
     if (freed) {
       const uint64_t h = reinterpret_cast<uint64_t>(freed);
       const bool held = !engine_.idle();
@@ -286,18 +291,22 @@ TEST_F(GraphStreamsLoopTest, TheAllocatorsEventQueryIsNoBoundaryInALoopWithoutSy
     const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, freed, main_, 0};
     ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
   }
-  ASSERT_NO_FATAL_FAILURE(sync_and_compare(kSteps));
   const EngineStats& s = engine_.stats();
   // The query submits the chunk that holds its event's record: one graph per step once the
-  // loop is followed, the whole step (before: 152 replays, 2.5 launches each).
-  EXPECT_GE(s.flushes_by_op[static_cast<int>(Op::EventQuery)], uint64_t(kSteps - 8));
-  EXPECT_GE(s.replayed, 10u * (kSteps - 8));
-  EXPECT_LE(s.replays, size_t(kSteps + 8));
-  EXPECT_GE(double(s.replayed) / double(s.replays), 8.0);
+  // loop is followed, the whole step (before: 152 replays, 2.5 launches each), and one more cut
+  // where the loop's unrolled period ends when that is not at the query (its canonical first
+  // launch is chosen by the token hashes, and a wait's token says how far back its event was
+  // recorded, which the stand-in's worker thread, allocating too, lets vary with the reuse of
+  // event handles: 20 to 24 replays in these 20 steps).
+  const uint64_t replays = s.replays - replays_warm, replayed = s.replayed - replayed_warm;
+  EXPECT_GE(replayed, 10u * (kSteps - kWarm - 1));
+  EXPECT_LE(replays, uint64_t(kSteps - kWarm) * 5 / 4);
+  EXPECT_GE(double(replayed) / double(replays), 8.0);
+  EXPECT_GE(s.flushes_by_op[static_cast<int>(Op::EventQuery)], uint64_t(kSteps - kWarm - 1));
+  std::printf("steady state: %.1f launches per replay\n", double(replayed) / double(replays));
+  ASSERT_NO_FATAL_FAILURE(sync_and_compare(kSteps));
   EXPECT_EQ(s.graph_failures, 0u);
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
-  std::printf("launches per replay: %.1f, replays %llu\n", double(s.replayed) / double(s.replays),
-              static_cast<unsigned long long>(s.replays));
   ASSERT_EQ(api_.event_destroy(freed), CUDA_SUCCESS);
 }
 
