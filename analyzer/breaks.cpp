@@ -178,8 +178,9 @@ uint64_t seq_of(const Trace& trace, const TraceEvent& e) {
 
 // A trace written in graph mode: its own records say what it did, placed at the calls the shim
 // was handling (graph_mode_events.h); decisions the same way, before that call's other events
-// (a verdict is reached at an occurrence's start). A boundary op (one with a call site) ends a
-// segment: the launches before it that were not part of a sequence are put down to it.
+// (a verdict is reached at an occurrence's start). A boundary op ends a segment: the launches
+// before it that were not part of a sequence are put down to it (queries carry a call site too,
+// but end no sequence: ops.h).
 void attribute_records(const Trace& trace, Attribution* who) {
   const GraphEvents g = graph_mode_events(trace, default_engine_options());
   const std::vector<TraceDecision>& decisions = trace.engine.decisions;
@@ -197,7 +198,8 @@ void attribute_records(const Trace& trace, Attribution* who) {
       if (x.kind == GraphEventKind::kFlush) who->flushed_at(x.cause, x.op, x.callsite_id);
       if (x.kind == GraphEventKind::kEager) who->eager_launches(x.memop, x.reason, x.count);
     }
-    if (!end && !ev.is_launch && trace.ops[ev.index].callsite_id) {
+    if (!end && !ev.is_launch && trace.ops[ev.index].callsite_id &&
+        op_is_boundary(trace.ops[ev.index].op)) {
       who->segment_ended(trace.ops[ev.index].op);
     }
   }

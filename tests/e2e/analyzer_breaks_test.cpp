@@ -133,6 +133,41 @@ TEST(AnalyzerBreaks, LaunchesACutChunkSendsOutArePutDownToTheOpThatCutIt) {
   EXPECT_TRUE(drained) << "no chunk cut short at a call site in these programs";
 }
 
+TEST(AnalyzerBreaks, AQueryInAGraphModeTraceEndsNoSequence) {
+  // Queries carry call sites in the trace (the host observes GPU work there) but are no
+  // boundary (ops.h): graph mode goes on across them, and `breaks` must not put launches down
+  // to them as ends of sequences. random_streams_program queries events and streams, and polls.
+  const std::string trace = temp_path("breaks-query.trace");
+  RunResult run =
+      run_program({RANDOM_STREAMS_PROGRAM, "0", "40"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                        {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                        {"STANDIN_ASYNC", "1"},
+                                                        {"PYGRAPH_MODE", "graph"},
+                                                        {"PYGRAPH_TRACE", trace}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json b = breaks_of(trace);
+  RunResult summary = run_program({ANALYZER, "summary", "--json", trace}, {});
+  unlink(trace.c_str());
+  ASSERT_TRUE(b.is_object());
+  EXPECT_EQ(b["source"], "graph_mode");
+  const nlohmann::json s = nlohmann::json::parse(summary.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << summary.err;
+  int queries = 0;
+  for (const auto& op : s["ops"]) {
+    if (op["op"] == "cuEventQuery" || op["op"] == "cuStreamQuery")
+      queries += op["count"].get<int>();
+  }
+  ASSERT_GT(queries, 0) << "no query in these programs";
+  int ends = 0;
+  for (const auto& row : b["breaks"]) {
+    if (row["kind"] != "ends_segment") continue;
+    ++ends;
+    EXPECT_NE(row["op"], "cuEventQuery") << row.dump();
+    EXPECT_NE(row["op"], "cuStreamQuery") << row.dump();
+  }
+  EXPECT_GT(ends, 0) << "the programs' syncs end sequences";
+}
+
 // A trace-mode trace is simulated with the engine a config file sets up, as `simulate --config`:
 // with kernel b denied, loop_program's loop [a b c d] is kept eager by the config, and says so.
 TEST(AnalyzerBreaks, ConfigSetsUpTheSimulatedEngine) {
