@@ -185,6 +185,60 @@ TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
 }
 
+TEST_F(GraphStreamsTest, TheLegacyStreamJoinsAChunkBegunOnANonBlockingStream) {
+  // PyTorch's main stream is the legacy one. A chunk that begins on the side stream (its
+  // independent work first) was cut at the main stream's next launch (stream_change): the
+  // legacy stream joined nothing. Now it joins when every stream of the chunk is non-blocking,
+  // and the graph goes out on it, as a chunk begun there would.
+  main_ = nullptr;
+  float a = 0.5f;
+  for (int n = 1; n <= 12; ++n) {
+    CUevent e1 = new_event(), e2 = new_event(), r1 = new_event(), r2 = new_event();
+    both(scale_, &a, side_, z_engine_, z_eager_);
+    both(addk_, &n, side_, z_engine_, z_eager_);
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    wait_stream(side_, main_, e1, r1);
+    both(scale_, &a, side_);
+    wait_stream(main_, side_, e2, r2);
+    both(addk_, &n, main_);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+    for (CUevent e : {e1, e2, r1, r2}) {
+      ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
+                CUDA_SUCCESS);
+      ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+    }
+  }
+  const EngineStats& s = engine_.stats();
+  ASSERT_TRUE(engine_.idle());
+  EXPECT_EQ(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
+  EXPECT_EQ(s.legacy_joins, 10u);  // one per recorded step (3 to 12)
+  EXPECT_EQ(s.replays, 10u);
+  EXPECT_EQ(s.replayed, 10u * 6u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+}
+
+TEST_F(GraphStreamsTest, TheLegacyStreamJoinsNoChunkThatHoldsABlockingStream) {
+  // A blocking stream's work is ordered after the legacy stream's earlier work with no event:
+  // beside the legacy stream in a graph, nothing would say so. The chunk begun on it is cut.
+  decltype(&cuStreamCreate) create;
+  take(&create, "cuStreamCreate");
+  ASSERT_EQ(create(&side_, 0), CUDA_SUCCESS);
+  main_ = nullptr;
+  float a = 0.5f;
+  for (int n = 1; n <= 6; ++n) {
+    both(scale_, &a, side_, z_engine_, z_eager_);
+    both(addk_, &n, side_, z_engine_, z_eager_);
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+  }
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.legacy_joins, 0u);
+  EXPECT_GT(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+}
+
 TEST_F(GraphStreamsTest, PyTorchsShapeOnTheLegacyStreamReplaysWholeAsOneGraph) {
   // PyTorch's default stream is the legacy stream; its side streams are non-blocking: they join
   // a chunk on the legacy stream (on the H100, torch's two-stream step kept 5.4 launches per

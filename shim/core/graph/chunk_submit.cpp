@@ -106,7 +106,8 @@ CUresult ChunkSubmitter::fork_side_streams(const ChunkWork& w) {
   if (w.fork.streams() < 2) return CUDA_SUCCESS;
   CUevent ev = events_->fork(w.context);
   if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
-  for (uint32_t i = 1; i < w.fork.streams(); ++i) {
+  for (uint32_t i = 0; i < w.fork.streams(); ++i) {
+    if (i == w.home) continue;
     CUstream side = reinterpret_cast<CUstream>(w.fork.stream(i));
     if (CUresult r = api_->event_record(ev, side)) return r;
     if (CUresult r = api_->stream_wait_event(w.stream, ev, 0)) return r;
@@ -120,7 +121,8 @@ CUresult ChunkSubmitter::join_side_streams(const ChunkWork& w) {
   CUevent ev = events_->fork(w.context);
   if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
   if (CUresult r = api_->event_record(ev, w.stream)) return r;
-  for (uint32_t i = 1; i < w.fork.streams(); ++i) {
+  for (uint32_t i = 0; i < w.fork.streams(); ++i) {
+    if (i == w.home) continue;
     if (CUresult r = api_->stream_wait_event(reinterpret_cast<CUstream>(w.fork.stream(i)), ev, 0)) {
       return r;
     }

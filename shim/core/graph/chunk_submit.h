@@ -47,6 +47,9 @@ struct ChunkWork {
   const StreamFork& fork;
   CUstream stream;    // L, as the program passed it: where the replay and the fence go
   CUcontext context;  // the one it was recorded in: it goes out there
+  // L's ordinal in the fork: 0, the chunk's first stream, unless the legacy stream joined a
+  // chunk begun on another and the graph goes out on it (GraphEngine::may_join).
+  uint32_t home = 0;
 };
 
 // What a replay did.

@@ -279,11 +279,34 @@ bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
   // stream; beside a chunk on the legacy stream only a non-blocking stream (PyTorch's default
   // stream is the legacy one, its side streams are non-blocking): a blocking one's work is ordered
   // after the legacy stream's earlier work, which no edge in the graph would say. A side stream
-  // needs the engine's own events and the driver's wait.
-  return options_.multi_stream && same_thread && !host_waits_ && !is_legacy_stream(stream) &&
-         !is_per_thread_stream(stream) && fork_.streams() < 8 && api_->stream_wait_event &&
-         api_->event_record && api_->event_create &&
-         (!is_legacy_stream(chunk_stream_) || non_blocking(stream));
+  // needs the engine's own events and the driver's wait. The legacy stream itself joins a chunk
+  // begun on another stream only where every stream of the chunk is non-blocking: the graph then
+  // goes out on the legacy stream (leads_from_legacy), which orders it after the legacy and
+  // blocking streams' earlier work, as a chunk begun on the legacy stream is (PyTorch's
+  // two-stream step: a chunk that began on the side stream was cut at the main stream's next
+  // launch).
+  if (!options_.multi_stream || !same_thread || host_waits_ || is_per_thread_stream(stream) ||
+      fork_.streams() >= 8 || !api_->stream_wait_event || !api_->event_record ||
+      !api_->event_create) {
+    return false;
+  }
+  if (is_legacy_stream(stream)) {
+    if (is_legacy_stream(chunk_stream_)) return false;  // (it holds it: not asked)
+    for (uint32_t i = 0; i < fork_.streams(); ++i) {
+      if (!non_blocking(fork_.stream(i))) return false;
+    }
+    return true;
+  }
+  return !is_legacy_stream(chunk_stream_) || non_blocking(stream);
+}
+
+void GraphEngine::leads_from_legacy(uint64_t stream, CUstream raw) {
+  // The legacy stream joined (may_join): from now on the chunk is on it, as if it began there
+  // (chunk_sees, may_join), and its graph goes out on it (ChunkWork::home).
+  if (pending_.empty() || !is_legacy_stream(stream) || is_legacy_stream(chunk_stream_)) return;
+  chunk_stream_ = stream;
+  chunk_raw_stream_ = raw;
+  ++stats_.legacy_joins;
 }
 
 bool GraphEngine::non_blocking(uint64_t stream) const {
@@ -917,6 +940,8 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         chunk_raw_stream_ = w.stream();
         chunk_context_ = current_context();
         chunk_thread_ = this_thread();
+      } else {
+        leads_from_legacy(stream, w.stream());
       }
       if (!record(w)) {
         r = refuse(w, EagerReason::kStagingFull);
@@ -988,7 +1013,14 @@ CUevent GraphEngine::spare_event() {
 }
 
 ChunkWork GraphEngine::chunk_work() const {
-  return ChunkWork{pending_, arena_, attrs_, fork_, chunk_raw_stream_, chunk_context_};
+  const uint32_t home = fork_.ordinal(chunk_stream_);
+  return ChunkWork{pending_,
+                   arena_,
+                   attrs_,
+                   fork_,
+                   chunk_raw_stream_,
+                   chunk_context_,
+                   home == StreamFork::kNone ? 0 : home};
 }
 
 void GraphEngine::clear_chunk() {

@@ -318,6 +318,7 @@ class GraphEngine {
   // Before the program destroys an event: record nodes holding it hold an engine event instead.
   void park_destroyed(uint64_t handle);
   bool non_blocking(uint64_t stream) const;
+  void leads_from_legacy(uint64_t stream, CUstream raw);
   // A submission's error no call can return now: the next op that reaches before_op reports it.
   void defer_error(CUresult r);
   CUcontext current_context() const { return pygraph::current_context(*api_); }
