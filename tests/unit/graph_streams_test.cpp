@@ -213,6 +213,7 @@ TEST_F(GraphStreamsTest, TheLegacyStreamJoinsAChunkBegunOnANonBlockingStream) {
   ASSERT_TRUE(engine_.idle());
   EXPECT_EQ(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
   EXPECT_EQ(s.legacy_joins, 10u);  // one per recorded step (3 to 12)
+  EXPECT_EQ(s.side_streams, 10u);  // the side stream, forked and joined around each replay
   EXPECT_EQ(s.replays, 10u);
   EXPECT_EQ(s.replayed, 10u * 6u);
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());

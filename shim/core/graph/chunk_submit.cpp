@@ -184,7 +184,8 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason) {
   if (w.fork.streams() > 1 && staging_->unfenced()) {
     // Copies on side streams read their snapshots too: the fence on L comes after them.
     if (CUevent ev = events_->fork(w.context)) {
-      for (uint32_t i = 1; i < w.fork.streams(); ++i) {
+      for (uint32_t i = 0; i < w.fork.streams(); ++i) {
+        if (i == w.home) continue;
         api_->event_record(ev, reinterpret_cast<CUstream>(w.fork.stream(i)));
         api_->stream_wait_event(w.stream, ev, 0);
       }

@@ -275,8 +275,8 @@ bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
   // copies and sets, program_graphs.h) was ever put on a stream (waits between streams would carry
   // the wait, blocking streams inherit the legacy stream's), so none at all (a kernel that polls
   // host memory stays a known limit). And only from the chunk's thread (another thread's work cuts
-  // the chunk), not the legacy stream (implicit order with every blocking stream), not a per-thread
-  // stream; beside a chunk on the legacy stream only a non-blocking stream (PyTorch's default
+  // the chunk), not a per-thread stream; beside a chunk on the legacy stream only a non-blocking
+  // stream (PyTorch's default
   // stream is the legacy one, its side streams are non-blocking): a blocking one's work is ordered
   // after the legacy stream's earlier work, which no edge in the graph would say. A side stream
   // needs the engine's own events and the driver's wait. The legacy stream itself joins a chunk
@@ -301,9 +301,10 @@ bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
 }
 
 void GraphEngine::leads_from_legacy(uint64_t stream, CUstream raw) {
-  // The legacy stream joined (may_join): from now on the chunk is on it, as if it began there
-  // (chunk_sees, may_join), and its graph goes out on it (ChunkWork::home).
-  if (pending_.empty() || !is_legacy_stream(stream) || is_legacy_stream(chunk_stream_)) return;
+  // The legacy stream joined (may_join; its work is recorded, so it is in the fork): from now on
+  // the chunk is on it, as if it began there (chunk_sees, may_join), and its graph goes out on it
+  // (ChunkWork::home).
+  if (!is_legacy_stream(stream) || is_legacy_stream(chunk_stream_)) return;
   chunk_stream_ = stream;
   chunk_raw_stream_ = raw;
   ++stats_.legacy_joins;
@@ -935,18 +936,19 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
     }
     if (following_id_) {
-      if (pending_.empty()) {
+      const bool begins = pending_.empty();
+      if (begins) {
         chunk_stream_ = stream;
         chunk_raw_stream_ = w.stream();
         chunk_context_ = current_context();
         chunk_thread_ = this_thread();
-      } else {
-        leads_from_legacy(stream, w.stream());
       }
       if (!record(w)) {
         r = refuse(w, EagerReason::kStagingFull);
         return result != CUDA_SUCCESS ? result : r;
       }
+      // Only once recorded: the stream is in the fork then (a refused copy never joined it).
+      if (!begins) leads_from_legacy(stream, w.stream());
       // Complete (filled, or at the occurrence's end), or a pause comes next (pause_places.h).
       const bool full = chunk_.full(position_, following_tokens_.size(), pending_.extra_weight());
       const bool pause =

@@ -1,9 +1,11 @@
 // The cross-stream shape of one chunk: which streams its work is on, and what each recorded node
 // depends on (docs/design-graph-mode.md, "Several streams in one graph").
 //
-// A chunk begins on one stream, L (ordinal 0). Another stream joins it only through a wait on an
-// event recorded in the chunk (cuStreamWaitEvent(S, e) with e's latest record a node of this
-// chunk); from then on S's work is recorded too. Inside the chunk each node depends on the
+// A chunk begins on one stream (ordinal 0), the stream its graph goes out on, L, unless the
+// legacy stream joins later: then L is that one (GraphEngine::may_join, ChunkWork::home).
+// Another stream joins through a wait on an event recorded in the chunk (cuStreamWaitEvent(S, e)
+// with e's latest record a node of this chunk), or with no edge where GraphEngine::may_join
+// allows; from then on S's work is recorded too. Inside the chunk each node depends on the
 // previous node of its stream and on the event records its stream waited for since that node:
 // exactly the order the program asked for, no more. What the chunk cannot express (its streams'
 // work issued before the chunk, their work after it) is ordered at the graph's launch by the
@@ -26,7 +28,7 @@ class StreamFork {
 
   void clear();
   bool empty() const { return streams_.empty(); }
-  size_t streams() const { return streams_.size(); }  // ordinal 0 is the chunk's first stream
+  size_t streams() const { return streams_.size(); }  // ordinal 0: the chunk's first stream
   uint64_t stream(uint32_t ordinal) const { return streams_[ordinal].id; }
   uint32_t ordinal(uint64_t stream) const;  // kNone: not in the chunk
   bool holds_stream(uint64_t stream) const { return ordinal(stream) != kNone; }
