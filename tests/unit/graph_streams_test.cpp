@@ -112,6 +112,38 @@ class GraphStreamsTest : public ::testing::Test {
     for (CUevent e : {r1, r2}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
   }
 
+  // 12 steps that begin with the side stream's own work (its buffer), then the main stream's,
+  // wait_stream both ways; a sync after each. Steps 3 to 12 replay whole, one graph each, with
+  // the side stream forked and joined and no cut.
+  void side_first_steps() {
+    float a = 0.5f;
+    for (int n = 1; n <= 12; ++n) {
+      CUevent e1 = new_event(), e2 = new_event(), r1 = new_event(), r2 = new_event();
+      both(scale_, &a, side_, z_engine_, z_eager_);
+      both(addk_, &n, side_, z_engine_, z_eager_);
+      both(scale_, &a, main_);
+      both(addk_, &n, main_);
+      wait_stream(side_, main_, e1, r1);
+      both(scale_, &a, side_);
+      wait_stream(main_, side_, e2, r2);
+      both(addk_, &n, main_);
+      ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+      for (CUevent e : {e1, e2, r1, r2}) {
+        ASSERT_EQ(
+            engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
+            CUDA_SUCCESS);
+        ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+      }
+    }
+    const EngineStats& s = engine_.stats();
+    ASSERT_TRUE(engine_.idle());
+    EXPECT_EQ(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
+    EXPECT_EQ(s.replays, 10u);
+    EXPECT_EQ(s.replayed, 10u * 6u);
+    EXPECT_EQ(s.side_streams, 10u);
+    EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  }
+
   // A context sync through the engine and the driver; both buffers equal in both arms.
   void sync_and_compare(int n) {
     ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
@@ -158,31 +190,8 @@ TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
   // buffer): the main stream's launch after it joins the chunk without a wait. Before, it cut
   // the chunk (stream_change), and so did the record on the main stream (the GPU check's
   // streams_loop: 2 to 5.5 launches per replay).
-  float a = 0.5f;
-  for (int n = 1; n <= 12; ++n) {
-    CUevent e1 = new_event(), e2 = new_event(), r1 = new_event(), r2 = new_event();
-    both(scale_, &a, side_, z_engine_, z_eager_);
-    both(addk_, &n, side_, z_engine_, z_eager_);
-    both(scale_, &a, main_);
-    both(addk_, &n, main_);
-    wait_stream(side_, main_, e1, r1);
-    both(scale_, &a, side_);
-    wait_stream(main_, side_, e2, r2);
-    both(addk_, &n, main_);
-    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
-    for (CUevent e : {e1, e2, r1, r2}) {
-      ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
-                CUDA_SUCCESS);
-      ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
-    }
-  }
-  const EngineStats& s = engine_.stats();
-  ASSERT_TRUE(engine_.idle());
-  EXPECT_EQ(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
-  EXPECT_EQ(s.replays, 10u);
-  EXPECT_EQ(s.replayed, 10u * 6u);
-  EXPECT_EQ(s.side_streams, 10u);
-  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  ASSERT_NO_FATAL_FAILURE(side_first_steps());
+  EXPECT_EQ(engine_.stats().legacy_joins, 0u);
 }
 
 TEST_F(GraphStreamsTest, TheLegacyStreamJoinsAChunkBegunOnANonBlockingStream) {
@@ -191,32 +200,8 @@ TEST_F(GraphStreamsTest, TheLegacyStreamJoinsAChunkBegunOnANonBlockingStream) {
   // legacy stream joined nothing. Now it joins when every stream of the chunk is non-blocking,
   // and the graph goes out on it, as a chunk begun there would.
   main_ = nullptr;
-  float a = 0.5f;
-  for (int n = 1; n <= 12; ++n) {
-    CUevent e1 = new_event(), e2 = new_event(), r1 = new_event(), r2 = new_event();
-    both(scale_, &a, side_, z_engine_, z_eager_);
-    both(addk_, &n, side_, z_engine_, z_eager_);
-    both(scale_, &a, main_);
-    both(addk_, &n, main_);
-    wait_stream(side_, main_, e1, r1);
-    both(scale_, &a, side_);
-    wait_stream(main_, side_, e2, r2);
-    both(addk_, &n, main_);
-    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
-    for (CUevent e : {e1, e2, r1, r2}) {
-      ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
-                CUDA_SUCCESS);
-      ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
-    }
-  }
-  const EngineStats& s = engine_.stats();
-  ASSERT_TRUE(engine_.idle());
-  EXPECT_EQ(s.flushes_by_cause[static_cast<int>(FlushCause::kStreamChange)], 0u);
-  EXPECT_EQ(s.legacy_joins, 10u);  // one per recorded step (3 to 12)
-  EXPECT_EQ(s.side_streams, 10u);  // the side stream, forked and joined around each replay
-  EXPECT_EQ(s.replays, 10u);
-  EXPECT_EQ(s.replayed, 10u * 6u);
-  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  ASSERT_NO_FATAL_FAILURE(side_first_steps());
+  EXPECT_EQ(engine_.stats().legacy_joins, 10u);  // one per recorded step (3 to 12)
 }
 
 TEST_F(GraphStreamsTest, TheLegacyStreamJoinsNoChunkThatHoldsABlockingStream) {
