@@ -9,6 +9,20 @@
 #include "log.h"
 
 namespace pygraph {
+namespace {
+
+// f(stream) for each stream of the chunk but the one its graph goes out on (ChunkWork::home),
+// until one fails.
+template <class F>
+CUresult each_side_stream(const ChunkWork& w, F f) {
+  for (uint32_t i = 0; i < w.fork.streams(); ++i) {
+    if (i == w.home) continue;
+    if (CUresult r = f(reinterpret_cast<CUstream>(w.fork.stream(i)))) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
 
 void ChunkSubmitter::prepare(const ChunkWork& w) {
   nodes_.clear();
@@ -106,13 +120,10 @@ CUresult ChunkSubmitter::fork_side_streams(const ChunkWork& w) {
   if (w.fork.streams() < 2) return CUDA_SUCCESS;
   CUevent ev = events_->fork(w.context);
   if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
-  for (uint32_t i = 0; i < w.fork.streams(); ++i) {
-    if (i == w.home) continue;
-    CUstream side = reinterpret_cast<CUstream>(w.fork.stream(i));
+  return each_side_stream(w, [&](CUstream side) -> CUresult {
     if (CUresult r = api_->event_record(ev, side)) return r;
-    if (CUresult r = api_->stream_wait_event(w.stream, ev, 0)) return r;
-  }
-  return CUDA_SUCCESS;
+    return api_->stream_wait_event(w.stream, ev, 0);
+  });
 }
 
 CUresult ChunkSubmitter::join_side_streams(const ChunkWork& w) {
@@ -121,14 +132,11 @@ CUresult ChunkSubmitter::join_side_streams(const ChunkWork& w) {
   CUevent ev = events_->fork(w.context);
   if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
   if (CUresult r = api_->event_record(ev, w.stream)) return r;
-  for (uint32_t i = 0; i < w.fork.streams(); ++i) {
-    if (i == w.home) continue;
-    if (CUresult r = api_->stream_wait_event(reinterpret_cast<CUstream>(w.fork.stream(i)), ev, 0)) {
-      return r;
-    }
+  return each_side_stream(w, [&](CUstream side) -> CUresult {
+    if (CUresult r = api_->stream_wait_event(side, ev, 0)) return r;
     ++stats_->side_streams;
-  }
-  return CUDA_SUCCESS;
+    return CUDA_SUCCESS;
+  });
 }
 
 void ChunkSubmitter::note_graph_failure(const ChunkWork& w, const char* call, CUresult r,
@@ -184,11 +192,11 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason) {
   if (w.fork.streams() > 1 && staging_->unfenced()) {
     // Copies on side streams read their snapshots too: the fence on L comes after them.
     if (CUevent ev = events_->fork(w.context)) {
-      for (uint32_t i = 0; i < w.fork.streams(); ++i) {
-        if (i == w.home) continue;
-        api_->event_record(ev, reinterpret_cast<CUstream>(w.fork.stream(i)));
+      each_side_stream(w, [&](CUstream side) -> CUresult {  // best effort: every stream
+        api_->event_record(ev, side);
         api_->stream_wait_event(w.stream, ev, 0);
-      }
+        return CUDA_SUCCESS;
+      });
     }
   }
   staging_->fence(w.stream);  // the copies just issued read their snapshots later

@@ -276,15 +276,14 @@ bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
   // the wait, blocking streams inherit the legacy stream's), so none at all (a kernel that polls
   // host memory stays a known limit). And only from the chunk's thread (another thread's work cuts
   // the chunk), not a per-thread stream; beside a chunk on the legacy stream only a non-blocking
-  // stream (PyTorch's default
-  // stream is the legacy one, its side streams are non-blocking): a blocking one's work is ordered
-  // after the legacy stream's earlier work, which no edge in the graph would say. A side stream
-  // needs the engine's own events and the driver's wait. The legacy stream itself joins a chunk
-  // begun on another stream only where every stream of the chunk is non-blocking: the graph then
-  // goes out on the legacy stream (leads_from_legacy), which orders it after the legacy and
-  // blocking streams' earlier work, as a chunk begun on the legacy stream is (PyTorch's
-  // two-stream step: a chunk that began on the side stream was cut at the main stream's next
-  // launch).
+  // stream (PyTorch's default stream is the legacy one, its side streams are non-blocking): a
+  // blocking one's work is ordered after the legacy stream's earlier work, which no edge in the
+  // graph would say. A side stream needs the engine's own events and the driver's wait. The legacy
+  // stream itself joins a chunk begun on another stream only where every stream of the chunk is
+  // non-blocking: the graph then goes out on the legacy stream (leads_from_legacy), which orders it
+  // after the legacy and blocking streams' earlier work, as a chunk begun on the legacy stream is
+  // (PyTorch's two-stream step: a chunk that began on the side stream was cut at the main stream's
+  // next launch).
   if (!options_.multi_stream || !same_thread || host_waits_ || is_per_thread_stream(stream) ||
       fork_.streams() >= 8 || !api_->stream_wait_event || !api_->event_record ||
       !api_->event_create) {
