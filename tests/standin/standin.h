@@ -36,6 +36,10 @@ unsigned long long standin_node_attributes(void);  // attributes set on kernel n
 unsigned long long standin_child_nodes(void);      // child graph nodes added
 long long standin_graph_execs_live(void);          // instantiated and not destroyed
 
+// The simulated GPU time each kernel takes when it runs (1000 ns by default, or
+// STANDIN_KERNEL_NS): cuEventElapsedTime answers the sum between two events' records.
+void standin_set_kernel_ns(unsigned long long ns);
+
 // Asynchronous mode on or off (the environment's STANDIN_ASYNC=1 sets it at start); switching
 // it off first runs everything queued.
 void standin_set_async(int on);

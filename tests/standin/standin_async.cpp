@@ -37,6 +37,7 @@ void execute(Op& op) {
       break;
     case OpKind::kRecord:
       op.event->pending.erase(op.number);
+      op.event->gpu_ns = state().gpu_ns;
       break;
     case OpKind::kWait:
       break;  // run_head made sure the record ran

@@ -40,6 +40,8 @@ State& state() {
     inject_from_environment(st);
     const char* async = std::getenv("STANDIN_ASYNC");
     st->async = async && std::atoi(async) != 0;
+    if (const char* ns = std::getenv("STANDIN_KERNEL_NS"))
+      st->kernel_ns = std::strtoull(ns, nullptr, 10);
     return st;
   }();
   return *s;
@@ -82,6 +84,7 @@ Stream* stream_of(CUstream s) {
 void run_kernel(Kernel* k, const unsigned grid[3], const unsigned block[3], void** params) {
   k->fn(grid, block, params);
   state().kernels_executed++;
+  state().gpu_ns += state().kernel_ns;
 }
 
 CUresult pack_args(Kernel* k, void** params, void** extra, std::vector<uint8_t>* out) {
@@ -135,7 +138,10 @@ void run_node(const Node& n) {
       std::memmove(reinterpret_cast<void*>(n.copy_dst), n.copy_src, n.copy_bytes);
       break;
     case NodeKind::kEventRecord:
-      if (Event* ev = n.launched ? n.launched : event_of(n.event)) ev->pending.erase(n.number);
+      if (Event* ev = n.launched ? n.launched : event_of(n.event)) {
+        ev->pending.erase(n.number);
+        ev->gpu_ns = state().gpu_ns;
+      }
       break;
     case NodeKind::kEmpty:
       break;
@@ -291,6 +297,11 @@ extern "C" __attribute__((visibility("default"))) void standin_register_kernel(
   k.arg_bytes = off;
 }
 
+extern "C" __attribute__((visibility("default"))) void standin_set_kernel_ns(
+    unsigned long long ns) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().kernel_ns = ns;
+}
 extern "C" __attribute__((visibility("default"))) unsigned long long standin_kernels_executed(
     void) {
   return state().kernels_executed;
@@ -528,6 +539,30 @@ API cuEventQuery(CUevent e) {
   if (!ev || !ev->pending.count(ev->recorded)) return CUDA_SUCCESS;
   drain_event(ev, ev->recorded);
   return CUDA_ERROR_NOT_READY;
+}
+// The simulated GPU time between the two events' latest records (State::gpu_ns). Like
+// cuEventQuery in asynchronous mode, a pending record answers "not ready" once and then runs.
+API cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
+  if (CUresult r = injected("cuEventElapsedTime")) return r;
+  if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  Event* a = event_of(start);
+  Event* b = event_of(end);
+  if (!a || !b || !a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  bool ready = true;
+  for (Event* ev : {a, b}) {
+    if (!ev->pending.count(ev->recorded)) continue;
+    drain_event(ev, ev->recorded);
+    ready = false;
+  }
+  if (!ready) return CUDA_ERROR_NOT_READY;
+  *ms = float(double(b->gpu_ns) - double(a->gpu_ns)) / 1e6f;
+  return CUDA_SUCCESS;
+}
+// The name drivers before 12.8 export (cuda.h maps it to _v2); the engine loads this one.
+#undef cuEventElapsedTime
+API cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  return cuEventElapsedTime_v2(ms, start, end);
 }
 API cuCtxSynchronize(void) {
   std::lock_guard<std::recursive_mutex> g(state().mu);

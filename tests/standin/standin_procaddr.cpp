@@ -55,6 +55,8 @@ int cuEventRecordWithFlags();
 int cuEventRecordWithFlags_ptsz();
 int cuEventSynchronize();
 int cuEventQuery();
+int cuEventElapsedTime();
+int cuEventElapsedTime_v2();
 int cuCtxSynchronize();
 int cuCtxSynchronize_v2();
 int cuStreamWaitValue32_v2();
@@ -189,6 +191,8 @@ const Export kExports[] = {
     {"cuEventRecordWithFlags_ptsz", reinterpret_cast<void*>(&cuEventRecordWithFlags_ptsz)},
     {"cuEventSynchronize", reinterpret_cast<void*>(&cuEventSynchronize)},
     {"cuEventQuery", reinterpret_cast<void*>(&cuEventQuery)},
+    {"cuEventElapsedTime", reinterpret_cast<void*>(&cuEventElapsedTime)},
+    {"cuEventElapsedTime_v2", reinterpret_cast<void*>(&cuEventElapsedTime_v2)},
     {"cuCtxSynchronize", reinterpret_cast<void*>(&cuCtxSynchronize)},
     {"cuCtxSynchronize_v2", reinterpret_cast<void*>(&cuCtxSynchronize_v2)},
     {"cuStreamWaitValue32_v2", reinterpret_cast<void*>(&cuStreamWaitValue32_v2)},

@@ -65,6 +65,7 @@ struct Stream;
 struct Event {
   uint64_t recorded = 0;
   std::map<uint64_t, Stream*> pending;
+  uint64_t gpu_ns = 0;  // State::gpu_ns when its latest record ran (cuEventElapsedTime)
 };
 
 enum class NodeKind { kKernel, kMemset, kMemcpy, kEventRecord, kEmpty, kChild };
@@ -131,6 +132,10 @@ struct State {
   std::map<uintptr_t, Allocation> allocations;
   std::map<std::string, std::pair<int, CUresult>> failures;
   unsigned long long kernels_executed = 0;
+  // A simulated GPU clock for cuEventElapsedTime: each kernel that runs advances it by
+  // kernel_ns (STANDIN_KERNEL_NS, 1000 by default; standin_set_kernel_ns).
+  unsigned long long gpu_ns = 0;
+  unsigned long long kernel_ns = 1000;
   unsigned long long graph_launches = 0;
   unsigned long long node_attributes = 0;  // set on kernel nodes
   unsigned long long child_nodes = 0;      // child graph nodes added

@@ -33,10 +33,13 @@ class GraphPauseTest : public ::testing::Test {
     g_now = 1;
   }
 
-  void make_engine(uint64_t pause_ns) {
+  void TearDown() override { standin_set_kernel_ns(1'000); }
+
+  void make_engine(uint64_t pause_ns, uint64_t pause_gpu_ns = 0) {
     EngineOptions o;
     o.clock_ns = &fake_clock;
     o.pause_ns = pause_ns;
+    o.pause_gpu_ns = pause_gpu_ns;
     engine_ = std::make_unique<GraphEngine>(&api_, o);
   }
 
@@ -104,6 +107,34 @@ TEST_F(GraphPauseTest, WithoutPausesTheChunkWaitsToFill) {
   EXPECT_LE(run(60, 100'000, 40), 40 / 8);
   EXPECT_EQ(engine_->stats().pause_places, 0u);
   EXPECT_EQ(engine_->stats().pause_cuts, 0u);
+}
+
+TEST_F(GraphPauseTest, APauseWithMuchGpuWorkWaitingKeepsCutting) {
+  // Each iteration's 10 launches take 500 us on the (simulated) GPU: weighed at 100 us, the
+  // pause still cuts. Timing it changes no result.
+  standin_set_kernel_ns(50'000);
+  make_engine(200'000, 100'000);
+  EXPECT_EQ(run(120, 1'000'000, 40), 40);
+  const EngineStats& s = engine_->stats();
+  EXPECT_GE(s.pause_places, 1u);
+  EXPECT_EQ(s.pause_light, 0u);
+  EXPECT_GE(s.pause_cuts, 40u);
+}
+
+TEST_F(GraphPauseTest, APauseWithLittleGpuWorkWaitingIsDropped) {
+  // The same loop whose launches take 1 us each: 10 us wait at each pause, below 100 us. Once
+  // weighed, chunks fill across the pauses as without them (one pause in 8 at a chunk's end),
+  // and replays grow.
+  standin_set_kernel_ns(1'000);
+  make_engine(200'000, 100'000);
+  EXPECT_LE(run(120, 1'000'000, 40), 40 / 8);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.pause_places, 0u);
+  EXPECT_GE(s.pause_light, 1u);
+  const uint64_t replays = s.replays, replayed = s.replayed;
+  EXPECT_LE(run(80, 1'000'000, 40), 40 / 8);
+  EXPECT_GE(double(s.replayed - replayed) / double(s.replays - replays), 40.0);
+  EXPECT_EQ(s.pause_cuts, engine_->stats().pause_cuts);
 }
 
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {

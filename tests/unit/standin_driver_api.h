@@ -46,6 +46,7 @@ inline void fill_standin_driver_api(DriverApi* api) {
   take(&api->event_record, "cuEventRecord");
   take(&api->event_query, "cuEventQuery");
   take(&api->event_destroy, "cuEventDestroy_v2");
+  take(&api->event_elapsed_time, "cuEventElapsedTime");
   take(&api->graph_add_event_record_node, "cuGraphAddEventRecordNode");
   take(&api->graph_exec_event_record_node_set_event, "cuGraphExecEventRecordNodeSetEvent");
   take(&api->stream_wait_event, "cuStreamWaitEvent");

@@ -79,6 +79,8 @@ struct DriverApi {
   CUresult (*event_record)(CUevent event, CUstream stream) = nullptr;
   CUresult (*event_query)(CUevent event) = nullptr;
   CUresult (*event_destroy)(CUevent event) = nullptr;
+  // The GPU time of a chunk's replay, from two timing events around its launch (gpu_timer.h).
+  CUresult (*event_elapsed_time)(float* ms, CUevent start, CUevent end) = nullptr;
 
   // What a measured decision was made on (decision_cache.h): the device, the driver.
   CUresult (*ctx_get_device)(CUdevice* device) = nullptr;
@@ -127,6 +129,7 @@ struct DriverApi {
   X(event_record, "cuEventRecord") \
   X(event_query, "cuEventQuery") \
   X(event_destroy, "cuEventDestroy_v2") \
+  X(event_elapsed_time, "cuEventElapsedTime") \
   X(ctx_get_device, "cuCtxGetDevice") \
   X(device_get_name, "cuDeviceGetName") \
   X(driver_get_version, "cuDriverGetVersion")

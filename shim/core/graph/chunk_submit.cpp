@@ -63,7 +63,8 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
   }
 }
 
-Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, uint32_t sequence) {
+Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, uint32_t sequence,
+                                GpuTimer* timer, GpuTimer::Tag tag) {
   ChunkGraph* graph = &chunk.graph;
   Replayed out;
   CUresult& r = out.error;
@@ -91,7 +92,10 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
       failed = "side-stream fork";
     }
     if (r == CUDA_SUCCESS) {
-      r = graph->replay(*api_, nodes_.data(), nodes_.size(), w.stream, w.context, &out.patched);
+      const CUevent start = timer ? timer->begin(w.context) : nullptr;
+      r = graph->replay(*api_, nodes_.data(), nodes_.size(), w.stream, w.context, &out.patched,
+                        start);
+      if (start) out.timed = timer->end(w.stream, tag, r == CUDA_SUCCESS);
       if (r != CUDA_SUCCESS) failed = graph->failed_call();
       // Launched (or not at all): the side streams' later work waits for it. An error here
       // cannot send the work out again; it is the submission's.

@@ -24,6 +24,7 @@
 #include "driver/driver_api.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
+#include "graph/gpu_timer.h"
 #include "graph/graph_chunk.h"
 #include "graph/own_events.h"
 #include "graph/pending_work.h"
@@ -61,6 +62,7 @@ struct Replayed {
   CUresult join_error = CUDA_SUCCESS;
   size_t nodes = 0;      // graph nodes replayed (launches, memops, event records, child graphs)
   uint32_t patched = 0;  // of them, updated before the launch
+  bool timed = false;    // its GPU time is in flight on the timer asked for (gpu_timer.h)
 };
 
 // Launches and memops in the chunk: event ops alone gain nothing from a graph (worth_a_graph).
@@ -89,8 +91,10 @@ class ChunkSubmitter {
   void prepare(const ChunkWork& w);
   // The prepared `w` (not empty) as one replay of `chunk`'s graph, which belongs to followed
   // sequence `sequence` (for the observer and the failure's log line); built first when `fresh`
-  // (a new chunk, or one whose graph is gone) or when it was built for another shape.
-  Replayed replay(const ChunkWork& w, Chunk& chunk, bool fresh, uint32_t sequence);
+  // (a new chunk, or one whose graph is gone) or when it was built for another shape. With a
+  // `timer`, the launch is timed on it under `tag` where a slot is free (Replayed::timed).
+  Replayed replay(const ChunkWork& w, Chunk& chunk, bool fresh, uint32_t sequence,
+                  GpuTimer* timer = nullptr, GpuTimer::Tag tag = {});
 
   // Every pending call of `w`, eagerly and in order; each launch and memop counted as `reason`.
   // Returns the first error (the calls after it are made all the same, as the program made them).

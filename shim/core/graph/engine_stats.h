@@ -80,6 +80,9 @@ struct EngineStats {
   uint64_t cut_short = 0;           // times a sequence's chunks were cut to one launch too often
   uint64_t pause_places = 0;        // places learned where the program pauses (pause_places.h)
   uint64_t pause_cuts = 0;          // chunks submitted at one of them before filling
+  // Places learned as pauses, then dropped: the GPU time of the work waiting there was below
+  // pause_gpu_us (not counted in pause_places).
+  uint64_t pause_light = 0;
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};

@@ -231,7 +231,8 @@ CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n,
 }
 
 CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, size_t count,
-                            CUstream stream, CUcontext ctx, uint32_t* patched) {
+                            CUstream stream, CUcontext ctx, uint32_t* patched,
+                            CUevent timer_start) {
   *patched = 0;
   if (!usable() || count != nodes_.size()) {
     failed_call_ = "replay of an unusable graph";
@@ -260,6 +261,7 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
     keep(nodes[i], n);
     ++*patched;
   }
+  if (timer_start) api.event_record(timer_start, stream);
   CUresult r = api.graph_launch(exec_, stream);
   if (r != CUDA_SUCCESS) {
     broken_ = true;

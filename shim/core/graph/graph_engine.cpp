@@ -45,6 +45,7 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       own_events_(api),
       program_graphs_(api, &stats_.program_graphs_takeable),
       submitter_(api, &stats_, &staging_, &own_events_),
+      timer_(api),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
       turn_(4 * uint64_t(std::max<uint32_t>(options.policy.window, 8)) + 32) {
@@ -417,7 +418,7 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
   plan->policy = SequencePolicy(options_.policy);
   plan->length = static_cast<uint32_t>(s.tokens.size());
   plan->periodic = s.periodic;
-  plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns);
+  plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns, options_.pause_gpu_ns);
   plan->names.resize(s.tokens.size());
   plan->names_left = s.tokens.size();
 }
@@ -1125,7 +1126,19 @@ CUresult GraphEngine::submit() {
   bool fresh = false;
   Chunk* chunk =
       chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
-  const Replayed done = submitter_.replay(work, *chunk, fresh, following_id_);
+  // While its pauses are weighed, a chunk that runs from one pause to the next is timed.
+  const GpuTimer::Tag tag{following_id_, static_cast<uint32_t>(position_ % plan_->length)};
+  const bool weighing = plan_->pauses.weighing();
+  const bool weigh = weighing && plan_->pauses.wants_weight(start % plan_->length, tag.place);
+  const Replayed done =
+      submitter_.replay(work, *chunk, fresh, following_id_, weigh ? &timer_ : nullptr, tag);
+  if (weigh && !done.timed) weighed(tag.sequence, tag.place, GpuTimer::kLost);
+  if (weighing && !weigh && !plan_->pauses.weighing()) {
+    // The last round of requests passed (wants_weight).
+    stats_.pause_places -= plan_->pauses.light();
+    stats_.pause_light += plan_->pauses.light();
+  }
+  if (timer_.busy()) poll_timer();
   if (done.error != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and
     // this sequence stays eager from now on.
@@ -1151,6 +1164,20 @@ CUresult GraphEngine::submit() {
   clear_chunk();
   end_of_occurrence();
   return done.join_error;
+}
+
+void GraphEngine::poll_timer() {
+  timer_.poll([this](GpuTimer::Tag t, uint64_t ns) { weighed(t.sequence, t.place, ns); });
+}
+
+void GraphEngine::weighed(uint32_t sequence, uint32_t place, uint64_t gpu_ns) {
+  auto it = plans_.find(sequence);
+  if (it == plans_.end()) return;
+  PausePlaces& pauses = it->second.pauses;
+  if (!pauses.weighed(place, gpu_ns)) return;
+  // Weighed: the pauses dropped for the little work waiting there cut no more.
+  stats_.pause_places -= pauses.light();
+  stats_.pause_light += pauses.light();
 }
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
@@ -1228,6 +1255,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       drop_all_graphs();
       staging_.context_ends(handle);
       own_events_.forget();  // the ending context's go with it (another context's leak: a few)
+      timer_.forget([this](GpuTimer::Tag t, uint64_t ns) { weighed(t.sequence, t.place, ns); });
       break;
     case FlushRule::kContext:
       break;  // after_op, once the op made its context current

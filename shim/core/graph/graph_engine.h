@@ -45,6 +45,7 @@
 #include "graph/context_scope.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
+#include "graph/gpu_timer.h"
 #include "graph/graph_chunk.h"
 #include "graph/loop_resume.h"
 #include "graph/own_events.h"
@@ -103,6 +104,10 @@ struct EngineOptions {
   // sequence's first recorded occurrences (pause_places.h); 0: never (engines the tests build,
   // unless asked: their clock is the real one).
   uint64_t pause_ns = 0;
+  // A learned pause cuts only where the GPU time of the work waiting there, measured with timing
+  // events around the first replays that end at it, reaches this (pause_places.h); 0: every
+  // pause cuts.
+  uint64_t pause_gpu_ns = 0;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
   // entry while a sequence's pauses are learned (tests inject one).
   uint64_t (*clock_ns)() = nullptr;
@@ -300,7 +305,11 @@ class GraphEngine {
   // means for the sequence (chunk_submit.h sends it).
   CUresult submit();
   ChunkWork chunk_work() const;  // the current chunk, as the submitter reads it
-  void clear_chunk();            // it went out
+  // GPU times of replays that weigh pauses (gpu_timer.h), read where they completed: each to its
+  // sequence's pauses (pause_places.h).
+  void poll_timer();
+  void weighed(uint32_t sequence, uint32_t place, uint64_t gpu_ns);
+  void clear_chunk();  // it went out
   Chunk* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
   // A module or library is unloaded: graphs that may launch its kernels go, and their sequences
@@ -371,6 +380,7 @@ class GraphEngine {
   OwnEvents own_events_;
   ProgramGraphs program_graphs_;  // the program's executable graphs (program_graphs.h)
   ChunkSubmitter submitter_;   // sends the current chunk out (after stats_, staging_, own_events_)
+  GpuTimer timer_;             // the GPU time of replays that weigh a sequence's pauses
   mutable MemoryKinds kinds_;  // a cache of the driver's answers: asked from const checks
   ChunkCursor chunk_;          // the current chunk's start and size (chunk_policy.h)
   MeasureTurn<Plan> turn_;     // which plan may measure now (measure_turn.h)

@@ -2,10 +2,12 @@
 
 namespace pygraph {
 
-void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns) {
+void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns) {
   learning_ = threshold_ns > 0 && length > (wraps ? 0 : 1);
   if (!learning_) return;
   threshold_ns_ = threshold_ns;
+  light_ns_ = light_ns;
+  wraps_ = wraps;
   samples_.assign(length, 0);
   short_.assign(length, 0);
   if (!wraps) {
@@ -41,6 +43,60 @@ void PausePlaces::finish() {
   if (!count_) pauses_.clear();  // no pause: before() answers from an empty vector
   samples_ = {};
   short_ = {};
+  weighing_ = count_ > 0 && light_ns_ > 0;
+  if (!weighing_) return;
+  weight_.assign(pauses_.size(), 0);
+  weight_samples_.assign(pauses_.size(), 0);
+  requests_left_ = uint64_t(count_) * kRounds;
+  unweighed_ = count_;
+}
+
+bool PausePlaces::wants_weight(size_t start, size_t end) {
+  if (!weighing_ || end >= pauses_.size() || !pauses_[end]) return false;
+  // Each chunk that ends at a pause is a request, timed or not: weighing ends after kRounds
+  // rounds of the places even where some place is never timed (its chunks start at a fill).
+  if (requests_left_) --requests_left_;
+  const bool from_cut = start < pauses_.size() && (pauses_[start] || (start == 0 && !wraps_));
+  if (from_cut && weight_samples_[end] < kSamples && requests_left_) {
+    ++in_flight_;
+    return true;
+  }
+  if (!requests_left_ && !in_flight_) finish_weighing();
+  return false;
+}
+
+bool PausePlaces::weighed(size_t end, uint64_t gpu_ns) {
+  if (!weighing_ || !in_flight_) return false;
+  --in_flight_;
+  if (end < pauses_.size() && gpu_ns != ~0ull && weight_samples_[end] < kSamples) {
+    if (gpu_ns > weight_[end]) weight_[end] = gpu_ns;
+    if (++weight_samples_[end] == kSamples) --unweighed_;
+  }
+  if (unweighed_ && (requests_left_ || in_flight_)) return false;
+  finish_weighing();
+  return true;
+}
+
+void PausePlaces::finish_weighing() {
+  // In the order of the places, from the sequence's first: the GPU time waiting at a place is
+  // what ran since the last pause that cuts.
+  weighing_ = false;
+  uint64_t waiting = 0;
+  for (size_t i = 0; i < pauses_.size(); ++i) {
+    if (!pauses_[i]) continue;
+    const uint64_t w = weight_samples_[i] ? weight_[i] : ~0ull;  // unmeasured: keeps cutting
+    waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
+    if (waiting >= light_ns_) {
+      waiting = 0;
+      continue;
+    }
+    pauses_[i] = 0;
+    --count_;
+    ++light_;
+  }
+  if (!count_) pauses_.clear();
+  weight_ = {};
+  weight_samples_ = {};
 }
 
 }  // namespace pygraph

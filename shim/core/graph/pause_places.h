@@ -14,6 +14,17 @@
 // gaps were at least `threshold` in each of kSamples samples is a pause. A clock is read per
 // recorded entry while learning (and once more after a submission), never after: learning ends
 // when every place has its samples, or after kRounds rounds of the sequence's places.
+//
+// Then weighed: a pause costs the GPU time only where work waits it out, and only as much as
+// that work's GPU time; a cut costs a graph launch and leaves smaller graphs. While weighing,
+// chunks go out at every pause; the GPU time of each chunk that runs from one pause to the next
+// is measured (gpu_timer.h), kSamples times per place, the largest kept. Then, in the order of
+// the places, the GPU time since the last pause that still cuts adds up; a pause cuts where the
+// sum reaches `light` ns (and the sum starts again), else it is dropped: the work waiting there
+// is too little to be worth a cut. A place with no measured time keeps cutting. Weighing ends
+// when every place has its samples, or after kRounds rounds of the places' requests.
+// Measured on the H200 (session 16): on a slow host every Python gap above 200 µs was a pause,
+// and BERT batch 1 eager replayed 4.4 launches per graph.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
 // chunk-full check after (one load where the sequence has no pause).
 #pragma once
@@ -31,8 +42,9 @@ class PausePlaces {
 
   // Learning starts for a sequence of `length` places (a loop: its period; `wraps`: its first
   // place follows its last, else what comes before it is a boundary and no gap of its own). A
-  // `threshold` of 0 learns nothing (no clock reads).
-  void start(size_t length, bool wraps, uint64_t threshold_ns);
+  // `threshold` of 0 learns nothing (no clock reads); a `light_ns` of 0 weighs nothing (every
+  // pause cuts).
+  void start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns = 0);
   bool learning() const { return learning_; }
   // The entry at `place` arrives at `now_ns`: a sample of its gap if the entry before it was
   // the place before (modulo length) and nothing interrupted the two.
@@ -45,10 +57,23 @@ class PausePlaces {
   // Whether a pause comes before `place`: the chunk goes out when the occurrence reaches it.
   bool before(size_t place) const { return place < pauses_.size() && pauses_[place]; }
   bool any() const { return !pauses_.empty(); }
-  size_t count() const { return count_; }
+  size_t count() const { return count_; }  // pauses that cut
+
+  // Weighing (after learning, where pauses were found and `light_ns` > 0).
+  bool weighing() const { return weighing_; }
+  // A chunk from place `start` to place `end` goes out: whether its GPU time is wanted (it
+  // runs from a pause, or from the start of a sequence that does not wrap, to a pause whose
+  // samples are not all in). True: weighed() must answer it. The weighing may end here (the
+  // last round of requests passed with nothing in flight).
+  bool wants_weight(size_t start, size_t end);
+  // The GPU time of the chunk that ended at `end`, asked for by wants_weight (GpuTimer::kLost:
+  // none). Returns true where it ended the weighing.
+  bool weighed(size_t end, uint64_t gpu_ns);
+  size_t light() const { return light_; }  // pauses dropped for the little work waiting there
 
  private:
   void finish();
+  void finish_weighing();
 
   bool learning_ = false;
   uint64_t threshold_ns_ = 0;
@@ -60,6 +85,17 @@ class PausePlaces {
   std::vector<uint8_t> short_;    // per place: a sample below the threshold was seen
   std::vector<uint8_t> pauses_;   // per place, after learning; empty when there is none
   size_t count_ = 0;
+  // Weighing: per place, the largest GPU time measured and how many samples; requests left
+  // and in flight; places whose samples are not all in; pauses dropped.
+  bool wraps_ = false;
+  bool weighing_ = false;
+  uint64_t light_ns_ = 0;
+  std::vector<uint64_t> weight_;
+  std::vector<uint8_t> weight_samples_;
+  uint64_t requests_left_ = 0;
+  uint64_t in_flight_ = 0;
+  size_t unweighed_ = 0;
+  size_t light_ = 0;
 };
 
 }  // namespace pygraph

@@ -35,6 +35,7 @@ struct Config {
   unsigned staging_mb{};      // graph mode: pinned staging for pageable copies; 0: none
   unsigned stall_check_ms{};  // graph mode: the stall watchdog's check; 0: no watchdog
   unsigned pause_us{};        // graph mode: a host pause this long ends a chunk; 0: never
+  unsigned pause_gpu_us{};    // graph mode: ... where this much GPU work waits there; 0: always
   bool patch_grid{};          // graph mode: grid and dynamic shared memory patched, not in token
   bool streams{};             // graph mode: several streams in one graph (stream_fork.h)
   bool program_graphs{};      // graph mode: the program's graphs as child graphs (program_graphs.h)

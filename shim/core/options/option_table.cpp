@@ -78,6 +78,13 @@ const OptionSpec kTable[] = {
      "optimizer's kernels waited for the next step's forward). `0`: chunks end only when "
      "full.",
      false},
+    {"pause_gpu_us", &Config::pause_gpu_us, "100", 0, 1000000,
+     "Graph mode: a pause (`pause_us`) ends a chunk only where the work waiting there takes at "
+     "least this long on the GPU (microseconds, summed since the last pause that ends one; "
+     "measured with timing events around the first replays that end at each pause). A pause "
+     "costs the GPU only the time of the work that waits it out, and a cut costs a graph launch "
+     "and smaller graphs. `0`: every pause ends a chunk.",
+     false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
      "its arguments. `0`: they are part of the launch's shape, so a launch with another grid "

@@ -1,0 +1,42 @@
+#include "graph/gpu_timer.h"
+
+namespace pygraph {
+
+CUevent GpuTimer::begin(CUcontext ctx) {
+  if (!api_->event_elapsed_time || !api_->event_create || !api_->event_record) return nullptr;
+  if (count_ == kSlots) return nullptr;
+  if (!bound_) {
+    ctx_ = ctx;
+    bound_ = true;
+  }
+  if (ctx != ctx_) return nullptr;
+  Slot& s = slots_[(head_ + count_) % kSlots];
+  // Timing events (flags 0): the engine's other events disable timing, these cannot.
+  if (!s.start && api_->event_create(&s.start, 0) != CUDA_SUCCESS) {
+    s.start = nullptr;
+    return nullptr;
+  }
+  if (!s.stop && api_->event_create(&s.stop, 0) != CUDA_SUCCESS) {
+    s.stop = nullptr;
+    return nullptr;
+  }
+  return s.start;
+}
+
+bool GpuTimer::end(CUstream stream, Tag tag, bool launched) {
+  Slot& s = slots_[(head_ + count_) % kSlots];
+  if (!launched || api_->event_record(s.stop, stream) != CUDA_SUCCESS) return false;
+  s.tag = tag;
+  ++count_;
+  return true;
+}
+
+void GpuTimer::forget_events() {
+  // The events belonged to the context that ended: a leak of a few handles, never a call.
+  for (Slot& s : slots_) s = Slot{};
+  ctx_ = nullptr;
+  bound_ = false;
+  head_ = count_ = 0;
+}
+
+}  // namespace pygraph

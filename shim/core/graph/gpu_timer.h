@@ -1,0 +1,84 @@
+// The GPU time of a chunk's replay: two timing events recorded on the chunk's stream around its
+// graph launch, read later without waiting, in the order they were taken. The places where a
+// program pauses are weighed with it (pause_places.h): a pause that leaves only a little work
+// waiting is no reason to cut a chunk.
+//
+//  - The start event completes when the stream reaches the launch (after its earlier work), the
+//    end event when the graph is done: their difference is the graph's time on the GPU. Where
+//    the GPU was idle it also holds the CPU's launch call and the GPU's launch latency (a few
+//    microseconds).
+//  - kSlots timings at most are in flight; a replay that finds no free slot is not timed. A
+//    GPU that runs far behind the CPU fills them, and then few replays are timed.
+//  - Events of one context (the first that asks): a replay in another is not timed.
+//  - Read only while a sequence is weighed, never on the launch path of a weighed one.
+// Not thread-safe: the engine's lock covers it.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "driver/driver_api.h"
+
+namespace pygraph {
+
+class GpuTimer {
+ public:
+  static constexpr size_t kSlots = 16;
+  static constexpr uint64_t kLost = ~0ull;  // the driver could not tell the time
+  // What a timing belongs to: a sequence, and the place its chunk ended at.
+  struct Tag {
+    uint32_t sequence = 0;
+    uint32_t place = 0;
+  };
+
+  explicit GpuTimer(const DriverApi* api) : api_(api) {}
+
+  // The start event of a free slot for a launch in `ctx` (current): the caller records it on
+  // the launch's stream right before the launch. Null: not timed (no slot, another context, no
+  // timing API, an event the driver would not create).
+  CUevent begin(CUcontext ctx);
+  // After begin: the launch went out (`launched`) and the end event is recorded behind it on
+  // `stream`. True: the timing is in flight (poll reads it); false: it is not (the launch
+  // failed, or the record did), and the slot is free again.
+  bool end(CUstream stream, Tag tag, bool launched);
+  // Timings whose events completed, in the order they were taken, up to the first that has
+  // not: f(tag, ns), ns kLost where the driver answered an error.
+  template <class F>
+  void poll(F f) {
+    while (count_) {
+      Slot& s = slots_[head_];
+      float ms = 0;
+      const CUresult r = api_->event_elapsed_time(&ms, s.start, s.stop);
+      if (r == CUDA_ERROR_NOT_READY) return;
+      head_ = (head_ + 1) % kSlots;
+      --count_;
+      f(s.tag, r == CUDA_SUCCESS && ms >= 0 ? uint64_t(double(ms) * 1e6 + 0.5) : kLost);
+    }
+  }
+  bool busy() const { return count_ > 0; }
+  size_t in_flight() const { return count_; }
+  // The context ends: its events go with it, and each timing in flight is lost: f(tag, kLost).
+  template <class F>
+  void forget(F f) {
+    for (; count_; --count_, head_ = (head_ + 1) % kSlots) f(slots_[head_].tag, kLost);
+    forget_events();
+  }
+
+ private:
+  struct Slot {
+    CUevent start = nullptr, stop = nullptr;
+    Tag tag;
+  };
+
+  void forget_events();
+
+  const DriverApi* api_;
+  CUcontext ctx_ = nullptr;
+  bool bound_ = false;  // ctx_ is the context of the events (null where none is current)
+  Slot slots_[kSlots];
+  size_t head_ = 0, count_ = 0;  // in flight: count_ slots from head_, around the ring
+};
+
+}  // namespace pygraph

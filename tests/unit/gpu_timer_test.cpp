@@ -1,0 +1,157 @@
+// The GPU time of replays (gpu_timer.h) on the driver stand-in, whose kernels each advance a
+// simulated GPU clock: timings read in the order taken, never before they completed, at most
+// kSlots in flight, lost where the driver errs or the context ends.
+#include "graph/gpu_timer.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "standin.h"
+#include "standin_driver_api.h"
+#include "test_kernels.h"
+
+namespace pygraph {
+namespace {
+
+class GpuTimerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::fill_standin_driver_api(&api_);
+    test::take(&launch_, "cuLaunchKernel");
+    test::take(&stream_create_, "cuStreamCreate");
+    const size_t sizes[2] = {4, 8};
+    scale_ = test::standin_kernel(&table_, "timer_scale", &test::scale_kernel, 2, sizes);
+    ctx_ = standin_context_create();
+    standin_set_kernel_ns(5'000);
+  }
+  void TearDown() override {
+    standin_set_async(0);
+    standin_set_kernel_ns(1'000);
+  }
+
+  // `kernels` launches on `stream` timed under tag `place`; false: not timed.
+  bool timed(GpuTimer& t, CUstream stream, int kernels, uint32_t place) {
+    const CUevent start = t.begin(ctx_);
+    if (!start) return false;
+    EXPECT_EQ(api_.event_record(start, stream), CUDA_SUCCESS);
+    for (int i = 0; i < kernels; ++i) launch(stream);
+    return t.end(stream, GpuTimer::Tag{7, place}, true);
+  }
+  void launch(CUstream stream) {
+    float a = 1.5f;
+    CUdeviceptr y = reinterpret_cast<CUdeviceptr>(y_);
+    void* p[] = {&a, &y};
+    ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(scale_->handle), 1, 1, 1, 32, 1, 1, 0, stream, p,
+                      nullptr),
+              CUDA_SUCCESS);
+  }
+  std::vector<std::pair<uint32_t, uint64_t>> poll(GpuTimer& t) {
+    std::vector<std::pair<uint32_t, uint64_t>> got;
+    t.poll([&](GpuTimer::Tag tag, uint64_t ns) {
+      EXPECT_EQ(tag.sequence, 7u);
+      got.emplace_back(tag.place, ns);
+    });
+    return got;
+  }
+
+  DriverApi api_;
+  FunctionTable table_{&api_};
+  decltype(&cuLaunchKernel) launch_ = nullptr;
+  decltype(&cuStreamCreate) stream_create_ = nullptr;
+  const FunctionInfo* scale_ = nullptr;
+  CUcontext ctx_ = nullptr;
+  float y_[test::kKernelFloats] = {};
+};
+
+TEST_F(GpuTimerTest, TheGpuTimeOfWhatRanBetweenTheEvents) {
+  GpuTimer t(&api_);
+  ASSERT_TRUE(timed(t, nullptr, 3, 1));
+  ASSERT_TRUE(timed(t, nullptr, 1, 2));
+  EXPECT_TRUE(t.busy());
+  const auto got = poll(t);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], std::make_pair(1u, uint64_t(15'000)));
+  EXPECT_EQ(got[1], std::make_pair(2u, uint64_t(5'000)));
+  EXPECT_FALSE(t.busy());
+}
+
+TEST_F(GpuTimerTest, AtMostKSlotsInFlight) {
+  GpuTimer t(&api_);
+  for (uint32_t i = 0; i < GpuTimer::kSlots; ++i) ASSERT_TRUE(timed(t, nullptr, 1, i));
+  EXPECT_FALSE(timed(t, nullptr, 1, 99));  // no free slot: not timed
+  const auto got = poll(t);
+  ASSERT_EQ(got.size(), GpuTimer::kSlots);
+  for (uint32_t i = 0; i < GpuTimer::kSlots; ++i) EXPECT_EQ(got[i].first, i);  // in order
+  EXPECT_TRUE(timed(t, nullptr, 1, 100));  // the slots are free again, around the ring
+  EXPECT_EQ(poll(t).size(), 1u);
+}
+
+TEST_F(GpuTimerTest, ATimingStillRunningIsReadLaterAndHoldsUpTheOnesAfterIt) {
+  standin_set_async(1);
+  CUstream s = nullptr;
+  ASSERT_EQ(stream_create_(&s, 0), CUDA_SUCCESS);
+  GpuTimer t(&api_);
+  ASSERT_TRUE(timed(t, s, 2, 1));
+  ASSERT_TRUE(timed(t, s, 1, 2));
+  // Queued, not run: "not ready" (the stand-in runs a pending record once it answered so).
+  EXPECT_TRUE(poll(t).empty());
+  EXPECT_TRUE(t.busy());
+  auto got = poll(t);  // the first, then "not ready" for the second: the poll stops there
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], std::make_pair(1u, uint64_t(10'000)));
+  got = poll(t);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], std::make_pair(2u, uint64_t(5'000)));
+  EXPECT_FALSE(t.busy());
+}
+
+TEST_F(GpuTimerTest, ADriverErrorLosesTheTiming) {
+  GpuTimer t(&api_);
+  ASSERT_TRUE(timed(t, nullptr, 1, 1));
+  ASSERT_TRUE(timed(t, nullptr, 1, 2));
+  standin_inject_failure("cuEventElapsedTime", 1, CUDA_ERROR_INVALID_HANDLE);
+  const auto got = poll(t);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].second, GpuTimer::kLost);
+  EXPECT_EQ(got[1].second, 5'000u);
+}
+
+TEST_F(GpuTimerTest, AFailedLaunchOrRecordIsNotInFlight) {
+  GpuTimer t(&api_);
+  ASSERT_NE(t.begin(ctx_), nullptr);
+  EXPECT_FALSE(t.end(nullptr, GpuTimer::Tag{7, 1}, false));
+  ASSERT_NE(t.begin(ctx_), nullptr);
+  standin_inject_failure("cuEventRecord", 1, CUDA_ERROR_LAUNCH_FAILED);
+  EXPECT_FALSE(t.end(nullptr, GpuTimer::Tag{7, 1}, true));
+  EXPECT_FALSE(t.busy());
+}
+
+TEST_F(GpuTimerTest, OneContextOnlyAndNothingWithoutTheTimingCall) {
+  GpuTimer t(&api_);
+  ASSERT_NE(t.begin(ctx_), nullptr);
+  EXPECT_EQ(t.begin(standin_context_create()), nullptr);
+  EXPECT_EQ(t.begin(nullptr), nullptr);  // no context current: another one
+  DriverApi old = api_;
+  old.event_elapsed_time = nullptr;  // a driver without it
+  GpuTimer none(&old);
+  EXPECT_EQ(none.begin(ctx_), nullptr);
+}
+
+TEST_F(GpuTimerTest, AContextsEndLosesWhatIsInFlight) {
+  GpuTimer t(&api_);
+  ASSERT_TRUE(timed(t, nullptr, 1, 1));
+  ASSERT_TRUE(timed(t, nullptr, 1, 2));
+  std::vector<uint32_t> lost;
+  t.forget([&](GpuTimer::Tag tag, uint64_t ns) {
+    EXPECT_EQ(ns, GpuTimer::kLost);
+    lost.push_back(tag.place);
+  });
+  EXPECT_EQ(lost, (std::vector<uint32_t>{1, 2}));
+  EXPECT_FALSE(t.busy());
+  const CUcontext next = standin_context_create();
+  EXPECT_NE(t.begin(next), nullptr);  // bound to the next context that asks
+}
+
+}  // namespace
+}  // namespace pygraph
