@@ -118,6 +118,7 @@ TEST_F(GraphPauseTest, APauseWithMuchGpuWorkWaitingKeepsCutting) {
   const EngineStats& s = engine_->stats();
   EXPECT_GE(s.pause_places, 1u);
   EXPECT_EQ(s.pause_light, 0u);
+  EXPECT_EQ(s.pause_weighing, 0u);  // weighed, kept
   EXPECT_GE(s.pause_cuts, 40u);
 }
 
@@ -131,6 +132,8 @@ TEST_F(GraphPauseTest, APauseWithLittleGpuWorkWaitingIsDropped) {
   const EngineStats& s = engine_->stats();
   EXPECT_EQ(s.pause_places, 0u);
   EXPECT_GE(s.pause_light, 1u);
+  EXPECT_EQ(s.pause_weighing, 0u);
+  EXPECT_EQ(s.pause_unweighed, 0u);
   const uint64_t replays = s.replays, replayed = s.replayed;
   EXPECT_LE(run(80, 1'000'000, 40), 40 / 8);
   EXPECT_GE(double(s.replayed - replayed) / double(s.replays - replays), 40.0);

@@ -179,6 +179,8 @@ TEST(PausePlaces, APauseNeverWeighedKeepsCutting) {
   EXPECT_LE(requests, 2 * int(PausePlaces::kRounds));
   EXPECT_TRUE(p.before(5));
   EXPECT_FALSE(p.before(2));
+  EXPECT_EQ(p.unweighed(), 1u);
+  EXPECT_EQ(p.light(), 1u);
 }
 
 TEST(PausePlaces, OnlyAChunkFromOnePauseToTheNextIsWeighed) {

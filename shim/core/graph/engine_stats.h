@@ -83,6 +83,8 @@ struct EngineStats {
   // Places learned as pauses, then dropped: the GPU time of the work waiting there was below
   // pause_gpu_us (not counted in pause_places).
   uint64_t pause_light = 0;
+  uint64_t pause_weighing = 0;     // pauses whose sequence is still being weighed (they cut)
+  uint64_t pause_unweighed = 0;    // pauses weighed with no GPU time measured: they keep cutting
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};

@@ -910,6 +910,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       learner->pauses.arrived(position_ % plan_->length, now_ns());
       if (!learner->pauses.learning()) {  // learning ends only here
         stats_.pause_places += learner->pauses.count();
+        if (learner->pauses.weighing()) stats_.pause_weighing += learner->pauses.count();
         learner = nullptr;
       }
     }
@@ -1134,9 +1135,7 @@ CUresult GraphEngine::submit() {
       submitter_.replay(work, *chunk, fresh, following_id_, weigh ? &timer_ : nullptr, tag);
   if (weigh && !done.timed) weighed(tag.sequence, tag.place, GpuTimer::kLost);
   if (weighing && !weigh && !plan_->pauses.weighing()) {
-    // The last round of requests passed (wants_weight).
-    stats_.pause_places -= plan_->pauses.light();
-    stats_.pause_light += plan_->pauses.light();
+    count_weighed(plan_->pauses);  // the last round of requests passed (wants_weight)
   }
   if (timer_.busy()) poll_timer();
   if (done.error != CUDA_SUCCESS) {
@@ -1174,10 +1173,15 @@ void GraphEngine::weighed(uint32_t sequence, uint32_t place, uint64_t gpu_ns) {
   auto it = plans_.find(sequence);
   if (it == plans_.end()) return;
   PausePlaces& pauses = it->second.pauses;
-  if (!pauses.weighed(place, gpu_ns)) return;
-  // Weighed: the pauses dropped for the little work waiting there cut no more.
+  if (pauses.weighed(place, gpu_ns)) count_weighed(pauses);
+}
+
+void GraphEngine::count_weighed(const PausePlaces& pauses) {
+  // The pauses dropped for the little work waiting there cut no more.
   stats_.pause_places -= pauses.light();
   stats_.pause_light += pauses.light();
+  stats_.pause_weighing -= pauses.count() + pauses.light();
+  stats_.pause_unweighed += pauses.unweighed();
 }
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {

@@ -85,6 +85,7 @@ void PausePlaces::finish_weighing() {
   for (size_t i = 0; i < pauses_.size(); ++i) {
     if (!pauses_[i]) continue;
     const uint64_t w = weight_samples_[i] ? weight_[i] : ~0ull;  // unmeasured: keeps cutting
+    unweighed_kept_ += !weight_samples_[i];
     waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
     if (waiting >= light_ns_) {
       waiting = 0;

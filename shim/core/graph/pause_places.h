@@ -70,6 +70,7 @@ class PausePlaces {
   // none). Returns true where it ended the weighing.
   bool weighed(size_t end, uint64_t gpu_ns);
   size_t light() const { return light_; }  // pauses dropped for the little work waiting there
+  size_t unweighed() const { return unweighed_kept_; }  // kept: no GPU time was measured
 
  private:
   void finish();
@@ -96,6 +97,7 @@ class PausePlaces {
   uint64_t in_flight_ = 0;
   size_t unweighed_ = 0;
   size_t light_ = 0;
+  size_t unweighed_kept_ = 0;
 };
 
 }  // namespace pygraph
