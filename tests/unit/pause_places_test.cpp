@@ -176,7 +176,7 @@ TEST(PausePlaces, APauseNeverWeighedKeepsCutting) {
     }
   }
   EXPECT_FALSE(p.weighing());
-  EXPECT_LE(requests, 2 * int(PausePlaces::kRounds));
+  EXPECT_LE(requests, 2 * int(PausePlaces::kWeighRounds));
   EXPECT_TRUE(p.before(5));
   EXPECT_FALSE(p.before(2));
   EXPECT_EQ(p.unweighed(), 1u);

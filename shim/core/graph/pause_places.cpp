@@ -47,17 +47,21 @@ void PausePlaces::finish() {
   if (!weighing_) return;
   weight_.assign(pauses_.size(), 0);
   weight_samples_.assign(pauses_.size(), 0);
-  requests_left_ = uint64_t(count_) * kRounds;
+  requests_left_ = uint64_t(count_) * kWeighRounds;
   unweighed_ = count_;
 }
 
 bool PausePlaces::wants_weight(size_t start, size_t end) {
   if (!weighing_ || end >= pauses_.size() || !pauses_[end]) return false;
-  // Each chunk that ends at a pause is a request, timed or not: weighing ends after kRounds
+  // Each chunk that ends at a pause is a request, timed or not: weighing ends after kWeighRounds
   // rounds of the places even where some place is never timed (its chunks start at a fill).
-  if (requests_left_) --requests_left_;
+  if (!requests_left_) {
+    if (!in_flight_) finish_weighing();
+    return false;
+  }
+  --requests_left_;
   const bool from_cut = start < pauses_.size() && (pauses_[start] || (start == 0 && !wraps_));
-  if (from_cut && weight_samples_[end] < kSamples && requests_left_) {
+  if (from_cut && weight_samples_[end] < kSamples) {
     ++in_flight_;
     return true;
   }

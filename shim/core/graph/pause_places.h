@@ -22,7 +22,8 @@
 // the places, the GPU time since the last pause that still cuts adds up; a pause cuts where the
 // sum reaches `light` ns (and the sum starts again), else it is dropped: the work waiting there
 // is too little to be worth a cut. A place with no measured time keeps cutting. Weighing ends
-// when every place has its samples, or after kRounds rounds of the places' requests.
+// when every place has its samples, or after kWeighRounds rounds of the places (a sequence
+// between two syncs may hold many steps: each of its occurrences is one round).
 // Measured on the H200 (session 16): on a slow host every Python gap above 200 µs was a pause,
 // and BERT batch 1 eager replayed 4.4 launches per graph.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
@@ -39,6 +40,7 @@ class PausePlaces {
  public:
   static constexpr uint8_t kSamples = 2;
   static constexpr uint32_t kRounds = 16;
+  static constexpr uint32_t kWeighRounds = 4;
 
   // Learning starts for a sequence of `length` places (a loop: its period; `wraps`: its first
   // place follows its last, else what comes before it is a boundary and no gap of its own). A
