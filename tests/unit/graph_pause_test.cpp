@@ -27,13 +27,17 @@ class GraphPauseTest : public ::testing::Test {
   void SetUp() override {
     test::fill_standin_driver_api(&api_);
     test::take(&launch_, "cuLaunchKernel");
+    test::take(&sync_, "cuCtxSynchronize");
     const size_t sizes[2] = {4, 8};
     scale_ = test::standin_kernel(&table_, "pause_scale", &test::scale_kernel, 2, sizes);
     for (int i = 0; i < kN; ++i) y_engine_[i] = y_eager_[i] = float(i) * 0.25f;
     g_now = 1;
   }
 
-  void TearDown() override { standin_set_kernel_ns(1'000); }
+  void TearDown() override {
+    standin_set_async(0);
+    standin_set_kernel_ns(1'000);
+  }
 
   void make_engine(uint64_t pause_ns, uint64_t pause_gpu_ns = 0) {
     EngineOptions o;
@@ -74,6 +78,7 @@ class GraphPauseTest : public ::testing::Test {
       }
     }
     EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    EXPECT_EQ(sync_(), CUDA_SUCCESS);  // the work queued in the stand-in's asynchronous mode
     EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
     engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
     return submitted;
@@ -83,6 +88,7 @@ class GraphPauseTest : public ::testing::Test {
   FunctionTable table_{&api_};
   std::unique_ptr<GraphEngine> engine_;
   decltype(&cuLaunchKernel) launch_ = nullptr;
+  CUresult (*sync_)() = nullptr;
   const FunctionInfo* scale_ = nullptr;
   float y_engine_[kN], y_eager_[kN];
 };
@@ -138,6 +144,32 @@ TEST_F(GraphPauseTest, APauseWithLittleGpuWorkWaitingIsDropped) {
   EXPECT_LE(run(80, 1'000'000, 40), 40 / 8);
   EXPECT_GE(double(s.replayed - replayed) / double(s.replays - replays), 40.0);
   EXPECT_EQ(s.pause_cuts, engine_->stats().pause_cuts);
+}
+
+TEST_F(GraphPauseTest, APauseWhoseWorkIsNeverTimedKeepsCutting) {
+  // A driver without cuEventElapsedTime: no replay is timed, weighing ends after its rounds,
+  // and the pause keeps cutting, counted as unweighed.
+  standin_set_kernel_ns(1'000);
+  api_.event_elapsed_time = nullptr;
+  make_engine(200'000, 100'000);
+  EXPECT_EQ(run(120, 1'000'000, 40), 40);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.pause_places, 1u);
+  EXPECT_EQ(s.pause_light, 0u);
+  EXPECT_EQ(s.pause_weighing, 0u);
+  EXPECT_EQ(s.pause_unweighed, 1u);
+}
+
+TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
+  standin_set_async(1);
+  for (const uint64_t kernel_ns : {1'000, 50'000}) {
+    standin_set_kernel_ns(kernel_ns);
+    make_engine(200'000, 100'000);
+    run(120, 1'000'000, 40);
+    EXPECT_EQ(engine_->stats().pause_weighing, 0u) << kernel_ns;
+    EXPECT_EQ(engine_->stats().pause_light, kernel_ns == 1'000 ? 1u : 0u) << kernel_ns;
+  }
+  standin_set_async(0);
 }
 
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {

@@ -150,6 +150,17 @@ TEST(PausePlaces, TheWorkWaitingAddsUpOverDroppedPauses) {
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 4 || i == 8) << i;
 }
 
+TEST(PausePlaces, InALoopTheWorkWaitingCarriesIntoTheNextPeriod) {
+  // Pauses before places 2, 5 and 8 of a loop of 10, with 60, 150 and 60 us of work before
+  // them: the work after the pause at 5 waits at 8 (60 us, dropped), and then at 2 of the next
+  // period with its own (120 us): that pause still cuts.
+  PausePlaces p = learned(10, {2, 5, 8}, 100'000);
+  weigh(p, {2, 5, 8}, 4, [](size_t place) { return place == 5 ? 150'000 : 60'000; });
+  EXPECT_FALSE(p.weighing());
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 2 || i == 5) << i;
+  EXPECT_EQ(p.light(), 1u);
+}
+
 TEST(PausePlaces, TheLargestSampleCounts) {
   PausePlaces p = learned(10, {5}, 100'000);
   uint64_t next = 90'000;

@@ -92,10 +92,11 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
       failed = "side-stream fork";
     }
     if (r == CUDA_SUCCESS) {
-      const CUevent start = timer ? timer->begin(w.context) : nullptr;
+      CUevent start = timer ? timer->begin(w.context) : nullptr;
+      const bool timing = start != nullptr;
       r = graph->replay(*api_, nodes_.data(), nodes_.size(), w.stream, w.context, &out.patched,
-                        start);
-      if (start) out.timed = timer->end(w.stream, tag, r == CUDA_SUCCESS);
+                        &start);
+      if (timing) out.timed = timer->end(w.stream, tag, r == CUDA_SUCCESS && start);
       if (r != CUDA_SUCCESS) failed = graph->failed_call();
       // Launched (or not at all): the side streams' later work waits for it. An error here
       // cannot send the work out again; it is the submission's.

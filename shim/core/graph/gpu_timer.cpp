@@ -32,7 +32,8 @@ bool GpuTimer::end(CUstream stream, Tag tag, bool launched) {
 }
 
 void GpuTimer::forget_events() {
-  // The events belonged to the context that ended: a leak of a few handles, never a call.
+  // The events may belong to the context that ended: never a call on them, and where another
+  // context ended, a leak of a few handles (the engine forgets its own events alike).
   for (Slot& s : slots_) s = Slot{};
   ctx_ = nullptr;
   bound_ = false;

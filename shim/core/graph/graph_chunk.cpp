@@ -232,7 +232,7 @@ CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n,
 
 CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, size_t count,
                             CUstream stream, CUcontext ctx, uint32_t* patched,
-                            CUevent timer_start) {
+                            CUevent* timer_start) {
   *patched = 0;
   if (!usable() || count != nodes_.size()) {
     failed_call_ = "replay of an unusable graph";
@@ -261,7 +261,9 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
     keep(nodes[i], n);
     ++*patched;
   }
-  if (timer_start) api.event_record(timer_start, stream);
+  if (timer_start && *timer_start && api.event_record(*timer_start, stream) != CUDA_SUCCESS) {
+    *timer_start = nullptr;  // a stale record of it would time more than this launch
+  }
   CUresult r = api.graph_launch(exec_, stream);
   if (r != CUDA_SUCCESS) {
     broken_ = true;

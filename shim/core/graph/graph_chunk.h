@@ -79,10 +79,10 @@ class ChunkGraph {
   // Patches what changed since the last replay and launches the graph on `stream`. `nodes` must
   // have the kinds, functions and block shapes they had at build(). On failure the chunk is
   // broken (usable() false) and must be destroyed; the caller launches the work eagerly.
-  // `timer_start`, if any, is recorded on `stream` right before the launch, after the patches
-  // (gpu_timer.h): a failed record leaves the replay untimed, not failed.
+  // `*timer_start`, if any, is recorded on `stream` right before the launch, after the patches
+  // (gpu_timer.h); a failed record sets it to null: the replay is untimed, not failed.
   CUresult replay(const DriverApi& api, const RecordedNode* nodes, size_t count, CUstream stream,
-                  CUcontext ctx, uint32_t* patched, CUevent timer_start = nullptr);
+                  CUcontext ctx, uint32_t* patched, CUevent* timer_start = nullptr);
 
   void destroy(const DriverApi& api);
   bool usable() const { return exec_ != nullptr && !broken_; }

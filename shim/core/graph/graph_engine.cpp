@@ -1127,10 +1127,13 @@ CUresult GraphEngine::submit() {
   bool fresh = false;
   Chunk* chunk =
       chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
-  // While its pauses are weighed, a chunk that runs from one pause to the next is timed.
-  const GpuTimer::Tag tag{following_id_, static_cast<uint32_t>(position_ % plan_->length)};
+  // While its pauses are weighed, a chunk that runs from one pause to the next is timed, but not
+  // at its graph's first launch (which uploads the graph on the stream, inside the timing).
   const bool weighing = plan_->pauses.weighing();
-  const bool weigh = weighing && plan_->pauses.wants_weight(start % plan_->length, tag.place);
+  GpuTimer::Tag tag{following_id_, 0};
+  if (weighing) tag.place = static_cast<uint32_t>(position_ % plan_->length);
+  const bool weigh =
+      weighing && !fresh && plan_->pauses.wants_weight(start % plan_->length, tag.place);
   const Replayed done =
       submitter_.replay(work, *chunk, fresh, following_id_, weigh ? &timer_ : nullptr, tag);
   if (weigh && !done.timed) weighed(tag.sequence, tag.place, GpuTimer::kLost);

@@ -82,22 +82,29 @@ bool PausePlaces::weighed(size_t end, uint64_t gpu_ns) {
 }
 
 void PausePlaces::finish_weighing() {
-  // In the order of the places, from the sequence's first: the GPU time waiting at a place is
-  // what ran since the last pause that cuts.
+  // In the order of the places: the GPU time waiting at a place is what ran since the last pause
+  // that cuts. A segment starts at a sync (nothing waits); in a loop, what waits at the end of
+  // one period carries into the next, so the walk goes round three times and the last round's
+  // choices stand (from the first pause the second round keeps on, every round is the same).
   weighing_ = false;
+  const std::vector<uint8_t> learned = pauses_;
+  const int rounds = wraps_ ? 3 : 1;
   uint64_t waiting = 0;
-  for (size_t i = 0; i < pauses_.size(); ++i) {
-    if (!pauses_[i]) continue;
-    const uint64_t w = weight_samples_[i] ? weight_[i] : ~0ull;  // unmeasured: keeps cutting
-    unweighed_kept_ += !weight_samples_[i];
-    waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
-    if (waiting >= light_ns_) {
-      waiting = 0;
-      continue;
+  for (int round = 0; round < rounds; ++round) {
+    const bool last = round + 1 == rounds;
+    for (size_t i = 0; i < learned.size(); ++i) {
+      if (!learned[i]) continue;
+      const uint64_t w = weight_samples_[i] ? weight_[i] : ~0ull;  // unmeasured: keeps cutting
+      waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
+      const bool cuts = waiting >= light_ns_;
+      if (cuts) waiting = 0;
+      if (!last) continue;
+      unweighed_kept_ += !weight_samples_[i];
+      if (cuts) continue;
+      pauses_[i] = 0;
+      --count_;
+      ++light_;
     }
-    pauses_[i] = 0;
-    --count_;
-    ++light_;
   }
   if (!count_) pauses_.clear();
   weight_ = {};
