@@ -278,7 +278,8 @@ def pair_change(times, base):
 
 COUNTERS = (("launches", ("seen_by_engine", "recorded", "replayed_in_graphs", "eager")),
             ("graphs", ("instantiated", "replays", "patched_nodes", "mismatches",
-                        "variant_switches", "sequences_disabled", "sequences_cut_short")),
+                        "variant_switches", "sequences_disabled", "sequences_cut_short",
+                        "pause_cuts")),
             ("memops", ("seen_by_engine", "replayed_in_graphs", "eager", "staged_bytes",
                         "kind_queries")))
 BY_REASON = (("flushes", "by_reason"), ("eager_launches_by_reason",), ("memops", "eager_by_reason"))
@@ -314,6 +315,11 @@ def stats_delta(end, warm):
     failure = _get(end, ("graphs", "last_failure"))
     if isinstance(failure, str) and failure:
         d["last_graph_failure"] = failure
+    # Pause places are levels, not counts: the end's (pause_places.h; the stats of session 16 on).
+    pauses = {k: _get(end, ("graphs", "pause_" + k))
+              for k in ("places", "light", "weighing", "unweighed")}
+    if all(isinstance(v, int) for v in pauses.values()):
+        d["pauses"] = pauses
     known = _get(end, ("graphs", "sequences_known"))  # a level, not a count: the end's
     if known is not None:
         d["sequences_known"] = known

@@ -183,7 +183,9 @@ class FiguresTest(unittest.TestCase):
                 "eager_launches_by_reason": {"not_repeating": 60}}
         end = {"launches": {"seen_by_engine": 1100, "replayed_in_graphs": 1000, "eager": 100},
                "graphs": {"replays": 24, "patched_nodes": 48, "sequences_disabled": 1,
-                          "last_failure": "cuGraphLaunch failed (CUresult 719)"},
+                          "last_failure": "cuGraphLaunch failed (CUresult 719)",
+                          "pause_cuts": 30, "pause_places": 3, "pause_light": 2,
+                          "pause_weighing": 1, "pause_unweighed": 0},
                "flushes": {"by_reason": {"cuStreamSynchronize": 15, "stall": 2}},
                "eager_launches_by_reason": {"not_repeating": 60, "packed_args": 40}}
         d = harness.stats_delta(end, warm)
@@ -196,6 +198,9 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(d["graphs"]["sequences_disabled"], 1)
         self.assertEqual(d["last_graph_failure"], "cuGraphLaunch failed (CUresult 719)")
         self.assertNotIn("last_graph_failure", harness.stats_delta(warm, None))
+        self.assertEqual(d["graphs"]["pause_cuts"], 30)
+        self.assertEqual(d["pauses"], {"places": 3, "light": 2, "weighing": 1, "unweighed": 0})
+        self.assertNotIn("pauses", harness.stats_delta(warm, None))  # stats before session 16
 
 
 class ReportTest(unittest.TestCase):
@@ -251,6 +256,16 @@ class ReportTest(unittest.TestCase):
         self.assertTrue(any("GRAPH FAILURE: cuGraphInstantiate failed (CUresult 2)" in l
                             for l in lines), lines)
         self.assertFalse(any("GRAPH FAILURE" in l for l in report.cell_lines("a", doc["workloads"]["a"])))
+
+    def test_cell_lines_tell_the_pauses(self):
+        doc = self.doc()
+        shim = dict(doc["workloads"]["a"]["cells"]["eager+shim"]["shim"],
+                    graphs={"pause_cuts": 40},
+                    pauses={"places": 3, "light": 2, "weighing": 1, "unweighed": 0})
+        doc["workloads"]["a"]["cells"]["eager+shim"]["shim"] = shim
+        lines = report.cell_lines("a", doc["workloads"]["a"])
+        self.assertTrue(any("pauses 3 cut (40 cuts), 2 light, 1 weighing, 0 unweighed" in l
+                            for l in lines), lines)
 
 
 class SimulateCheckTest(unittest.TestCase):

@@ -76,6 +76,11 @@ def cell_lines(name, res):
             d = c["shim"]
             parts.append(f"cov {d['coverage_percent']:.1f} %, {d['launches_per_replay']:.1f} "
                          f"launches/replay, {d['patched_per_replay']:.1f} patched/replay")
+            if d.get("pauses"):
+                p = d["pauses"]
+                parts.append(f"pauses {p['places']} cut ({d['graphs'].get('pause_cuts', 0)} "
+                             f"cuts), {p['light']} light, {p['weighing']} weighing, "
+                             f"{p['unweighed']} unweighed")
         if "bitwise" in c:
             parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
         if (c.get("shim") or {}).get("last_graph_failure"):
