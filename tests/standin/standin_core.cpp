@@ -528,6 +528,16 @@ API cuEventSynchronize(CUevent e) {
   if (Event* ev = event_of(e)) drain_event(ev, ev->recorded);
   return CUDA_SUCCESS;
 }
+namespace {
+// Whether the event's latest record was still queued (asynchronous mode): it runs now, so that
+// a caller told "not ready" once makes progress.
+bool ran_pending_record(Event* ev) {
+  if (!ev || !ev->pending.count(ev->recorded)) return false;
+  drain_event(ev, ev->recorded);
+  return true;
+}
+}  // namespace
+
 API cuEventQuery(CUevent e) {
   // Without asynchronous mode work runs at submission, so a recorded event is always complete;
   // tests inject CUDA_ERROR_NOT_READY to stand for work still in flight. With it, a pending
@@ -535,10 +545,7 @@ API cuEventQuery(CUevent e) {
   if (CUresult r = injected("cuEventQuery")) return r;
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   std::lock_guard<std::recursive_mutex> g(state().mu);
-  Event* ev = event_of(e);
-  if (!ev || !ev->pending.count(ev->recorded)) return CUDA_SUCCESS;
-  drain_event(ev, ev->recorded);
-  return CUDA_ERROR_NOT_READY;
+  return ran_pending_record(event_of(e)) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 // The simulated GPU time between the two events' latest records (State::gpu_ns). Like
 // cuEventQuery in asynchronous mode, a pending record answers "not ready" once and then runs.
@@ -549,13 +556,8 @@ API cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
   Event* a = event_of(start);
   Event* b = event_of(end);
   if (!a || !b || !a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  bool ready = true;
-  for (Event* ev : {a, b}) {
-    if (!ev->pending.count(ev->recorded)) continue;
-    drain_event(ev, ev->recorded);
-    ready = false;
-  }
-  if (!ready) return CUDA_ERROR_NOT_READY;
+  const bool a_pending = ran_pending_record(a);
+  if (ran_pending_record(b) || a_pending) return CUDA_ERROR_NOT_READY;
   *ms = float(double(b->gpu_ns) - double(a->gpu_ns)) / 1e6f;
   return CUDA_SUCCESS;
 }

@@ -97,7 +97,7 @@ TEST_F(GraphPauseTest, AChunkEndsWhereTheProgramPauses) {
   make_engine(200'000);
   EXPECT_EQ(run(60, 1'000'000, 40), 40);
   const EngineStats& s = engine_->stats();
-  EXPECT_EQ(s.pause_places, 1u);
+  EXPECT_EQ(s.pauses.places, 1u);
   EXPECT_GE(s.pause_cuts, 40u);
   EXPECT_GE(s.replayed, s.launches * 9 / 10);
   // The loop is followed unrolled to 8 periods (80 launches): 9 chunks between its pauses and
@@ -111,7 +111,7 @@ TEST_F(GraphPauseTest, WithoutPausesTheChunkWaitsToFill) {
   // pause in 8 comes at a chunk's end.
   make_engine(200'000);
   EXPECT_LE(run(60, 100'000, 40), 40 / 8);
-  EXPECT_EQ(engine_->stats().pause_places, 0u);
+  EXPECT_EQ(engine_->stats().pauses.places, 0u);
   EXPECT_EQ(engine_->stats().pause_cuts, 0u);
 }
 
@@ -122,9 +122,9 @@ TEST_F(GraphPauseTest, APauseWithMuchGpuWorkWaitingKeepsCutting) {
   make_engine(200'000, 100'000);
   EXPECT_EQ(run(120, 1'000'000, 40), 40);
   const EngineStats& s = engine_->stats();
-  EXPECT_GE(s.pause_places, 1u);
-  EXPECT_EQ(s.pause_light, 0u);
-  EXPECT_EQ(s.pause_weighing, 0u);  // weighed, kept
+  EXPECT_GE(s.pauses.places, 1u);
+  EXPECT_EQ(s.pauses.light, 0u);
+  EXPECT_EQ(s.pauses.weighing, 0u);  // weighed, kept
   EXPECT_GE(s.pause_cuts, 40u);
 }
 
@@ -136,10 +136,10 @@ TEST_F(GraphPauseTest, APauseWithLittleGpuWorkWaitingIsDropped) {
   make_engine(200'000, 100'000);
   EXPECT_LE(run(120, 1'000'000, 40), 40 / 8);
   const EngineStats& s = engine_->stats();
-  EXPECT_EQ(s.pause_places, 0u);
-  EXPECT_GE(s.pause_light, 1u);
-  EXPECT_EQ(s.pause_weighing, 0u);
-  EXPECT_EQ(s.pause_unweighed, 0u);
+  EXPECT_EQ(s.pauses.places, 0u);
+  EXPECT_GE(s.pauses.light, 1u);
+  EXPECT_EQ(s.pauses.weighing, 0u);
+  EXPECT_EQ(s.pauses.unweighed, 0u);
   const uint64_t replays = s.replays, replayed = s.replayed;
   EXPECT_LE(run(80, 1'000'000, 40), 40 / 8);
   EXPECT_GE(double(s.replayed - replayed) / double(s.replays - replays), 40.0);
@@ -154,10 +154,10 @@ TEST_F(GraphPauseTest, APauseWhoseWorkIsNeverTimedKeepsCutting) {
   make_engine(200'000, 100'000);
   EXPECT_EQ(run(120, 1'000'000, 40), 40);
   const EngineStats& s = engine_->stats();
-  EXPECT_EQ(s.pause_places, 1u);
-  EXPECT_EQ(s.pause_light, 0u);
-  EXPECT_EQ(s.pause_weighing, 0u);
-  EXPECT_EQ(s.pause_unweighed, 1u);
+  EXPECT_EQ(s.pauses.places, 1u);
+  EXPECT_EQ(s.pauses.light, 0u);
+  EXPECT_EQ(s.pauses.weighing, 0u);
+  EXPECT_EQ(s.pauses.unweighed, 1u);
 }
 
 TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
@@ -166,8 +166,8 @@ TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
     standin_set_kernel_ns(kernel_ns);
     make_engine(200'000, 100'000);
     run(120, 1'000'000, 40);
-    EXPECT_EQ(engine_->stats().pause_weighing, 0u) << kernel_ns;
-    EXPECT_EQ(engine_->stats().pause_light, kernel_ns == 1'000 ? 1u : 0u) << kernel_ns;
+    EXPECT_EQ(engine_->stats().pauses.weighing, 0u) << kernel_ns;
+    EXPECT_EQ(engine_->stats().pauses.light, kernel_ns == 1'000 ? 1u : 0u) << kernel_ns;
   }
   standin_set_async(0);
 }
@@ -175,7 +175,7 @@ TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {
   make_engine(0);
   EXPECT_LE(run(60, 1'000'000, 40), 40 / 8);
-  EXPECT_EQ(engine_->stats().pause_places, 0u);
+  EXPECT_EQ(engine_->stats().pauses.places, 0u);
 }
 
 }  // namespace

@@ -89,11 +89,11 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"sequences_known", s.sequences_known},
       {"sequences_disabled", s.graph_failures},
       {"sequences_cut_short", s.cut_short},
-      {"pause_places", s.pause_places},
+      {"pause_places", s.pauses.places},
       {"pause_cuts", s.pause_cuts},
-      {"pause_light", s.pause_light},
-      {"pause_weighing", s.pause_weighing},
-      {"pause_unweighed", s.pause_unweighed}};
+      {"pause_light", s.pauses.light},
+      {"pause_weighing", s.pauses.weighing},
+      {"pause_unweighed", s.pauses.unweighed}};
   if (!s.last_graph_failure.empty()) j["graphs"]["last_failure"] = s.last_graph_failure;
   ordered_json flushes = ordered_json::object();
   for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {

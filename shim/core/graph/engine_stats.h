@@ -12,6 +12,7 @@
 
 #include "driver/driver_call_counts.h"
 #include "driver/ops.h"
+#include "graph/pause_places.h"
 
 namespace pygraph {
 
@@ -78,13 +79,8 @@ struct EngineStats {
   uint64_t sequences_known = 0;     // the detector's, now (at most 1024; the oldest go first)
   uint64_t graph_failures = 0;      // sequences disabled
   uint64_t cut_short = 0;           // times a sequence's chunks were cut to one launch too often
-  uint64_t pause_places = 0;        // places learned where the program pauses (pause_places.h)
+  PauseCounts pauses;               // places where the program pauses (pause_places.h)
   uint64_t pause_cuts = 0;          // chunks submitted at one of them before filling
-  // Places learned as pauses, then dropped: the GPU time of the work waiting there was below
-  // pause_gpu_us (not counted in pause_places).
-  uint64_t pause_light = 0;
-  uint64_t pause_weighing = 0;     // pauses whose sequence is still being weighed (they cut)
-  uint64_t pause_unweighed = 0;    // pauses weighed with no GPU time measured: they keep cutting
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};

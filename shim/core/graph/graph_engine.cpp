@@ -418,7 +418,8 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
   plan->policy = SequencePolicy(options_.policy);
   plan->length = static_cast<uint32_t>(s.tokens.size());
   plan->periodic = s.periodic;
-  plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns, options_.pause_gpu_ns);
+  plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns, options_.pause_gpu_ns,
+                     &stats_.pauses);
   plan->names.resize(s.tokens.size());
   plan->names_left = s.tokens.size();
 }
@@ -908,11 +909,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     Plan* learner = plan_->pauses.learning() ? plan_ : nullptr;
     if (learner) {
       learner->pauses.arrived(position_ % plan_->length, now_ns());
-      if (!learner->pauses.learning()) {  // learning ends only here
-        stats_.pause_places += learner->pauses.count();
-        if (learner->pauses.weighing()) stats_.pause_weighing += learner->pauses.count();
-        learner = nullptr;
-      }
+      if (!learner->pauses.learning()) learner = nullptr;  // learning ends only here
     }
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
@@ -1136,10 +1133,7 @@ CUresult GraphEngine::submit() {
       weighing && !fresh && plan_->pauses.wants_weight(start % plan_->length, tag.place);
   const Replayed done =
       submitter_.replay(work, *chunk, fresh, following_id_, weigh ? &timer_ : nullptr, tag);
-  if (weigh && !done.timed) weighed(tag.sequence, tag.place, GpuTimer::kLost);
-  if (weighing && !weigh && !plan_->pauses.weighing()) {
-    count_weighed(plan_->pauses);  // the last round of requests passed (wants_weight)
-  }
+  if (weigh && !done.timed) plan_->pauses.weighed(tag.place, GpuTimer::kLost);
   if (timer_.busy()) poll_timer();
   if (done.error != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and
@@ -1174,17 +1168,7 @@ void GraphEngine::poll_timer() {
 
 void GraphEngine::weighed(uint32_t sequence, uint32_t place, uint64_t gpu_ns) {
   auto it = plans_.find(sequence);
-  if (it == plans_.end()) return;
-  PausePlaces& pauses = it->second.pauses;
-  if (pauses.weighed(place, gpu_ns)) count_weighed(pauses);
-}
-
-void GraphEngine::count_weighed(const PausePlaces& pauses) {
-  // The pauses dropped for the little work waiting there cut no more.
-  stats_.pause_places -= pauses.light();
-  stats_.pause_light += pauses.light();
-  stats_.pause_weighing -= pauses.count() + pauses.light();
-  stats_.pause_unweighed += pauses.unweighed();
+  if (it != plans_.end()) it->second.pauses.weighed(place, gpu_ns);
 }
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {

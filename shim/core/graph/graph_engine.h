@@ -309,8 +309,7 @@ class GraphEngine {
   // sequence's pauses (pause_places.h).
   void poll_timer();
   void weighed(uint32_t sequence, uint32_t place, uint64_t gpu_ns);
-  void count_weighed(const PausePlaces& pauses);  // its weighing ended: in the stats
-  void clear_chunk();                             // it went out
+  void clear_chunk();  // it went out
   Chunk* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
   // A module or library is unloaded: graphs that may launch its kernels go, and their sequences

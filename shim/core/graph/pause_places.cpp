@@ -2,7 +2,9 @@
 
 namespace pygraph {
 
-void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns) {
+void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns,
+                        PauseCounts* counts) {
+  counts_ = counts;
   learning_ = threshold_ns > 0 && length > (wraps ? 0 : 1);
   if (!learning_) return;
   threshold_ns_ = threshold_ns;
@@ -44,6 +46,10 @@ void PausePlaces::finish() {
   samples_ = {};
   short_ = {};
   weighing_ = count_ > 0 && light_ns_ > 0;
+  if (counts_) {
+    counts_->places += count_;
+    if (weighing_) counts_->weighing += count_;
+  }
   if (!weighing_) return;
   weight_.assign(pauses_.size(), 0);
   weight_samples_.assign(pauses_.size(), 0);
@@ -69,16 +75,14 @@ bool PausePlaces::wants_weight(size_t start, size_t end) {
   return false;
 }
 
-bool PausePlaces::weighed(size_t end, uint64_t gpu_ns) {
-  if (!weighing_ || !in_flight_) return false;
+void PausePlaces::weighed(size_t end, uint64_t gpu_ns) {
+  if (!weighing_ || !in_flight_) return;
   --in_flight_;
   if (end < pauses_.size() && gpu_ns != ~0ull && weight_samples_[end] < kSamples) {
     if (gpu_ns > weight_[end]) weight_[end] = gpu_ns;
     if (++weight_samples_[end] == kSamples) --unweighed_;
   }
-  if (unweighed_ && (requests_left_ || in_flight_)) return false;
-  finish_weighing();
-  return true;
+  if (!unweighed_ || (!requests_left_ && !in_flight_)) finish_weighing();
 }
 
 void PausePlaces::finish_weighing() {
@@ -87,13 +91,13 @@ void PausePlaces::finish_weighing() {
   // one period carries into the next, so the walk goes round three times and the last round's
   // choices stand (from the first pause the second round keeps on, every round is the same).
   weighing_ = false;
-  const std::vector<uint8_t> learned = pauses_;
+  const size_t weighed = count_;
   const int rounds = wraps_ ? 3 : 1;
   uint64_t waiting = 0;
   for (int round = 0; round < rounds; ++round) {
     const bool last = round + 1 == rounds;
-    for (size_t i = 0; i < learned.size(); ++i) {
-      if (!learned[i]) continue;
+    for (size_t i = 0; i < pauses_.size(); ++i) {
+      if (!pauses_[i]) continue;  // only the last round drops, each place after it is read
       const uint64_t w = weight_samples_[i] ? weight_[i] : ~0ull;  // unmeasured: keeps cutting
       waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
       const bool cuts = waiting >= light_ns_;
@@ -109,6 +113,12 @@ void PausePlaces::finish_weighing() {
   if (!count_) pauses_.clear();
   weight_ = {};
   weight_samples_ = {};
+  if (counts_) {
+    counts_->places -= light_;
+    counts_->light += light_;
+    counts_->weighing -= weighed;
+    counts_->unweighed += unweighed_kept_;
+  }
 }
 
 }  // namespace pygraph

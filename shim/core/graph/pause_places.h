@@ -36,6 +36,15 @@
 
 namespace pygraph {
 
+// Pause places over all sequences, kept by each sequence's PausePlaces as it learns and weighs
+// (the engine's stats).
+struct PauseCounts {
+  uint64_t places = 0;     // learned pauses that cut (dropped ones leave)
+  uint64_t light = 0;      // dropped once weighed: less than `light` GPU work waited there
+  uint64_t weighing = 0;   // of `places`, those of sequences still being weighed
+  uint64_t unweighed = 0;  // of `places`, weighed with no GPU time measured: they keep cutting
+};
+
 class PausePlaces {
  public:
   static constexpr uint8_t kSamples = 2;
@@ -45,8 +54,9 @@ class PausePlaces {
   // Learning starts for a sequence of `length` places (a loop: its period; `wraps`: its first
   // place follows its last, else what comes before it is a boundary and no gap of its own). A
   // `threshold` of 0 learns nothing (no clock reads); a `light_ns` of 0 weighs nothing (every
-  // pause cuts).
-  void start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns = 0);
+  // pause cuts). `counts`, if any, counts this sequence's places as they are learned and weighed.
+  void start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns = 0,
+             PauseCounts* counts = nullptr);
   bool learning() const { return learning_; }
   // The entry at `place` arrives at `now_ns`: a sample of its gap if the entry before it was
   // the place before (modulo length) and nothing interrupted the two.
@@ -69,8 +79,8 @@ class PausePlaces {
   // last round of requests passed with nothing in flight).
   bool wants_weight(size_t start, size_t end);
   // The GPU time of the chunk that ended at `end`, asked for by wants_weight (GpuTimer::kLost:
-  // none). Returns true where it ended the weighing.
-  bool weighed(size_t end, uint64_t gpu_ns);
+  // none).
+  void weighed(size_t end, uint64_t gpu_ns);
   size_t light() const { return light_; }  // pauses dropped for the little work waiting there
   size_t unweighed() const { return unweighed_kept_; }  // kept: no GPU time was measured
 
@@ -78,6 +88,7 @@ class PausePlaces {
   void finish();
   void finish_weighing();
 
+  PauseCounts* counts_ = nullptr;
   bool learning_ = false;
   uint64_t threshold_ns_ = 0;
   uint64_t last_ns_ = 0;  // when the engine was done with the last entry; 0: no sample next
