@@ -17,11 +17,14 @@ struct Compared {
   nlohmann::json live, simulated;
 };
 
-Compared run_and_simulate(const std::vector<std::string>& program) {
+// `kernel_ns`: the simulated GPU time of each kernel in the live run (STANDIN_KERNEL_NS).
+Compared run_and_simulate(const std::vector<std::string>& program,
+                          const std::string& kernel_ns = "1000") {
   const std::string trace = temp_path("simulate.trace");
   const std::string stats = temp_path("simulate-stats.json");
   RunResult r = run_program(program, {{"LD_PRELOAD", PYGRAPH_SHIM},
                                       {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                      {"STANDIN_KERNEL_NS", kernel_ns},
                                       {"PYGRAPH_MODE", "graph"},
                                       {"PYGRAPH_TRACE", trace},
                                       {"PYGRAPH_STATS", stats}});
@@ -71,8 +74,10 @@ TEST(AnalyzerSimulate, PredictsExactlyWhatGraphModeDidOnDeterministicPrograms) {
 TEST(AnalyzerSimulate, ThePausesOfTheRunAreLearnedFromTheTracesTimes) {
   // Steps of 8 launches, the host pausing 1 ms before the 6th: graph mode learns that place
   // from its clock, the offline engine from the trace's timestamps, and both cut the chunk
-  // there (the first chunks of 2 and 4 would end at the 7th).
-  const Compared c = run_and_simulate({LOOP_PROGRAM, "pause"});
+  // there (the first chunks of 2 and 4 would end at the 7th). Live, the pause is weighed: the
+  // 5 kernels before it take 500 us on the stand-in's GPU, which never idles, so it stays (the
+  // offline engine has no GPU time and keeps every pause).
+  const Compared c = run_and_simulate({LOOP_PROGRAM, "pause"}, "100000");
   ASSERT_TRUE(c.live.is_object() && c.simulated.is_object());
   EXPECT_EQ(c.live["graphs"]["pause_places"], 1);
   EXPECT_EQ(c.simulated["graphs"]["pause_places"], 1);

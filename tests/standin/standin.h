@@ -39,6 +39,9 @@ long long standin_graph_execs_live(void);          // instantiated and not destr
 // The simulated GPU time each kernel takes when it runs (1000 ns by default, or
 // STANDIN_KERNEL_NS): cuEventElapsedTime answers the sum between two events' records.
 void standin_set_kernel_ns(unsigned long long ns);
+// The simulated GPU idles `ns` now (its clock moves on with nothing run): as while the host
+// pauses with nothing queued.
+void standin_gpu_idle(unsigned long long ns);
 
 // Asynchronous mode on or off (the environment's STANDIN_ASYNC=1 sets it at start); switching
 // it off first runs everything queued.

@@ -302,6 +302,10 @@ extern "C" __attribute__((visibility("default"))) void standin_set_kernel_ns(
   std::lock_guard<std::recursive_mutex> g(state().mu);
   state().kernel_ns = ns;
 }
+extern "C" __attribute__((visibility("default"))) void standin_gpu_idle(unsigned long long ns) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().gpu_ns += ns;
+}
 extern "C" __attribute__((visibility("default"))) unsigned long long standin_kernels_executed(
     void) {
   return state().kernels_executed;

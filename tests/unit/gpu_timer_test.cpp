@@ -1,6 +1,7 @@
 // The GPU time of replays (gpu_timer.h) on the driver stand-in, whose kernels each advance a
-// simulated GPU clock: timings read in the order taken, never before they completed, at most
-// kSlots in flight, lost where the driver errs or the context ends.
+// simulated GPU clock: timings read in the order taken, never before they completed, with the
+// idle time before a chained one, at most kSlots - 1 in flight, lost where the driver errs or
+// the context ends.
 #include "graph/gpu_timer.h"
 
 #include <gtest/gtest.h>
@@ -30,13 +31,13 @@ class GpuTimerTest : public ::testing::Test {
     standin_set_kernel_ns(1'000);
   }
 
-  // `kernels` launches on `stream` timed under tag `place`; false: not timed.
-  bool timed(GpuTimer& t, CUstream stream, int kernels, uint32_t place) {
+  // `kernels` launches on `stream` timed under a tag that ends at `place`; false: not timed.
+  bool timed(GpuTimer& t, CUstream stream, int kernels, uint32_t place, bool chained = false) {
     const CUevent start = t.begin(ctx_);
     if (!start) return false;
     EXPECT_EQ(api_.event_record(start, stream), CUDA_SUCCESS);
     for (int i = 0; i < kernels; ++i) launch(stream);
-    return t.end(stream, GpuTimer::Tag{7, place}, true);
+    return t.end(stream, GpuTimer::Tag{7, 1, 0, place, chained}, true);
   }
   void launch(CUstream stream) {
     float a = 1.5f;
@@ -46,11 +47,13 @@ class GpuTimerTest : public ::testing::Test {
                       nullptr),
               CUDA_SUCCESS);
   }
-  std::vector<std::pair<uint32_t, uint64_t>> poll(GpuTimer& t) {
+  std::vector<std::pair<uint32_t, uint64_t>> poll(GpuTimer& t,
+                                                  std::vector<uint64_t>* idle = nullptr) {
     std::vector<std::pair<uint32_t, uint64_t>> got;
-    t.poll([&](GpuTimer::Tag tag, uint64_t ns) {
+    t.poll([&](const GpuTimer::Tag& tag, uint64_t ns, uint64_t idle_ns) {
       EXPECT_EQ(tag.sequence, 7u);
-      got.emplace_back(tag.place, ns);
+      got.emplace_back(tag.end, ns);
+      if (idle) idle->push_back(idle_ns);
     });
     return got;
   }
@@ -76,15 +79,41 @@ TEST_F(GpuTimerTest, TheGpuTimeOfWhatRanBetweenTheEvents) {
   EXPECT_FALSE(t.busy());
 }
 
-TEST_F(GpuTimerTest, AtMostKSlotsInFlight) {
+TEST_F(GpuTimerTest, TheIdleTimeBeforeAChainedTiming) {
+  // The simulated GPU idles 40 us between the two (the stand-in's clock, as while the host
+  // pauses): the second, chained, gets it; one not chained gets none.
   GpuTimer t(&api_);
-  for (uint32_t i = 0; i < GpuTimer::kSlots; ++i) ASSERT_TRUE(timed(t, nullptr, 1, i));
+  ASSERT_TRUE(timed(t, nullptr, 2, 1));
+  standin_gpu_idle(40'000);
+  ASSERT_TRUE(timed(t, nullptr, 1, 2, true));
+  ASSERT_TRUE(timed(t, nullptr, 1, 3, true));  // at once: no idle time
+  standin_gpu_idle(40'000);
+  ASSERT_TRUE(timed(t, nullptr, 1, 4));
+  std::vector<uint64_t> idle;
+  const auto got = poll(t, &idle);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[1].second, 5'000u);  // the GPU time holds none of it
+  EXPECT_EQ(idle, (std::vector<uint64_t>{GpuTimer::kLost, 40'000, 0, GpuTimer::kLost}));
+}
+
+TEST_F(GpuTimerTest, AtMostKSlotsLessOneInFlight) {
+  // The slot before the oldest in flight keeps its end event for the idle time of the next.
+  GpuTimer t(&api_);
+  constexpr uint32_t kMost = GpuTimer::kSlots - 1;
+  for (uint32_t i = 0; i < kMost; ++i) ASSERT_TRUE(timed(t, nullptr, 1, i, i > 0));
   EXPECT_FALSE(timed(t, nullptr, 1, 99));  // no free slot: not timed
-  const auto got = poll(t);
-  ASSERT_EQ(got.size(), GpuTimer::kSlots);
-  for (uint32_t i = 0; i < GpuTimer::kSlots; ++i) EXPECT_EQ(got[i].first, i);  // in order
-  EXPECT_TRUE(timed(t, nullptr, 1, 100));  // the slots are free again, around the ring
-  EXPECT_EQ(poll(t).size(), 1u);
+  std::vector<uint64_t> idle;
+  const auto got = poll(t, &idle);
+  ASSERT_EQ(got.size(), kMost);
+  for (uint32_t i = 0; i < kMost; ++i) EXPECT_EQ(got[i].first, i);  // in order
+  for (uint32_t i = 1; i < kMost; ++i) EXPECT_EQ(idle[i], 0u);
+  for (uint32_t i = 0; i < 2 * GpuTimer::kSlots; ++i) {  // around the ring, chained
+    standin_gpu_idle(1'000);
+    ASSERT_TRUE(timed(t, nullptr, 1, i, true));
+    idle.clear();
+    ASSERT_EQ(poll(t, &idle).size(), 1u);
+    EXPECT_EQ(idle[0], 1'000u) << i;
+  }
 }
 
 TEST_F(GpuTimerTest, ATimingStillRunningIsReadLaterAndHoldsUpTheOnesAfterIt) {
@@ -120,10 +149,10 @@ TEST_F(GpuTimerTest, ADriverErrorLosesTheTiming) {
 TEST_F(GpuTimerTest, AFailedLaunchOrRecordIsNotInFlight) {
   GpuTimer t(&api_);
   ASSERT_NE(t.begin(ctx_), nullptr);
-  EXPECT_FALSE(t.end(nullptr, GpuTimer::Tag{7, 1}, false));
+  EXPECT_FALSE(t.end(nullptr, GpuTimer::Tag{7, 1, 0, 1}, false));
   ASSERT_NE(t.begin(ctx_), nullptr);
   standin_inject_failure("cuEventRecord", 1, CUDA_ERROR_LAUNCH_FAILED);
-  EXPECT_FALSE(t.end(nullptr, GpuTimer::Tag{7, 1}, true));
+  EXPECT_FALSE(t.end(nullptr, GpuTimer::Tag{7, 1, 0, 1}, true));
   EXPECT_FALSE(t.busy());
 }
 
@@ -143,9 +172,10 @@ TEST_F(GpuTimerTest, AContextsEndLosesWhatIsInFlight) {
   ASSERT_TRUE(timed(t, nullptr, 1, 1));
   ASSERT_TRUE(timed(t, nullptr, 1, 2));
   std::vector<uint32_t> lost;
-  t.forget([&](GpuTimer::Tag tag, uint64_t ns) {
+  t.forget([&](const GpuTimer::Tag& tag, uint64_t ns, uint64_t idle_ns) {
     EXPECT_EQ(ns, GpuTimer::kLost);
-    lost.push_back(tag.place);
+    EXPECT_EQ(idle_ns, GpuTimer::kLost);
+    lost.push_back(tag.end);
   });
   EXPECT_EQ(lost, (std::vector<uint32_t>{1, 2}));
   EXPECT_FALSE(t.busy());

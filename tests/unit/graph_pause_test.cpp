@@ -39,11 +39,12 @@ class GraphPauseTest : public ::testing::Test {
     standin_set_kernel_ns(1'000);
   }
 
-  void make_engine(uint64_t pause_ns, uint64_t pause_gpu_ns = 0) {
+  void make_engine(uint64_t pause_ns, uint64_t pause_gpu_ns = 0, uint32_t idle_ratio = 0) {
     EngineOptions o;
     o.clock_ns = &fake_clock;
     o.pause_ns = pause_ns;
     o.pause_gpu_ns = pause_gpu_ns;
+    o.pause_idle_ratio = idle_ratio;
     engine_ = std::make_unique<GraphEngine>(&api_, o);
   }
 
@@ -82,6 +83,27 @@ class GraphPauseTest : public ::testing::Test {
     EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
     engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
     return submitted;
+  }
+
+  // `steps` of kLoop launches each ending in a sync (a segment), 5 us between launches and
+  // `pause` ns before launches 4 and 8, the GPU idling `idle` ns meanwhile (it has caught up
+  // with the host). Results are compared at the end.
+  void run_steps(int steps, uint64_t pause, uint64_t idle) {
+    for (int step = 0; step < steps; ++step) {
+      for (int i = 0; i < kLoop; ++i) {
+        if (i == 4 || i == 8) {
+          g_now += pause;
+          standin_gpu_idle(idle);
+        } else {
+          g_now += 5'000;
+        }
+        launch(i, 1.0f + 0.001f * float(step % 5));
+      }
+      EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+      engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    }
+    EXPECT_EQ(sync_(), CUDA_SUCCESS);
+    EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
   }
 
   DriverApi api_;
@@ -170,6 +192,30 @@ TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
     EXPECT_EQ(engine_->stats().pauses.light, kernel_ns == 1'000 ? 1u : 0u) << kernel_ns;
   }
   standin_set_async(0);
+}
+
+TEST_F(GraphPauseTest, APauseTheGpuCatchesUpWithLaterInTheStepIsDropped) {
+  // Steps between syncs, pausing 1 ms before launches 4 and 8, 200 us of GPU work before each
+  // pause. Where the GPU idles through the pauses (a host-bound step), the work held at the
+  // first pause has the second's idle time to catch up in: only the second cuts. Where it
+  // never idles (it runs behind the host), both cut.
+  standin_set_kernel_ns(50'000);
+  make_engine(200'000, 100'000, 2);
+  run_steps(40, 1'000'000, 1'000'000);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.pauses.weighing, 0u);
+  EXPECT_EQ(s.pauses.unweighed, 0u);
+  EXPECT_EQ(s.pauses.places, 1u);
+  EXPECT_EQ(s.pauses.light, 1u);
+  make_engine(200'000, 100'000, 2);
+  run_steps(40, 1'000'000, 0);
+  EXPECT_EQ(engine_->stats().pauses.weighing, 0u);
+  EXPECT_EQ(engine_->stats().pauses.places, 2u);
+  EXPECT_EQ(engine_->stats().pauses.light, 0u);
+  // Idle time not weighed: both cut.
+  make_engine(200'000, 100'000, 0);
+  run_steps(40, 1'000'000, 1'000'000);
+  EXPECT_EQ(engine_->stats().pauses.places, 2u);
 }
 
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {

@@ -1,5 +1,6 @@
 // The places where a program pauses (pause_places.h): learned from the gaps between recorded
-// entries, each place judged on its samples, then asked at every chunk-full check.
+// entries, each place judged on its samples, weighed in rounds of timed chunks, then asked at
+// every chunk-full check.
 #include "graph/pause_places.h"
 
 #include <gtest/gtest.h>
@@ -99,9 +100,10 @@ TEST(PausePlaces, ASegmentsFirstPlaceIsNeverAPause) {
 
 // Learned pauses before each place in `at` of a loop of `length` places: 2 rounds of 1 ms
 // pauses there, 10 ns elsewhere.
-PausePlaces learned(size_t length, std::initializer_list<size_t> at, uint64_t light_ns) {
+PausePlaces learned(size_t length, std::initializer_list<size_t> at, uint64_t light_ns,
+                    uint32_t idle_ratio = 0) {
   PausePlaces p;
-  p.start(length, true, 100, light_ns);
+  p.start(length, true, 100, light_ns, idle_ratio);
   uint64_t now = 1000;
   for (int r = 0; r < 3 && p.learning(); ++r) {
     for (size_t i = 0; i < length; ++i) {
@@ -113,28 +115,40 @@ PausePlaces learned(size_t length, std::initializer_list<size_t> at, uint64_t li
   return p;
 }
 
-// Each chunk from one pause to the next, `rounds` times, weighed with `gpu_ns(place)`.
+// A chunk of a round: its positions, GPU time and the GPU's idle time before it (kLost: not
+// measured).
+struct Chunk {
+  size_t start, end;
+  uint64_t gpu_ns, idle_ns = GpuTimerLost;
+};
+
+// `rounds` whole occurrences of `chunks` (positions 0 to n), each chunk timed and answered at
+// once with what `time(round, chunk)` gives.
 template <class F>
-void weigh(PausePlaces& p, std::initializer_list<size_t> at, int rounds, F gpu_ns) {
-  std::vector<size_t> places(at);
+void weigh(PausePlaces& p, size_t n, const std::vector<Chunk>& chunks, int rounds, F time) {
   for (int r = 0; r < rounds && p.weighing(); ++r) {
-    for (size_t k = 0; k < places.size(); ++k) {
-      const size_t start = places[(k + places.size() - 1) % places.size()];
-      if (p.wants_weight(start, places[k])) p.weighed(places[k], gpu_ns(places[k]));
+    for (const Chunk& c : chunks) {
+      const uint32_t round = p.round(c.start, c.end, n);
+      if (!round) continue;
+      const Chunk t = time(r, c);
+      p.weighed({round, uint32_t(c.start), uint32_t(c.end), t.gpu_ns, t.idle_ns});
     }
   }
 }
+void weigh(PausePlaces& p, size_t n, const std::vector<Chunk>& chunks, int rounds = 8) {
+  weigh(p, n, chunks, rounds, [](int, const Chunk& c) { return c; });
+}
 
 TEST(PausePlaces, APauseWithLittleWorkWaitingIsDropped) {
-  // Pauses before places 2, 5 and 8 of 10; the work from the last pause takes 30, 120 and
-  // 30 us on the GPU. From the first place on: at 2, 30 us wait (dropped); at 5, 150 (a cut);
-  // at 8, 30 (dropped).
+  // Pauses before places 2, 5 and 8 of a loop of 10; the work from the last pause takes 30,
+  // 120 and 30 us on the GPU. From the first place on: at 2, 30 us wait (dropped); at 5, 150 (a
+  // cut); at 8, 30 (dropped).
   PausePlaces p = learned(10, {2, 5, 8}, 100'000);
   ASSERT_FALSE(p.learning());
   EXPECT_EQ(p.count(), 3u);
   EXPECT_TRUE(p.weighing());
   EXPECT_TRUE(p.before(2) && p.before(5) && p.before(8));  // all cut while weighed
-  weigh(p, {2, 5, 8}, 4, [](size_t place) { return place == 5 ? 120'000 : 30'000; });
+  weigh(p, 10, {{0, 2, 30'000}, {2, 5, 120'000}, {5, 8, 30'000}, {8, 10, 0}});
   EXPECT_FALSE(p.weighing());  // every place has its two samples
   EXPECT_EQ(p.count(), 1u);
   EXPECT_EQ(p.light(), 2u);
@@ -144,7 +158,7 @@ TEST(PausePlaces, APauseWithLittleWorkWaitingIsDropped) {
 TEST(PausePlaces, TheWorkWaitingAddsUpOverDroppedPauses) {
   // Four pauses, 60 us of work before each: the second and the fourth wait for 120 us.
   PausePlaces p = learned(10, {2, 4, 6, 8}, 100'000);
-  weigh(p, {2, 4, 6, 8}, 4, [](size_t) { return 60'000; });
+  weigh(p, 10, {{0, 2, 60'000}, {2, 4, 60'000}, {4, 6, 60'000}, {6, 8, 60'000}, {8, 10, 0}});
   EXPECT_FALSE(p.weighing());
   EXPECT_EQ(p.count(), 2u);
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 4 || i == 8) << i;
@@ -152,63 +166,96 @@ TEST(PausePlaces, TheWorkWaitingAddsUpOverDroppedPauses) {
 
 TEST(PausePlaces, InALoopTheWorkWaitingCarriesIntoTheNextPeriod) {
   // Pauses before places 2, 5 and 8 of a loop of 10, with 60, 150 and 60 us of work before
-  // them: the work after the pause at 5 waits at 8 (60 us, dropped), and then at 2 of the next
-  // period with its own (120 us): that pause still cuts.
-  PausePlaces p = learned(10, {2, 5, 8}, 100'000);
-  weigh(p, {2, 5, 8}, 4, [](size_t place) { return place == 5 ? 150'000 : 60'000; });
+  // them (the work before 2 ran in the period's last chunk and its first): the work after the
+  // pause at 5 waits at 8 (60 us, dropped), and then at 2 of the next period with its own
+  // (120 us): that pause still cuts. A loop's idle time is not weighed.
+  PausePlaces p = learned(10, {2, 5, 8}, 100'000, 2);
+  weigh(p, 10,
+        {{0, 2, 20'000, 900'000},
+         {2, 5, 150'000, 900'000},
+         {5, 8, 60'000, 900'000},
+         {8, 10, 40'000, 900'000}});
   EXPECT_FALSE(p.weighing());
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 2 || i == 5) << i;
   EXPECT_EQ(p.light(), 1u);
 }
 
 TEST(PausePlaces, TheLargestSampleCounts) {
+  const std::vector<Chunk> chunks{{0, 5, 0}, {5, 10, 0}};
   PausePlaces p = learned(10, {5}, 100'000);
-  uint64_t next = 90'000;
-  weigh(p, {5}, 4, [&next](size_t) { return next += 20'000; });  // 110, then 130 us
+  weigh(p, 10, chunks, 8, [](int r, const Chunk& c) {  // 110, then 130 us
+    return Chunk{c.start, c.end, c.end == 5 ? 110'000 + 20'000 * uint64_t(r) : 0};
+  });
   EXPECT_FALSE(p.weighing());
   EXPECT_TRUE(p.before(5));
   PausePlaces q = learned(10, {5}, 100'000);
-  next = 10'000;
-  weigh(q, {5}, 4, [&next](size_t) { return next += 20'000; });  // 30, then 50 us
+  weigh(q, 10, chunks, 8, [](int r, const Chunk& c) {  // 30, then 50 us
+    return Chunk{c.start, c.end, c.end == 5 ? 30'000 + 20'000 * uint64_t(r) : 0};
+  });
   EXPECT_FALSE(q.before(5));
   EXPECT_FALSE(q.any());  // no pause left: one empty vector answers
 }
 
-TEST(PausePlaces, APauseNeverWeighedKeepsCutting) {
-  // The timer lost every time at place 5 (no slot, a driver error): weighing ends after its
-  // rounds of requests, place 5 cuts, and the light place 2 before it does not.
+TEST(PausePlaces, ARoundWithALostChunkSaysNothing) {
+  // The timer lost a chunk in every round (no slot, a driver error, a graph's first launch):
+  // weighing ends after its rounds, and both places keep cutting, the light one too.
   PausePlaces p = learned(10, {2, 5}, 100'000);
-  int requests = 0;
+  int rounds = 0;
   for (int r = 0; r < 100 && p.weighing(); ++r) {
-    if (p.wants_weight(5, 2)) p.weighed(2, 10'000);
-    if (p.wants_weight(2, 5)) {
-      ++requests;
-      p.weighed(5, GpuTimerLost);
-    }
+    const uint32_t a = p.round(0, 2, 10);
+    const uint32_t b = p.round(2, 5, 10);
+    const uint32_t c = p.round(5, 10, 10);
+    rounds += a != 0;
+    if (a) p.weighed({a, 0, 2, 10'000, GpuTimerLost});
+    if (b) p.lost(b);
+    if (c) p.weighed({c, 5, 10, 10'000, GpuTimerLost});
   }
   EXPECT_FALSE(p.weighing());
-  EXPECT_LE(requests, 2 * int(PausePlaces::kWeighRounds));
-  EXPECT_TRUE(p.before(5));
-  EXPECT_FALSE(p.before(2));
-  EXPECT_EQ(p.unweighed(), 1u);
-  EXPECT_EQ(p.light(), 1u);
-}
-
-TEST(PausePlaces, OnlyAChunkFromOnePauseToTheNextIsWeighed) {
-  PausePlaces p = learned(10, {2, 5}, 100'000);
-  EXPECT_FALSE(p.wants_weight(3, 5));  // began where a chunk filled
-  EXPECT_FALSE(p.wants_weight(2, 7));  // ends at no pause
-  EXPECT_TRUE(p.wants_weight(2, 5));
-  EXPECT_TRUE(p.weighing());
-  // A time that arrives after weighing ended changes nothing.
-  weigh(p, {2, 5}, 4, [](size_t) { return 500'000; });
-  EXPECT_FALSE(p.weighing());
-  p.weighed(5, 1);
+  EXPECT_EQ(rounds, int(PausePlaces::kWeighRounds));
   EXPECT_TRUE(p.before(2) && p.before(5));
+  EXPECT_EQ(p.unweighed(), 2u);
+  EXPECT_EQ(p.light(), 0u);
 }
 
-TEST(PausePlaces, ASegmentsStartBeginsAWeighedChunk) {
-  // A sequence that does not wrap: the chunk from its start to its pause is weighed.
+TEST(PausePlaces, AnswersComeInAnyOrderAndLateOnesChangeNothing) {
+  // An eager chunk is answered at once, timed ones when their events completed: the round is
+  // whole once every chunk is answered. A time that arrives after weighing ended changes nothing.
+  PausePlaces p = learned(10, {5}, 100'000);
+  for (int r = 0; r < 2; ++r) {
+    const uint32_t a = p.round(0, 5, 10), b = p.round(5, 6, 10), c = p.round(6, 10, 10);
+    ASSERT_TRUE(a && b && c);
+    p.weighed({b, 5, 6, 0, GpuTimerLost});  // a launch that went out eagerly
+    p.weighed({c, 6, 10, 30'000, 0});
+    EXPECT_TRUE(p.weighing());
+    p.weighed({a, 0, 5, 20'000, GpuTimerLost});
+  }
+  EXPECT_FALSE(p.weighing());
+  EXPECT_FALSE(p.before(5));  // 50 us waited there (from 6 on, around the loop): light
+  p.weighed({1, 0, 5, 500'000, GpuTimerLost});
+  EXPECT_FALSE(p.before(5));
+}
+
+TEST(PausePlaces, AnOccurrenceLeftBeforeItsEndSaysNothing) {
+  // Left (a mismatch, a boundary), begun again at 0 before the end, or taken up at a place
+  // before the last chunk's end: that round is not taken, whatever its chunks weighed.
+  PausePlaces p = learned(10, {5}, 100'000);
+  uint32_t r = p.round(0, 5, 10);
+  p.weighed({r, 0, 5, 20'000, GpuTimerLost});
+  p.left();
+  r = p.round(0, 5, 10);
+  p.weighed({r, 0, 5, 20'000, GpuTimerLost});
+  r = p.round(0, 5, 10);  // another occurrence at 0
+  p.weighed({r, 0, 5, 20'000, GpuTimerLost});
+  EXPECT_EQ(p.round(3, 6, 10), 0u);  // before where the last chunk ended
+  EXPECT_TRUE(p.weighing());
+  // Then two whole rounds with much work before the pause: it keeps cutting.
+  weigh(p, 10, {{0, 5, 500'000}, {5, 10, 0}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(5));
+}
+
+TEST(PausePlaces, ASegmentsStartBeginsTheWorkWaiting) {
+  // A sequence that does not wrap: the work from its start waits at its first pause.
   PausePlaces p;
   p.start(6, false, 100, 100'000);
   uint64_t now = 1000;
@@ -217,19 +264,63 @@ TEST(PausePlaces, ASegmentsStartBeginsAWeighedChunk) {
     for (size_t i = 0; i < 6; ++i) p.arrived(i, now += i == 3 ? 1'000'000 : 10);
   }
   ASSERT_TRUE(p.weighing());
-  for (int r = 0; r < 2; ++r) {
-    ASSERT_TRUE(p.wants_weight(0, 3));
-    p.weighed(3, 20'000);
-  }
+  weigh(p, 6, {{0, 3, 20'000}, {3, 6, 500'000}});
   EXPECT_FALSE(p.weighing());
   EXPECT_FALSE(p.any());
   EXPECT_EQ(p.light(), 1u);
 }
 
+// A segment of 10 places learned with pauses before 3 and 7, weighed with `idle_ratio`.
+PausePlaces segment(uint32_t idle_ratio) {
+  PausePlaces p;
+  p.start(10, false, 100, 100'000, idle_ratio);
+  uint64_t now = 1000;
+  for (int r = 0; r < 3 && p.learning(); ++r) {
+    p.interrupt();
+    for (size_t i = 0; i < 10; ++i) p.arrived(i, now += i == 3 || i == 7 ? 1'000'000 : 10);
+  }
+  return p;
+}
+
+TEST(PausePlaces, WorkTheGpuCatchesUpWithLaterIsNoReasonToCut) {
+  // 150 us of work wait at each pause, the GPU idles 800 us at each (the host's pause), and
+  // the last chunk takes 10 us. At 3, the GPU idles 795 us after the next chunk (the floor
+  // of 5 us off): at least twice 150, the cut is dropped. At 7, 300 us wait with no idle time
+  // after the next chunk, the end: it cuts.
+  const std::vector<Chunk> chunks{
+      {0, 3, 150'000}, {3, 7, 150'000, 800'000}, {7, 10, 10'000, 800'000}};
+  PausePlaces p = segment(2);
+  weigh(p, 10, chunks);
+  EXPECT_FALSE(p.weighing());
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 7) << i;
+  EXPECT_EQ(p.light(), 1u);
+  // Three times that idle time is more than the GPU has: both cut.
+  PausePlaces q = segment(6);
+  weigh(q, 10, chunks);
+  EXPECT_TRUE(q.before(3) && q.before(7));
+  // No idle time weighed: both cut.
+  PausePlaces r = segment(0);
+  weigh(r, 10, chunks);
+  EXPECT_TRUE(r.before(3) && r.before(7));
+}
+
+TEST(PausePlaces, IdleTimeCountsOnlyWhereMeasuredAndAfterTheNextChunk) {
+  // The same segment where the GPU never idles (it runs behind the host), where the idle time
+  // was not measured (not chained), or where it idles only in the pause's own gap: both cut.
+  for (const uint64_t idle : {uint64_t(0), GpuTimerLost}) {
+    PausePlaces p = segment(2);
+    weigh(p, 10, {{0, 3, 150'000}, {3, 7, 150'000, idle}, {7, 10, 10'000, idle}});
+    EXPECT_TRUE(p.before(3) && p.before(7)) << idle;
+  }
+  PausePlaces p = segment(2);
+  weigh(p, 10, {{0, 3, 150'000}, {3, 7, 150'000, 900'000}, {7, 10, 10'000, 0}});
+  EXPECT_TRUE(p.before(3) && p.before(7));
+}
+
 TEST(PausePlaces, NoLightThresholdWeighsNothing) {
   PausePlaces p = learned(10, {5}, 0);
   EXPECT_FALSE(p.weighing());
-  EXPECT_FALSE(p.wants_weight(5, 5));
+  EXPECT_EQ(p.round(0, 5, 10), 0u);
   EXPECT_TRUE(p.before(5));
 }
 

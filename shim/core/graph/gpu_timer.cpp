@@ -4,7 +4,7 @@ namespace pygraph {
 
 CUevent GpuTimer::begin(CUcontext ctx) {
   if (!api_->event_elapsed_time || !api_->event_create || !api_->event_record) return nullptr;
-  if (count_ == kSlots) return nullptr;
+  if (count_ + 1 >= kSlots) return nullptr;  // the slot before the oldest keeps its end event
   if (!bound_) {
     ctx_ = ctx;
     bound_ = true;
@@ -29,6 +29,14 @@ bool GpuTimer::end(CUstream stream, Tag tag, bool launched) {
   s.tag = tag;
   ++count_;
   return true;
+}
+
+CUresult GpuTimer::elapsed(CUevent from, CUevent to, uint64_t* ns) const {
+  float ms = 0;
+  const CUresult r = api_->event_elapsed_time(&ms, from, to);
+  if (r == CUDA_ERROR_NOT_READY) return r;
+  *ns = r == CUDA_SUCCESS && ms >= 0 ? uint64_t(double(ms) * 1e6 + 0.5) : kLost;
+  return r;
 }
 
 void GpuTimer::forget_events() {

@@ -7,8 +7,13 @@
 //    end event when the graph is done: their difference is the graph's time on the GPU. Where
 //    the GPU was idle it also holds the CPU's launch call and the GPU's launch latency (a few
 //    microseconds).
-//  - kSlots timings at most are in flight; a replay that finds no free slot is not timed. A
-//    GPU that runs far behind the CPU fills them, and then few replays are timed.
+//  - Idle time: a replay that follows the one timed before it on its stream at once (the
+//    caller says so: Tag::chained) also gets the time from that one's end event to its own
+//    start event. Nothing else ran on the stream between, so the GPU waited for the CPU that
+//    long (about 0 where it had work queued).
+//  - kSlots - 1 timings at most are in flight (the slot before the oldest keeps its end event
+//    for the idle time); a replay that finds no free slot is not timed. A GPU that runs far
+//    behind the CPU fills them, and then few replays are timed.
 //  - Events of one context (the first that asks): a replay in another is not timed.
 //  - Read only while a sequence is weighed, never on the launch path of a weighed one.
 // Not thread-safe: the engine's lock covers it.
@@ -27,10 +32,13 @@ class GpuTimer {
  public:
   static constexpr size_t kSlots = 16;
   static constexpr uint64_t kLost = ~0ull;  // the driver could not tell the time
-  // What a timing belongs to: a sequence, and the place its chunk ended at.
+  // What a timing belongs to: a sequence, a round of its weighing, its chunk's positions in
+  // the occurrence; `chained`: it follows the timing before it on the same stream at once.
   struct Tag {
     uint32_t sequence = 0;
-    uint32_t place = 0;
+    uint32_t round = 0;
+    uint32_t start = 0, end = 0;
+    bool chained = false;
   };
 
   explicit GpuTimer(const DriverApi* api) : api_(api) {}
@@ -44,25 +52,29 @@ class GpuTimer {
   // failed, or the record did), and the slot is free again.
   bool end(CUstream stream, Tag tag, bool launched);
   // Timings whose events completed, in the order they were taken, up to the first that has
-  // not: f(tag, ns), ns kLost where the driver answered an error.
+  // not: f(tag, gpu_ns, idle_ns), kLost where the driver answered an error (or, for the idle
+  // time, where the tag is not chained).
   template <class F>
   void poll(F f) {
     while (count_) {
       Slot& s = slots_[head_];
-      float ms = 0;
-      const CUresult r = api_->event_elapsed_time(&ms, s.start, s.stop);
-      if (r == CUDA_ERROR_NOT_READY) return;
+      uint64_t gpu_ns = 0;
+      if (elapsed(s.start, s.stop, &gpu_ns) == CUDA_ERROR_NOT_READY) return;
+      const Slot& before = slots_[(head_ + kSlots - 1) % kSlots];
+      uint64_t idle_ns = kLost;
+      if (s.tag.chained && before.stop) elapsed(before.stop, s.start, &idle_ns);
       head_ = (head_ + 1) % kSlots;
       --count_;
-      f(s.tag, r == CUDA_SUCCESS && ms >= 0 ? uint64_t(double(ms) * 1e6 + 0.5) : kLost);
+      f(s.tag, gpu_ns, idle_ns);
     }
   }
   bool busy() const { return count_ > 0; }
   size_t in_flight() const { return count_; }
-  // The context ends: its events go with it, and each timing in flight is lost: f(tag, kLost).
+  // The context ends: its events go with it, and each timing in flight is lost:
+  // f(tag, kLost, kLost).
   template <class F>
   void forget(F f) {
-    for (; count_; --count_, head_ = (head_ + 1) % kSlots) f(slots_[head_].tag, kLost);
+    for (; count_; --count_, head_ = (head_ + 1) % kSlots) f(slots_[head_].tag, kLost, kLost);
     forget_events();
   }
 
@@ -72,6 +84,8 @@ class GpuTimer {
     Tag tag;
   };
 
+  // The time from `from` to `to` in *ns (kLost on an error); NOT_READY leaves it.
+  CUresult elapsed(CUevent from, CUevent to, uint64_t* ns) const;
   void forget_events();
 
   const DriverApi* api_;

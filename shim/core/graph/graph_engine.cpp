@@ -419,7 +419,7 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
   plan->length = static_cast<uint32_t>(s.tokens.size());
   plan->periodic = s.periodic;
   plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns, options_.pause_gpu_ns,
-                     &stats_.pauses);
+                     options_.pause_idle_ratio, &stats_.pauses);
   plan->names.resize(s.tokens.size());
   plan->names_left = s.tokens.size();
 }
@@ -640,6 +640,7 @@ bool GraphEngine::switch_variant(uint64_t tok) {
     auto plan = plans_.find(s.id);
     if (plan != plans_.end() && plan->second.disabled) continue;
     plan_->pauses.interrupt();  // left, as at stop_following
+    plan_->pauses.left();
     following_id_ = s.id;
     const size_t plans = plans_.size();
     plan_ = &plans_[s.id];
@@ -660,7 +661,10 @@ void GraphEngine::stop_following() {
   }
   // Every plan left (here, or for a variant) is interrupted: the next entry it records follows
   // no entry of its own.
-  if (plan_) plan_->pauses.interrupt();
+  if (plan_) {
+    plan_->pauses.interrupt();
+    plan_->pauses.left();  // a round of its weighing that did not reach the occurrence's end
+  }
   following_id_ = 0;
   resume_.settled();
   plan_ = nullptr;
@@ -1109,7 +1113,20 @@ CUresult GraphEngine::submit() {
   const bool full = chunk_.filled(position_, extra);
   chunk_.submitted(position_, extra);
   if (plan_ && plan_->names_left) name_nodes(*plan_);
+  // While its pauses are weighed, every chunk of a round (pause_places.h) is timed: its GPU
+  // time, and the GPU's idle time before it where it follows the chunk timed before at once.
+  // Not at a graph's first launch, which uploads the graph on the stream, inside the timing.
+  const uint32_t round = plan_ && plan_->pauses.weighing()
+                             ? plan_->pauses.round(start, position_, following_tokens_.size())
+                             : 0;
+  const GpuTimer::Tag tag{
+      following_id_, round, static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
+      round && last_timed_.sequence == following_id_ && last_timed_.round == round &&
+          last_timed_.end == start && last_timed_stream_ == chunk_stream_};
+  last_timed_ = GpuTimer::Tag{};
   if (!worth_a_graph(graph_work(pending_)) || !plan_ || plan_->disabled) {
+    // Weighs nothing on the GPU's clock (a launch or two).
+    if (round) plan_->pauses.weighed({round, tag.start, tag.end, 0, GpuTimer::kLost});
     // One launch gains nothing from a graph of one node.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
@@ -1124,16 +1141,14 @@ CUresult GraphEngine::submit() {
   bool fresh = false;
   Chunk* chunk =
       chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
-  // While its pauses are weighed, a chunk that runs from one pause to the next is timed, but not
-  // at its graph's first launch (which uploads the graph on the stream, inside the timing).
-  const bool weighing = plan_->pauses.weighing();
-  GpuTimer::Tag tag{following_id_, 0};
-  if (weighing) tag.place = static_cast<uint32_t>(position_ % plan_->length);
-  const bool weigh =
-      weighing && !fresh && plan_->pauses.wants_weight(start % plan_->length, tag.place);
-  const Replayed done =
-      submitter_.replay(work, *chunk, fresh, following_id_, weigh ? &timer_ : nullptr, tag);
-  if (weigh && !done.timed) plan_->pauses.weighed(tag.place, GpuTimer::kLost);
+  const Replayed done = submitter_.replay(work, *chunk, fresh, following_id_,
+                                          round && !fresh ? &timer_ : nullptr, tag);
+  if (done.timed) {
+    last_timed_ = tag;
+    last_timed_stream_ = chunk_stream_;
+  } else if (round) {
+    plan_->pauses.lost(round);
+  }
   if (timer_.busy()) poll_timer();
   if (done.error != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and
@@ -1163,12 +1178,16 @@ CUresult GraphEngine::submit() {
 }
 
 void GraphEngine::poll_timer() {
-  timer_.poll([this](GpuTimer::Tag t, uint64_t ns) { weighed(t.sequence, t.place, ns); });
+  timer_.poll([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
+    weighed(t, gpu_ns, idle_ns);
+  });
 }
 
-void GraphEngine::weighed(uint32_t sequence, uint32_t place, uint64_t gpu_ns) {
-  auto it = plans_.find(sequence);
-  if (it != plans_.end()) it->second.pauses.weighed(place, gpu_ns);
+void GraphEngine::weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns) {
+  auto it = plans_.find(tag.sequence);
+  if (it != plans_.end()) {
+    it->second.pauses.weighed({tag.round, tag.start, tag.end, gpu_ns, idle_ns});
+  }
 }
 
 CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
@@ -1246,7 +1265,10 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       drop_all_graphs();
       staging_.context_ends(handle);
       own_events_.forget();  // the ending context's go with it (another context's leak: a few)
-      timer_.forget([this](GpuTimer::Tag t, uint64_t ns) { weighed(t.sequence, t.place, ns); });
+      timer_.forget([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
+        weighed(t, gpu_ns, idle_ns);
+      });
+      last_timed_ = GpuTimer::Tag{};
       break;
     case FlushRule::kContext:
       break;  // after_op, once the op made its context current

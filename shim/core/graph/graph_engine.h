@@ -108,6 +108,9 @@ struct EngineOptions {
   // events around the first replays that end at it, reaches this (pause_places.h); 0: every
   // pause cuts.
   uint64_t pause_gpu_ns = 0;
+  // Nor where the GPU idles this many times that work's time later in the occurrence, as
+  // measured with the same events (pause_places.h); 0: idle time is not weighed.
+  uint32_t pause_idle_ratio = 0;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
   // entry while a sequence's pauses are learned (tests inject one).
   uint64_t (*clock_ns)() = nullptr;
@@ -308,7 +311,7 @@ class GraphEngine {
   // GPU times of replays that weigh pauses (gpu_timer.h), read where they completed: each to its
   // sequence's pauses (pause_places.h).
   void poll_timer();
-  void weighed(uint32_t sequence, uint32_t place, uint64_t gpu_ns);
+  void weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns);
   void clear_chunk();  // it went out
   Chunk* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
@@ -379,8 +382,10 @@ class GraphEngine {
   StagingRing staging_;
   OwnEvents own_events_;
   ProgramGraphs program_graphs_;  // the program's executable graphs (program_graphs.h)
-  ChunkSubmitter submitter_;   // sends the current chunk out (after stats_, staging_, own_events_)
-  GpuTimer timer_;             // the GPU time of replays that weigh a sequence's pauses
+  ChunkSubmitter submitter_;  // sends the current chunk out (after stats_, staging_, own_events_)
+  GpuTimer timer_;            // the GPU time of replays that weigh a sequence's pauses
+  GpuTimer::Tag last_timed_;  // the chunk before, if timed (sequence 0: not), and its stream
+  uint64_t last_timed_stream_ = 0;
   mutable MemoryKinds kinds_;  // a cache of the driver's answers: asked from const checks
   ChunkCursor chunk_;          // the current chunk's start and size (chunk_policy.h)
   MeasureTurn<Plan> turn_;     // which plan may measure now (measure_turn.h)

@@ -1,10 +1,13 @@
 #include "graph/pause_places.h"
 
+#include <algorithm>
+
 namespace pygraph {
 
 void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns,
-                        PauseCounts* counts) {
+                        uint32_t idle_ratio, PauseCounts* counts) {
   counts_ = counts;
+  idle_ratio_ = idle_ratio;
   learning_ = threshold_ns > 0 && length > (wraps ? 0 : 1);
   if (!learning_) return;
   threshold_ns_ = threshold_ns;
@@ -51,38 +54,124 @@ void PausePlaces::finish() {
     if (weighing_) counts_->weighing += count_;
   }
   if (!weighing_) return;
-  weight_.assign(pauses_.size(), 0);
+  work_.assign(pauses_.size(), 0);
+  idle_.assign(pauses_.size(), ~0ull);
   weight_samples_.assign(pauses_.size(), 0);
-  requests_left_ = uint64_t(count_) * kWeighRounds;
+  timed_.reserve(64);
   unweighed_ = count_;
 }
 
-bool PausePlaces::wants_weight(size_t start, size_t end) {
-  if (!weighing_ || end >= pauses_.size() || !pauses_[end]) return false;
-  // Each chunk that ends at a pause is a request, timed or not: weighing ends after kWeighRounds
-  // rounds of the places even where some place is never timed (its chunks start at a fill).
-  if (!requests_left_) {
-    if (!in_flight_) finish_weighing();
-    return false;
+uint32_t PausePlaces::round(size_t start, size_t end, size_t n) {
+  if (!weighing_) return 0;
+  if (start == 0) {
+    // A new occurrence: the one before that did not reach its end never will.
+    left();
+    if (begun_ < kWeighRounds) {
+      current_ = ++begun_;
+      rounds_[current_] = Round{static_cast<uint32_t>(n), 0, false, false};
+    }
+  } else if (current_ && start < next_start_) {
+    left();  // another occurrence, begun elsewhere than at its start
   }
-  --requests_left_;
-  const bool from_cut = start < pauses_.size() && (pauses_[start] || (start == 0 && !wraps_));
-  if (from_cut && weight_samples_[end] < kSamples) {
-    ++in_flight_;
-    return true;
+  if (!current_) {
+    if (over()) finish_weighing();
+    return 0;
   }
-  if (!requests_left_ && !in_flight_) finish_weighing();
-  return false;
+  Round& r = rounds_[current_];
+  ++r.pending;
+  next_start_ = end;
+  r.whole = end >= r.n;
+  const uint32_t id = current_;
+  if (r.whole) current_ = 0;
+  return id;
 }
 
-void PausePlaces::weighed(size_t end, uint64_t gpu_ns) {
-  if (!weighing_ || !in_flight_) return;
-  --in_flight_;
-  if (end < pauses_.size() && gpu_ns != ~0ull && weight_samples_[end] < kSamples) {
-    if (gpu_ns > weight_[end]) weight_[end] = gpu_ns;
-    if (++weight_samples_[end] == kSamples) --unweighed_;
+void PausePlaces::weighed(const Timed& t) {
+  if (!weighing_ || !t.round || t.round > kWeighRounds || !rounds_[t.round].pending) return;
+  Round& r = rounds_[t.round];
+  --r.pending;
+  if (t.gpu_ns == ~0ull) r.spoiled = true;
+  if (!r.spoiled) timed_.push_back(t);
+  settle(t.round);
+}
+
+void PausePlaces::lost(uint32_t round) {
+  if (!weighing_ || !round || round > kWeighRounds || !rounds_[round].pending) return;
+  Round& r = rounds_[round];
+  --r.pending;
+  r.spoiled = true;
+  settle(round);
+}
+
+void PausePlaces::left() {
+  if (!weighing_ || !current_) return;
+  rounds_[current_].spoiled = true;
+  const uint32_t round = current_;
+  current_ = 0;
+  settle(round);
+}
+
+void PausePlaces::settle(uint32_t round) {
+  Round& r = rounds_[round];
+  if (r.pending || (!r.whole && !r.spoiled)) return;  // more to come
+  if (!r.spoiled) take(round);
+  size_t kept = 0;
+  for (const Timed& t : timed_) {
+    if (t.round != round) timed_[kept++] = t;
   }
-  if (!unweighed_ || (!requests_left_ && !in_flight_)) finish_weighing();
+  timed_.resize(kept);
+  if (!unweighed_ || over()) finish_weighing();
+}
+
+bool PausePlaces::over() const {
+  if (begun_ < kWeighRounds || current_) return false;
+  for (const Round& r : rounds_) {
+    if (r.pending) return false;
+  }
+  return true;
+}
+
+void PausePlaces::take(uint32_t round) {
+  // The round's chunks in the order of their positions (answers come in any order: an eager
+  // chunk at once, a timed one when its events completed).
+  auto first = std::stable_partition(timed_.begin(), timed_.end(),
+                                     [round](const Timed& t) { return t.round == round; });
+  std::sort(timed_.begin(), first,
+            [](const Timed& a, const Timed& b) { return a.start < b.start; });
+  const size_t chunks = size_t(first - timed_.begin());
+  const size_t n = rounds_[round].n;
+  // Idle before a chunk: only where it followed the one before at once, less the few
+  // microseconds of two events back to back and a graph's launch.
+  constexpr uint64_t kIdleFloorNs = 5'000;
+  auto idle_of = [&](size_t k) {
+    const uint64_t ns = timed_[k].idle_ns;
+    return ns == ~0ull || ns <= kIdleFloorNs ? 0 : ns - kIdleFloorNs;
+  };
+  uint64_t idle_after = 0;
+  for (size_t k = 0; k < chunks; ++k) idle_after += idle_of(k);
+  // The work since the last pause: a loop's first pause waits for the end of the period too,
+  // so its chunks are walked twice and the second walk counts.
+  const int walks = wraps_ ? 2 : 1;
+  uint64_t since = 0;
+  for (int walk = 0; walk < walks; ++walk) {
+    for (size_t k = 0; k < chunks; ++k) {
+      const Timed& t = timed_[k];
+      since += t.gpu_ns;
+      idle_after -= walk + 1 == walks ? idle_of(k) : 0;  // the chunks after this one's
+      const size_t place = t.end % pauses_.size();
+      if ((!wraps_ && t.end >= n) || !pauses_[place]) continue;
+      if (walk + 1 == walks && weight_samples_[place] < kSamples) {
+        // The GPU's idle time after the chunk that follows the pause (whose gap is the pause
+        // itself). A loop goes on with no end to reach: no idle time is weighed there.
+        const bool next = k + 1 < chunks && timed_[k + 1].start == t.end;
+        const uint64_t later = wraps_ ? 0 : idle_after - (next ? idle_of(k + 1) : 0);
+        if (since > work_[place]) work_[place] = since;
+        if (later < idle_[place]) idle_[place] = later;
+        if (++weight_samples_[place] == kSamples) --unweighed_;
+      }
+      since = 0;
+    }
+  }
 }
 
 void PausePlaces::finish_weighing() {
@@ -98,12 +187,15 @@ void PausePlaces::finish_weighing() {
     const bool last = round + 1 == rounds;
     for (size_t i = 0; i < pauses_.size(); ++i) {
       if (!pauses_[i]) continue;  // only the last round drops, each place after it is read
-      const uint64_t w = weight_samples_[i] ? weight_[i] : ~0ull;  // unmeasured: keeps cutting
+      const bool measured = weight_samples_[i] > 0;
+      const uint64_t w = measured ? work_[i] : ~0ull;  // unmeasured: keeps cutting
       waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
-      const bool cuts = waiting >= light_ns_;
+      // The GPU idles long enough later on to catch up with the work held back here.
+      const bool absorbed = measured && idle_ratio_ && waiting <= idle_[i] / idle_ratio_;
+      const bool cuts = waiting >= light_ns_ && !absorbed;
       if (cuts) waiting = 0;
       if (!last) continue;
-      unweighed_kept_ += !weight_samples_[i];
+      unweighed_kept_ += !measured;
       if (cuts) continue;
       pauses_[i] = 0;
       --count_;
@@ -111,8 +203,10 @@ void PausePlaces::finish_weighing() {
     }
   }
   if (!count_) pauses_.clear();
-  weight_ = {};
+  work_ = {};
+  idle_ = {};
   weight_samples_ = {};
+  timed_ = {};
   if (counts_) {
     counts_->places -= light_;
     counts_->light += light_;

@@ -15,15 +15,23 @@
 // recorded entry while learning (and once more after a submission), never after: learning ends
 // when every place has its samples, or after kRounds rounds of the sequence's places.
 //
-// Then weighed: a pause costs the GPU time only where work waits it out, and only as much as
-// that work's GPU time; a cut costs a graph launch and leaves smaller graphs. While weighing,
-// chunks go out at every pause; the GPU time of each chunk that runs from one pause to the next
-// is measured (gpu_timer.h), kSamples times per place, the largest kept. Then, in the order of
-// the places, the GPU time since the last pause that still cuts adds up; a pause cuts where the
-// sum reaches `light` ns (and the sum starts again), else it is dropped: the work waiting there
-// is too little to be worth a cut. A place with no measured time keeps cutting. Weighing ends
-// when every place has its samples, or after kWeighRounds rounds of the places (a sequence
-// between two syncs may hold many steps: each of its occurrences is one round).
+// Then weighed: a pause costs the GPU time only where work waits it out and the GPU is left
+// with nothing to do; a cut costs a graph launch and leaves smaller graphs. While weighing,
+// chunks go out at every pause, and in rounds (whole occurrences: a segment's, or a loop's
+// unrolled period) every chunk is timed (gpu_timer.h): its GPU time, and the GPU's idle time
+// before it where it follows the chunk before at once. Of kSamples sights of each place in
+// whole rounds, the largest work and the least idle are kept. Then, in the order of the places, the
+// GPU time since the last pause that still cuts adds up (the work waiting there), and a pause cuts
+// only where
+//  - that work is at least `light` ns: less is not worth a cut, and
+//  - in a segment (a sequence between syncs), the GPU idles less than `idle_ratio` times that
+//    work later in the occurrence (in the chunks after the one that follows the pause). Else
+//    the work held back delays only work the GPU has time for before the occurrence ends: a
+//    host-bound step (GPT-2 decoding a token, 13.7 ms a step, most of it Python) loses nothing
+//    without the cut. A loop has no end to reach in time; its idle time is not weighed.
+// Else it is dropped (and the work waiting there waits on to the next). A place with no whole
+// round keeps cutting. Weighing ends when every place has its samples, or after kWeighRounds
+// rounds begun.
 // Measured on the H200 (session 16): on a slow host every Python gap above 200 µs was a pause,
 // and BERT batch 1 eager replayed 4.4 launches per graph.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
@@ -49,14 +57,15 @@ class PausePlaces {
  public:
   static constexpr uint8_t kSamples = 2;
   static constexpr uint32_t kRounds = 16;
-  static constexpr uint32_t kWeighRounds = 4;
+  static constexpr uint32_t kWeighRounds = 6;
 
   // Learning starts for a sequence of `length` places (a loop: its period; `wraps`: its first
   // place follows its last, else what comes before it is a boundary and no gap of its own). A
   // `threshold` of 0 learns nothing (no clock reads); a `light_ns` of 0 weighs nothing (every
-  // pause cuts). `counts`, if any, counts this sequence's places as they are learned and weighed.
+  // pause cuts); an `idle_ratio` of 0 keeps every pause that is not light. `counts`, if any,
+  // counts this sequence's places as they are learned and weighed.
   void start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns = 0,
-             PauseCounts* counts = nullptr);
+             uint32_t idle_ratio = 0, PauseCounts* counts = nullptr);
   bool learning() const { return learning_; }
   // The entry at `place` arrives at `now_ns`: a sample of its gap if the entry before it was
   // the place before (modulo length) and nothing interrupted the two.
@@ -73,14 +82,23 @@ class PausePlaces {
 
   // Weighing (after learning, where pauses were found and `light_ns` > 0).
   bool weighing() const { return weighing_; }
-  // A chunk from place `start` to place `end` goes out: whether its GPU time is wanted (it
-  // runs from a pause, or from the start of a sequence that does not wrap, to a pause whose
-  // samples are not all in). True: weighed() must answer it. The weighing may end here (the
-  // last round of requests passed with nothing in flight).
-  bool wants_weight(size_t start, size_t end);
-  // The GPU time of the chunk that ended at `end`, asked for by wants_weight (GpuTimer::kLost:
-  // none).
-  void weighed(size_t end, uint64_t gpu_ns);
+  // A chunk of an occurrence of `n` positions, from position `start` to `end`, goes out: the
+  // round it belongs to, 0 for none. A chunk at position 0 begins a round while rounds are
+  // left. Not 0: weighed() or lost() must answer it, in any order.
+  uint32_t round(size_t start, size_t end, size_t n);
+  // A chunk of a round, timed: its GPU time and the GPU's idle time before it (GpuTimer::kLost:
+  // not measured; a chunk that went out eagerly weighs 0 and its idle is not measured).
+  struct Timed {
+    uint32_t round = 0;
+    uint32_t start = 0, end = 0;
+    uint64_t gpu_ns = 0, idle_ns = 0;
+  };
+  void weighed(const Timed& t);
+  // A chunk of `round` went out untimed (no free slot, a graph's first launch): the round says
+  // nothing.
+  void lost(uint32_t round);
+  // The engine left the occurrence before its end: its round says nothing.
+  void left();
   size_t light() const { return light_; }  // pauses dropped for the little work waiting there
   size_t unweighed() const { return unweighed_kept_; }  // kept: no GPU time was measured
 
@@ -99,18 +117,32 @@ class PausePlaces {
   std::vector<uint8_t> short_;    // per place: a sample below the threshold was seen
   std::vector<uint8_t> pauses_;   // per place, after learning; empty when there is none
   size_t count_ = 0;
-  // Weighing: per place, the largest GPU time measured and how many samples; requests left
-  // and in flight; places whose samples are not all in; pauses dropped.
+  // Weighing: per place, the largest work and the least idle time of its whole rounds, and
+  // how many; per round (ids 1..kWeighRounds), its chunks' timings until it is whole.
   bool wraps_ = false;
   bool weighing_ = false;
   uint64_t light_ns_ = 0;
-  std::vector<uint64_t> weight_;
+  uint32_t idle_ratio_ = 0;
+  std::vector<uint64_t> work_, idle_;
   std::vector<uint8_t> weight_samples_;
-  uint64_t requests_left_ = 0;
-  uint64_t in_flight_ = 0;
+  struct Round {
+    uint32_t n = 0;        // positions of its occurrence
+    uint32_t pending = 0;  // chunks not answered yet
+    bool whole = false;    // a chunk reached the occurrence's end
+    bool spoiled = false;  // a chunk untimed or lost, or the occurrence left before its end
+  };
+  Round rounds_[kWeighRounds + 1];
+  std::vector<Timed> timed_;  // of the rounds not complete yet, as they came
+  uint32_t begun_ = 0;        // rounds begun
+  uint32_t current_ = 0;      // the round of the occurrence going out (0: none)
+  size_t next_start_ = 0;     // where its last chunk ended
   size_t unweighed_ = 0;
   size_t light_ = 0;
   size_t unweighed_kept_ = 0;
+
+  void take(uint32_t round);
+  void settle(uint32_t round);
+  bool over() const;  // every round begun and answered
 };
 
 }  // namespace pygraph

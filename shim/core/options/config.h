@@ -26,19 +26,20 @@ struct Config {
   std::string trace_path;  // empty: no trace file
   std::string stats_path;  // empty: no stats; "stderr": to standard error
   bool debug{};
-  unsigned min_repeats{};     // graph mode: occurrences seen eagerly before a sequence is graphed
-  unsigned first_chunk{};     // graph mode: launches recorded before an occurrence's first graph
-  unsigned max_chunk{};       // graph mode: the largest chunk graph, in launches
-  unsigned chunk_growth{};    // graph mode: each next chunk is this many times the one before
-  unsigned max_graphs{};      // graph mode: instantiated graphs kept (least recently used go)
-  unsigned max_sequences{};   // graph mode: sequences the detector keeps (not in effect yet)
-  unsigned staging_mb{};      // graph mode: pinned staging for pageable copies; 0: none
-  unsigned stall_check_ms{};  // graph mode: the stall watchdog's check; 0: no watchdog
-  unsigned pause_us{};        // graph mode: a host pause this long ends a chunk; 0: never
-  unsigned pause_gpu_us{};    // graph mode: ... where this much GPU work waits there; 0: always
-  bool patch_grid{};          // graph mode: grid and dynamic shared memory patched, not in token
-  bool streams{};             // graph mode: several streams in one graph (stream_fork.h)
-  bool program_graphs{};      // graph mode: the program's graphs as child graphs (program_graphs.h)
+  unsigned min_repeats{};       // graph mode: occurrences seen eagerly before a sequence is graphed
+  unsigned first_chunk{};       // graph mode: launches recorded before an occurrence's first graph
+  unsigned max_chunk{};         // graph mode: the largest chunk graph, in launches
+  unsigned chunk_growth{};      // graph mode: each next chunk is this many times the one before
+  unsigned max_graphs{};        // graph mode: instantiated graphs kept (least recently used go)
+  unsigned max_sequences{};     // graph mode: sequences the detector keeps (not in effect yet)
+  unsigned staging_mb{};        // graph mode: pinned staging for pageable copies; 0: none
+  unsigned stall_check_ms{};    // graph mode: the stall watchdog's check; 0: no watchdog
+  unsigned pause_us{};          // graph mode: a host pause this long ends a chunk; 0: never
+  unsigned pause_gpu_us{};      // graph mode: ... where this much GPU work waits there; 0: always
+  unsigned pause_idle_ratio{};  // graph mode: no cut where the GPU idles this x the work later
+  bool patch_grid{};            // graph mode: grid and dynamic shared memory patched, not in token
+  bool streams{};               // graph mode: several streams in one graph (stream_fork.h)
+  bool program_graphs{};  // graph mode: the program's graphs as child graphs (program_graphs.h)
   unsigned program_graph_launches{};  // graph mode: a program graph's launches before it is taken
   // The measured decisions (decision_policy.h): on when measure_windows > 0. The kernel patterns
   // and the cache path are parsed, checked and shown only, not in effect yet.

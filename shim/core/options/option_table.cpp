@@ -81,9 +81,15 @@ const OptionSpec kTable[] = {
     {"pause_gpu_us", &Config::pause_gpu_us, "100", 0, 1000000,
      "Graph mode: a pause (`pause_us`) ends a chunk only where the work waiting there takes at "
      "least this long on the GPU (microseconds, summed since the last pause that ends one; "
-     "measured with timing events around the first replays that end at each pause). A pause "
-     "costs the GPU only the time of the work that waits it out, and a cut costs a graph launch "
-     "and smaller graphs. `0`: every pause ends a chunk.",
+     "measured with timing events around the replays of a few occurrences). A pause costs the "
+     "GPU only the time of the work that waits it out, and a cut costs a graph launch and "
+     "smaller graphs. `0`: every pause ends a chunk.",
+     false},
+    {"pause_idle_ratio", &Config::pause_idle_ratio, "2", 0, 1000,
+     "Graph mode: a pause does not end a chunk where the GPU idles at least this many times "
+     "as long as the work waiting there later in the occurrence (measured with the same "
+     "timing events): that work catches up before the occurrence ends, as in a step whose "
+     "host work far outlasts its GPU work. `0`: idle time is not weighed.",
      false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
