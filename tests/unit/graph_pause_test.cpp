@@ -87,9 +87,24 @@ class GraphPauseTest : public ::testing::Test {
 
   // `steps` of kLoop launches each ending in a sync (a segment), 5 us between launches and
   // `pause` ns before launches 4 and 8, the GPU idling `idle` ns meanwhile (it has caught up
-  // with the host). Results are compared at the end.
-  void run_steps(int steps, uint64_t pause, uint64_t idle) {
+  // with the host). A wait on an event the program recorded outside the step comes `wait_at`
+  // (before its first launch, or before its sync), issued in place. Results are compared at
+  // the end.
+  enum class WaitAt { kNowhere, kStart, kEnd };
+  void run_steps(int steps, uint64_t pause, uint64_t idle, WaitAt wait_at = WaitAt::kNowhere) {
+    decltype(&cuEventCreate) create = nullptr;
+    decltype(&cuEventRecord) record = nullptr;
+    decltype(&cuStreamWaitEvent) wait = nullptr;
+    test::take(&create, "cuEventCreate");
+    test::take(&record, "cuEventRecord");
+    test::take(&wait, "cuStreamWaitEvent");
+    CUevent ev = nullptr;
+    ASSERT_EQ(create(&ev, 0), CUDA_SUCCESS);
+    const EventCall waits{
+        Op::StreamWaitEvent, reinterpret_cast<void*>(wait), false, ev, nullptr, 0};
     for (int step = 0; step < steps; ++step) {
+      ASSERT_EQ(record(ev, nullptr), CUDA_SUCCESS);  // the program's, outside the engine
+      if (wait_at == WaitAt::kStart) ASSERT_EQ(engine_->event_op(waits), CUDA_SUCCESS);
       for (int i = 0; i < kLoop; ++i) {
         if (i == 4 || i == 8) {
           g_now += pause;
@@ -99,6 +114,7 @@ class GraphPauseTest : public ::testing::Test {
         }
         launch(i, 1.0f + 0.001f * float(step % 5));
       }
+      if (wait_at == WaitAt::kEnd) ASSERT_EQ(engine_->event_op(waits), CUDA_SUCCESS);
       EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
       engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
     }
@@ -216,6 +232,44 @@ TEST_F(GraphPauseTest, APauseTheGpuCatchesUpWithLaterInTheStepIsDropped) {
   make_engine(200'000, 100'000, 0);
   run_steps(40, 1'000'000, 1'000'000);
   EXPECT_EQ(engine_->stats().pauses.places, 2u);
+}
+
+TEST_F(GraphPauseTest, StepsThatBeginOrEndWithAWaitInPlaceAreWeighed) {
+  // The step's first or last position is a wait issued in place, so no chunk starts at its
+  // first position or ends at its last: each recorded occurrence is still a round, and the
+  // first pause is dropped as above.
+  for (const WaitAt at : {WaitAt::kStart, WaitAt::kEnd}) {
+    standin_set_kernel_ns(50'000);
+    make_engine(200'000, 100'000, 2);
+    run_steps(60, 1'000'000, 1'000'000, at);
+    const EngineStats& s = engine_->stats();
+    EXPECT_EQ(s.pauses.weighing, 0u) << int(at);
+    EXPECT_EQ(s.pauses.unweighed, 0u) << int(at);
+    EXPECT_EQ(s.pauses.places, 1u) << int(at);
+    EXPECT_EQ(s.pauses.light, 1u) << int(at);
+  }
+}
+
+TEST_F(GraphPauseTest, ALaunchThatGoesOutAloneIsWorkWaitingToo) {
+  // Pauses before launches 1 and 8 of steps between syncs, 50 us a launch, 40 us light: the
+  // chunk before the first pause is launch 0 alone, sent out eagerly (one launch is no graph).
+  // Its time is measured as a replay's: 50 us wait there, so both pauses cut.
+  standin_set_kernel_ns(50'000);
+  make_engine(200'000, 40'000, 0);
+  for (int step = 0; step < 60; ++step) {
+    for (int i = 0; i < kLoop; ++i) {
+      g_now += (i == 1 || i == 8) ? 1'000'000 : 5'000;
+      launch(i, 1.0f + 0.001f * float(step % 5));
+    }
+    EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.pauses.weighing, 0u);
+  EXPECT_EQ(s.pauses.unweighed, 0u);
+  EXPECT_EQ(s.pauses.places, 2u);
+  EXPECT_EQ(s.pauses.light, 0u);
 }
 
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {

@@ -122,17 +122,19 @@ struct Chunk {
   uint64_t gpu_ns, idle_ns = GpuTimerLost;
 };
 
-// `rounds` whole occurrences of `chunks` (positions 0 to n), each chunk timed and answered at
-// once with what `time(round, chunk)` gives.
+// `rounds` whole recorded occurrences of `chunks`, each chunk timed and answered at once with
+// what `time(round, chunk)` gives.
 template <class F>
-void weigh(PausePlaces& p, size_t n, const std::vector<Chunk>& chunks, int rounds, F time) {
+void weigh(PausePlaces& p, size_t, const std::vector<Chunk>& chunks, int rounds, F time) {
   for (int r = 0; r < rounds && p.weighing(); ++r) {
+    p.occurrence(true);
     for (const Chunk& c : chunks) {
-      const uint32_t round = p.round(c.start, c.end, n);
+      const uint32_t round = p.round(c.start, c.end);
       if (!round) continue;
       const Chunk t = time(r, c);
       p.weighed({round, uint32_t(c.start), uint32_t(c.end), t.gpu_ns, t.idle_ns});
     }
+    p.ended();
   }
 }
 void weigh(PausePlaces& p, size_t n, const std::vector<Chunk>& chunks, int rounds = 8) {
@@ -197,61 +199,98 @@ TEST(PausePlaces, TheLargestSampleCounts) {
 }
 
 TEST(PausePlaces, ARoundWithALostChunkSaysNothing) {
-  // The timer lost a chunk in every round (no slot, a driver error, a graph's first launch):
-  // weighing ends after its rounds, and both places keep cutting, the light one too.
-  PausePlaces p = learned(10, {2, 5}, 100'000);
-  int rounds = 0;
-  for (int r = 0; r < 100 && p.weighing(); ++r) {
-    const uint32_t a = p.round(0, 2, 10);
-    const uint32_t b = p.round(2, 5, 10);
-    const uint32_t c = p.round(5, 10, 10);
-    rounds += a != 0;
-    if (a) p.weighed({a, 0, 2, 10'000, GpuTimerLost});
-    if (b) p.lost(b);
-    if (c) p.weighed({c, 5, 10, 10'000, GpuTimerLost});
+  // The timer lost a chunk in every round (no slot, a driver error, a graph's first launch), or
+  // a launch went out as it came (untimed): weighing ends after its rounds, and both places
+  // keep cutting, the light one too.
+  for (const bool lone : {false, true}) {
+    PausePlaces p = learned(10, {2, 5}, 100'000);
+    int rounds = 0;
+    for (int r = 0; r < 100 && p.weighing(); ++r) {
+      p.occurrence(true);
+      const uint32_t a = p.round(0, 2);
+      const uint32_t b = p.round(2, 5);
+      if (lone) p.untimed();
+      const uint32_t c = p.round(5, 10);
+      p.ended();
+      rounds += a != 0;
+      if (a) p.weighed({a, 0, 2, 10'000, GpuTimerLost});
+      if (b && lone) p.weighed({b, 2, 5, 10'000, GpuTimerLost});
+      if (b && !lone) p.lost(b);
+      if (c) p.weighed({c, 5, 10, 10'000, GpuTimerLost});
+    }
+    EXPECT_FALSE(p.weighing()) << lone;
+    EXPECT_EQ(rounds, int(PausePlaces::kWeighRounds)) << lone;
+    EXPECT_TRUE(p.before(2) && p.before(5)) << lone;
+    EXPECT_EQ(p.unweighed(), 2u) << lone;
+    EXPECT_EQ(p.light(), 0u) << lone;
   }
-  EXPECT_FALSE(p.weighing());
-  EXPECT_EQ(rounds, int(PausePlaces::kWeighRounds));
-  EXPECT_TRUE(p.before(2) && p.before(5));
-  EXPECT_EQ(p.unweighed(), 2u);
-  EXPECT_EQ(p.light(), 0u);
 }
 
 TEST(PausePlaces, AnswersComeInAnyOrderAndLateOnesChangeNothing) {
-  // An eager chunk is answered at once, timed ones when their events completed: the round is
-  // whole once every chunk is answered. A time that arrives after weighing ended changes nothing.
+  // An eager chunk's answer may come before an earlier chunk's replay is read: the round is
+  // whole once its occurrence ended and every chunk is answered. A time that arrives after
+  // weighing ended changes nothing.
   PausePlaces p = learned(10, {5}, 100'000);
   for (int r = 0; r < 2; ++r) {
-    const uint32_t a = p.round(0, 5, 10), b = p.round(5, 6, 10), c = p.round(6, 10, 10);
+    p.occurrence(true);
+    const uint32_t a = p.round(0, 5), b = p.round(5, 6), c = p.round(6, 10);
     ASSERT_TRUE(a && b && c);
-    p.weighed({b, 5, 6, 0, GpuTimerLost});  // a launch that went out eagerly
-    p.weighed({c, 6, 10, 30'000, 0});
+    p.ended();
+    p.weighed({b, 5, 6, 1'000, 0});
+    p.weighed({c, 6, 10, 29'000, 0});
     EXPECT_TRUE(p.weighing());
     p.weighed({a, 0, 5, 20'000, GpuTimerLost});
   }
   EXPECT_FALSE(p.weighing());
-  EXPECT_FALSE(p.before(5));  // 50 us waited there (from 6 on, around the loop): light
+  EXPECT_FALSE(p.before(5));  // 50 us waited there (from 5 on, around the loop): light
   p.weighed({1, 0, 5, 500'000, GpuTimerLost});
   EXPECT_FALSE(p.before(5));
 }
 
 TEST(PausePlaces, AnOccurrenceLeftBeforeItsEndSaysNothing) {
-  // Left (a mismatch, a boundary), begun again at 0 before the end, or taken up at a place
-  // before the last chunk's end: that round is not taken, whatever its chunks weighed.
+  // Left (a mismatch, a boundary), another occurrence begun before the end, a chunk beginning
+  // before the last one ended, or an occurrence not recorded from its start (an eager window, a
+  // loop taken up mid-period): no round is taken, whatever its chunks weighed.
   PausePlaces p = learned(10, {5}, 100'000);
-  uint32_t r = p.round(0, 5, 10);
+  p.occurrence(true);
+  uint32_t r = p.round(0, 5);
   p.weighed({r, 0, 5, 20'000, GpuTimerLost});
   p.left();
-  r = p.round(0, 5, 10);
+  p.ended();
+  p.occurrence(true);
+  r = p.round(0, 5);
   p.weighed({r, 0, 5, 20'000, GpuTimerLost});
-  r = p.round(0, 5, 10);  // another occurrence at 0
+  p.occurrence(true);  // before the last one ended
+  r = p.round(0, 5);
   p.weighed({r, 0, 5, 20'000, GpuTimerLost});
-  EXPECT_EQ(p.round(3, 6, 10), 0u);  // before where the last chunk ended
+  EXPECT_EQ(p.round(3, 6), 0u);  // before where the last chunk ended
+  p.ended();
+  p.occurrence(false);
+  EXPECT_EQ(p.round(0, 5), 0u);
+  p.ended();
   EXPECT_TRUE(p.weighing());
   // Then two whole rounds with much work before the pause: it keeps cutting.
   weigh(p, 10, {{0, 5, 500'000}, {5, 10, 0}});
   EXPECT_FALSE(p.weighing());
   EXPECT_TRUE(p.before(5));
+}
+
+TEST(PausePlaces, ARoundNeedsNoChunkAtEitherEnd) {
+  // The occurrence's first and last places went out in place (a wait on an event recorded
+  // elsewhere, before the first launch and the sync): its chunks run from 1 to 9. The round
+  // begins with the occurrence and ends with it; weighing ends with the places weighed.
+  PausePlaces p = learned(10, {3, 7}, 100'000);
+  weigh(p, 10, {{1, 3, 20'000}, {3, 7, 80'000}, {7, 9, 20'000}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.unweighed(), 0u);
+  // At 3, 40 us wait (from 7 on, around the loop): light; at 7, those and 80 more: a cut.
+  EXPECT_EQ(p.light(), 1u);
+  EXPECT_TRUE(p.before(7));
+  // With no chunk at all in its occurrences, weighing ends after its rounds, unweighed.
+  PausePlaces q = learned(10, {3, 7}, 100'000);
+  weigh(q, 10, {}, 100);
+  EXPECT_FALSE(q.weighing());
+  EXPECT_EQ(q.unweighed(), 2u);
 }
 
 TEST(PausePlaces, ASegmentsStartBeginsTheWorkWaiting) {
@@ -320,7 +359,8 @@ TEST(PausePlaces, IdleTimeCountsOnlyWhereMeasuredAndAfterTheNextChunk) {
 TEST(PausePlaces, NoLightThresholdWeighsNothing) {
   PausePlaces p = learned(10, {5}, 0);
   EXPECT_FALSE(p.weighing());
-  EXPECT_EQ(p.round(0, 5, 10), 0u);
+  p.occurrence(true);
+  EXPECT_EQ(p.round(0, 5), 0u);
   EXPECT_TRUE(p.before(5));
 }
 

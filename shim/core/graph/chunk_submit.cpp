@@ -180,9 +180,13 @@ CUresult ChunkSubmitter::issue(const ChunkWork& w, const Pending& p) {
   return call_launch(p.launch, param_ptrs_.data(), nullptr, w.attrs.data() + p.attrs_offset);
 }
 
-CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason) {
+CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason, GpuTimer* timer,
+                               GpuTimer::Tag tag, bool* timed) {
   if (w.pending.empty()) return CUDA_SUCCESS;
   ContextScope scope(*api_, w.context, current_context(*api_));
+  CUevent start = timer ? timer->begin(w.context) : nullptr;
+  const bool timing = start != nullptr;
+  if (start && api_->event_record(start, w.stream) != CUDA_SUCCESS) start = nullptr;
   CUresult first_error = CUDA_SUCCESS;
   for (const Pending& p : w.pending) {
     const CUresult r = issue(w, p);
@@ -194,6 +198,7 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason) {
     }
     count_eager(p.kind != NodeKind::kKernel, reason);
   }
+  if (timing) *timed = timer->end(w.stream, tag, start != nullptr);
   if (w.fork.streams() > 1 && staging_->unfenced()) {
     // Copies on side streams read their snapshots too: the fence on L comes after them.
     if (CUevent ev = events_->fork(w.context)) {

@@ -98,7 +98,9 @@ class ChunkSubmitter {
 
   // Every pending call of `w`, eagerly and in order; each launch and memop counted as `reason`.
   // Returns the first error (the calls after it are made all the same, as the program made them).
-  CUresult drain(const ChunkWork& w, EagerReason reason);
+  // With a `timer`, they are timed on it under `tag` where a slot is free: *timed says whether.
+  CUresult drain(const ChunkWork& w, EagerReason reason, GpuTimer* timer = nullptr,
+                 GpuTimer::Tag tag = {}, bool* timed = nullptr);
 
   // One launch or memop went to the driver as a plain call, for this reason.
   void count_eager(bool memop, EagerReason reason) {

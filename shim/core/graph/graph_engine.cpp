@@ -401,6 +401,7 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
 
 void GraphEngine::end_of_occurrence() {
   if (!following_id_ || position_ != following_tokens_.size()) return;
+  if (plan_) plan_->pauses.ended();
   resume_.settled();
   if (following_periodic_ && plan_ && !plan_->disabled) {
     // A loop goes on at the start of its unrolled period; chunks keep their size.
@@ -569,6 +570,12 @@ uint64_t GraphEngine::now_ns() const {
 }
 
 void GraphEngine::start_occurrence() {
+  choose_arm();
+  // Its pauses are weighed on occurrences recorded from their start (pause_places.h).
+  if (plan_) plan_->pauses.occurrence(!eager_arm_ && position_ == 0);
+}
+
+void GraphEngine::choose_arm() {
   eager_arm_ = false;
   if (!plan_) return;
   plan_->followed += following_tokens_.size() - position_;
@@ -886,7 +893,8 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // Followed but not recorded: this occurrence runs as the program made it (an eager window
     // of a measurement, or a sequence whose graphs do not pay), or this work does (lone), and
     // the occurrence's end is still seen.
-    plan_->pauses.interrupt();  // no gap of a recorded occurrence spans this
+    plan_->pauses.interrupt();          // no gap of a recorded occurrence spans this
+    if (lone) plan_->pauses.untimed();  // its GPU time is not measured
     const CUresult r = issue(w);
     if (w.event) {
       ++stats_.events_eager;
@@ -1034,11 +1042,21 @@ void GraphEngine::clear_chunk() {
   attrs_.clear();
 }
 
-CUresult GraphEngine::drain_eagerly(EagerReason reason) {
+CUresult GraphEngine::drain_eagerly(EagerReason reason, const GpuTimer::Tag* tag, bool* timed) {
   if (pending_.empty()) return CUDA_SUCCESS;
-  const CUresult r = submitter_.drain(chunk_work(), reason);
+  const CUresult r = tag ? submitter_.drain(chunk_work(), reason, &timer_, *tag, timed)
+                         : submitter_.drain(chunk_work(), reason);
   clear_chunk();
   return r;
+}
+
+void GraphEngine::took_time(const GpuTimer::Tag& tag, bool timed) {
+  if (timed) {
+    last_timed_ = tag;  // the next chunk may follow it at once: its idle time is measured
+    last_timed_stream_ = chunk_stream_;
+  } else {
+    plan_->pauses.lost(tag.round);
+  }
 }
 
 CUresult GraphEngine::flush(FlushCause cause, Op op) {
@@ -1116,23 +1134,23 @@ CUresult GraphEngine::submit() {
   // While its pauses are weighed, every chunk of a round (pause_places.h) is timed: its GPU
   // time, and the GPU's idle time before it where it follows the chunk timed before at once.
   // Not at a graph's first launch, which uploads the graph on the stream, inside the timing.
-  const uint32_t round = plan_ && plan_->pauses.weighing()
-                             ? plan_->pauses.round(start, position_, following_tokens_.size())
-                             : 0;
+  const uint32_t round =
+      plan_ && plan_->pauses.weighing() ? plan_->pauses.round(start, position_) : 0;
   const GpuTimer::Tag tag{
       following_id_, round, static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
       round && last_timed_.sequence == following_id_ && last_timed_.round == round &&
           last_timed_.end == start && last_timed_stream_ == chunk_stream_};
   last_timed_ = GpuTimer::Tag{};
   if (!worth_a_graph(graph_work(pending_)) || !plan_ || plan_->disabled) {
-    // Weighs nothing on the GPU's clock (a launch or two).
-    if (round) plan_->pauses.weighed({round, tag.start, tag.end, 0, GpuTimer::kLost});
     // One launch gains nothing from a graph of one node.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
       plan_->lone_starts.cut_short(start % plan_->length, plan_->length);
     }
-    const CUresult r = drain_eagerly(EagerReason::kShortChunk);
+    // Timed as a replay is: its launches' GPU time is work waiting at a pause too.
+    bool timed = false;
+    const CUresult r = drain_eagerly(EagerReason::kShortChunk, round ? &tag : nullptr, &timed);
+    if (round) took_time(tag, timed);
     end_of_occurrence();
     return r;
   }
@@ -1143,12 +1161,7 @@ CUresult GraphEngine::submit() {
       chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
   const Replayed done = submitter_.replay(work, *chunk, fresh, following_id_,
                                           round && !fresh ? &timer_ : nullptr, tag);
-  if (done.timed) {
-    last_timed_ = tag;
-    last_timed_stream_ = chunk_stream_;
-  } else if (round) {
-    plan_->pauses.lost(round);
-  }
+  if (round) took_time(tag, done.timed);
   if (timer_.busy()) poll_timer();
   if (done.error != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and

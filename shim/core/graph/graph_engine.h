@@ -288,6 +288,7 @@ class GraphEngine {
   // At the start of an occurrence: the plan's policy says whether it runs as graphs or eagerly
   // (following goes on either way, so that the next start is seen).
   void start_occurrence();
+  void choose_arm();  // start_occurrence: an eager arm, or graphs (measured decisions)
   // The followed sequence went elsewhere: its running iteration is no sample.
   void interrupt_occurrence();
   // A sequence followed for the first time: counted, and given its policy.
@@ -320,8 +321,11 @@ class GraphEngine {
   void forget_graphs(const ModuleUnload& unload);
   // A context ends: every graph goes (its context may be that one); sequences stay followable.
   void drop_all_graphs();
-  CUresult issue(const Work& w);               // the program's call, made now
-  CUresult drain_eagerly(EagerReason reason);  // recorded work, eagerly, in order
+  CUresult issue(const Work& w);  // the program's call, made now
+  CUresult drain_eagerly(EagerReason reason, const GpuTimer::Tag* tag = nullptr,
+                         bool* timed = nullptr);
+  // A chunk of a round of its sequence's weighing went out, timed or not (pause_places.h).
+  void took_time(const GpuTimer::Tag& tag, bool timed);  // recorded work, eagerly, in order
   void stop_following();
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
   CUresult end_segment(Op op);

@@ -61,29 +61,34 @@ void PausePlaces::finish() {
   unweighed_ = count_;
 }
 
-uint32_t PausePlaces::round(size_t start, size_t end, size_t n) {
-  if (!weighing_) return 0;
-  if (start == 0) {
-    // A new occurrence: the one before that did not reach its end never will.
-    left();
-    if (begun_ < kWeighRounds) {
-      current_ = ++begun_;
-      rounds_[current_] = Round{static_cast<uint32_t>(n), 0, false, false};
-    }
-  } else if (current_ && start < next_start_) {
-    left();  // another occurrence, begun elsewhere than at its start
+void PausePlaces::occurrence(bool recorded) {
+  if (!weighing_) return;
+  left();  // the one before did not end
+  if (recorded && begun_ < kWeighRounds) {
+    current_ = ++begun_;
+    rounds_[current_] = Round{};
+    next_start_ = 0;
   }
-  if (!current_) {
-    if (over()) finish_weighing();
+  if (over()) finish_weighing();
+}
+
+uint32_t PausePlaces::round(size_t start, size_t end) {
+  if (!weighing_ || !current_) return 0;
+  if (start < next_start_) {
+    left();  // before where the last chunk ended: another occurrence
     return 0;
   }
-  Round& r = rounds_[current_];
-  ++r.pending;
+  ++rounds_[current_].pending;
   next_start_ = end;
-  r.whole = end >= r.n;
-  const uint32_t id = current_;
-  if (r.whole) current_ = 0;
-  return id;
+  return current_;
+}
+
+void PausePlaces::ended() {
+  if (!weighing_ || !current_) return;
+  const uint32_t round = current_;
+  rounds_[round].whole = true;
+  current_ = 0;
+  settle(round);
 }
 
 void PausePlaces::weighed(const Timed& t) {
@@ -139,7 +144,6 @@ void PausePlaces::take(uint32_t round) {
   std::sort(timed_.begin(), first,
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
-  const size_t n = rounds_[round].n;
   // Idle before a chunk: only where it followed the one before at once, less the few
   // microseconds of two events back to back and a graph's launch.
   constexpr uint64_t kIdleFloorNs = 5'000;
@@ -159,7 +163,7 @@ void PausePlaces::take(uint32_t round) {
       since += t.gpu_ns;
       idle_after -= walk + 1 == walks ? idle_of(k) : 0;  // the chunks after this one's
       const size_t place = t.end % pauses_.size();
-      if ((!wraps_ && t.end >= n) || !pauses_[place]) continue;
+      if ((!wraps_ && t.end >= pauses_.size()) || !pauses_[place]) continue;
       if (walk + 1 == walks && weight_samples_[place] < kSamples) {
         // The GPU's idle time after the chunk that follows the pause (whose gap is the pause
         // itself). A loop goes on with no end to reach: no idle time is weighed there.

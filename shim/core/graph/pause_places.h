@@ -18,8 +18,10 @@
 // Then weighed: a pause costs the GPU time only where work waits it out and the GPU is left
 // with nothing to do; a cut costs a graph launch and leaves smaller graphs. While weighing,
 // chunks go out at every pause, and in rounds (whole occurrences: a segment's, or a loop's
-// unrolled period) every chunk is timed (gpu_timer.h): its GPU time, and the GPU's idle time
-// before it where it follows the chunk before at once. Of kSamples sights of each place in
+// unrolled period, recorded from its start) every chunk is timed (gpu_timer.h), a graph's
+// replay or the calls of one that went out eagerly: its GPU time, and the GPU's idle time
+// before it where it follows the chunk before at once. A launch that went out as it came
+// (a lone start, chunk_policy.h) leaves its round unmeasured. Of kSamples sights of each place in
 // whole rounds, the largest work and the least idle are kept. Then, in the order of the places, the
 // GPU time since the last pause that still cuts adds up (the work waiting there), and a pause cuts
 // only where
@@ -31,7 +33,7 @@
 //    without the cut. A loop has no end to reach in time; its idle time is not weighed.
 // Else it is dropped (and the work waiting there waits on to the next). A place with no whole
 // round keeps cutting. Weighing ends when every place has its samples, or after kWeighRounds
-// rounds begun.
+// recorded occurrences.
 // Measured on the H200 (session 16): on a slow host every Python gap above 200 µs was a pause,
 // and BERT batch 1 eager replayed 4.4 launches per graph.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
@@ -82,12 +84,19 @@ class PausePlaces {
 
   // Weighing (after learning, where pauses were found and `light_ns` > 0).
   bool weighing() const { return weighing_; }
-  // A chunk of an occurrence of `n` positions, from position `start` to `end`, goes out: the
-  // round it belongs to, 0 for none. A chunk at position 0 begins a round while rounds are
-  // left. Not 0: weighed() or lost() must answer it, in any order.
-  uint32_t round(size_t start, size_t end, size_t n);
+  // An occurrence begins; `recorded`: from its start, and its work is recorded (not an eager
+  // window, not a loop taken up mid-period). A recorded one is a round while rounds are left;
+  // one before it that did not end says nothing.
+  void occurrence(bool recorded);
+  // A chunk of the occurrence, from position `start` to `end`, goes out: the round it belongs
+  // to, 0 for none. Not 0: weighed() or lost() must answer it, in any order.
+  uint32_t round(size_t start, size_t end);
+  // The occurrence reached its end: its round is whole once every chunk is answered.
+  void ended();
+  // Work of the occurrence went out untimed (a launch issued as it came): its round says nothing.
+  void untimed() { left(); }
   // A chunk of a round, timed: its GPU time and the GPU's idle time before it (GpuTimer::kLost:
-  // not measured; a chunk that went out eagerly weighs 0 and its idle is not measured).
+  // not measured).
   struct Timed {
     uint32_t round = 0;
     uint32_t start = 0, end = 0;
