@@ -104,7 +104,9 @@ class GraphPauseTest : public ::testing::Test {
         Op::StreamWaitEvent, reinterpret_cast<void*>(wait), false, ev, nullptr, 0};
     for (int step = 0; step < steps; ++step) {
       ASSERT_EQ(record(ev, nullptr), CUDA_SUCCESS);  // the program's, outside the engine
-      if (wait_at == WaitAt::kStart) ASSERT_EQ(engine_->event_op(waits), CUDA_SUCCESS);
+      if (wait_at == WaitAt::kStart) {
+        ASSERT_EQ(engine_->event_op(waits), CUDA_SUCCESS);
+      }
       for (int i = 0; i < kLoop; ++i) {
         if (i == 4 || i == 8) {
           g_now += pause;
@@ -114,7 +116,9 @@ class GraphPauseTest : public ::testing::Test {
         }
         launch(i, 1.0f + 0.001f * float(step % 5));
       }
-      if (wait_at == WaitAt::kEnd) ASSERT_EQ(engine_->event_op(waits), CUDA_SUCCESS);
+      if (wait_at == WaitAt::kEnd) {
+        ASSERT_EQ(engine_->event_op(waits), CUDA_SUCCESS);
+      }
       EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
       engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
     }

@@ -319,7 +319,9 @@ TEST_F(GraphStreamsLoopTest, TheAllocatorsEventQueryIsNoBoundaryInALoopWithoutSy
       const uint64_t h = reinterpret_cast<uint64_t>(freed);
       const bool held = !engine_.idle();
       ASSERT_EQ(engine_.before_op(Op::EventQuery, nullptr, false, h), CUDA_SUCCESS);
-      if (held) EXPECT_TRUE(engine_.idle()) << "step " << n;  // its record went out first
+      if (held) {
+        EXPECT_TRUE(engine_.idle()) << "step " << n;  // its record went out first
+      }
       const CUresult q = api_.event_query(freed);
       ASSERT_TRUE(q == CUDA_SUCCESS || q == CUDA_ERROR_NOT_READY);
       engine_.after_op(Op::EventQuery, nullptr, false, q);

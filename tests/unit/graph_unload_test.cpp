@@ -276,9 +276,10 @@ TEST_F(GraphUnloadTest, ALibraryUnloadTakesItsKernelsAndTheFunctionsTakenFromThe
 }
 
 TEST_F(GraphUnloadTest, AContextEndDestroysEveryGraphAndTheLoopsBuildNewOnes) {
-  // cuCtxDestroy or a primary-context reset frees the context's graph execs in the driver: the
-  // engine submits what it deferred first, destroys every graph (any may be that context's), and
-  // the sequences go on with graphs built anew, results unchanged.
+  // cuCtxDestroy, a primary-context reset or a primary-context release (which may be the last)
+  // frees the context's graph execs in the driver: the engine submits what it deferred first,
+  // destroys every graph (any may be that context's), and the sequences go on with graphs built
+  // anew, results unchanged.
   const CUmodule ma = load_module(), mb = load_module();
   const FunctionInfo *scale_a = function(ma, "unload_scale"), *add_a = function(ma, "unload_add");
   const FunctionInfo *scale_b = function(mb, "unload_scale"), *add_b = function(mb, "unload_add");
@@ -289,7 +290,7 @@ TEST_F(GraphUnloadTest, AContextEndDestroysEveryGraphAndTheLoopsBuildNewOnes) {
   const EngineStats& s = engine_.stats();
   ASSERT_EQ(s.graphs_live, 4u);
   const long long execs = standin_graph_execs_live();
-  for (const Op op : {Op::CtxDestroy, Op::DevicePrimaryCtxReset}) {
+  for (const Op op : {Op::CtxDestroy, Op::DevicePrimaryCtxReset, Op::DevicePrimaryCtxRelease}) {
     for (int i = 0; i < 3; ++i) step_launch(6, i, scale_a, add_a);  // deferred, then submitted
     ASSERT_FALSE(engine_.idle());
     const uint64_t ended = s.graphs_context_ended;

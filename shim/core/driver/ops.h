@@ -142,7 +142,8 @@ enum class OpClass : uint8_t {
   X(GraphExecExternalSemaphoresWaitNodeSetParams, kGraphExec, false)   \
   X(GraphNodeSetEnabled, kGraphExec, false)                            \
   X(GraphExecBatchMemOpNodeSetParams, kGraphExec, false)               \
-  X(GraphExecNodeSetParams, kGraphExec, false)
+  X(GraphExecNodeSetParams, kGraphExec, false)                         \
+  X(DevicePrimaryCtxRelease, kContext, true)
 
 enum class Op : uint16_t {
 #define PYGRAPH_OP_ENUM(name, cls, blocks) name,

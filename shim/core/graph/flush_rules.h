@@ -27,9 +27,11 @@
 //           with the legacy stream and make the host wait), every free (deferred work may still
 //           read the memory), stream-memory waits and external semaphore waits (another stream
 //           may wait for a value deferred work writes).
-//  kContextEnd  context destruction and primary-context reset: as kAll (the context's work must
-//           be submitted while it exists), then every graph is destroyed, since its context may
-//           be the one that ends (the sequences build new ones wherever they next run), and
+//  kContextEnd  context destruction, primary-context reset, and primary-context release (any
+//           release may be the last, which destroys the context: the driver tells no count, and
+//           the runtime's own retain goes through no door of ours): as kAll (the context's work
+//           must be submitted while it exists), then every graph is destroyed, since its context
+//           may be the one that ends (the sequences build new ones wherever they next run), and
 //           pinned staging memory of that context is forgotten (staging_ring.h).
 //  kContext the op changes the calling thread's current context (cuCtxSetCurrent,
 //           cuCtxPushCurrent, cuCtxPopCurrent, and cuCtxCreate, which makes the new one current).
@@ -109,6 +111,7 @@ constexpr FlushRule flush_rule(Op op) {
       return FlushRule::kUnload;
     case Op::CtxDestroy:
     case Op::DevicePrimaryCtxReset:
+    case Op::DevicePrimaryCtxRelease:
       return FlushRule::kContextEnd;
     case Op::CtxSetCurrent:
     case Op::CtxPushCurrent:
