@@ -1,5 +1,6 @@
 // The asynchronous stand-in (STANDIN_ASYNC=1) end to end: generated multi-stream programs
-// (random_streams_program.cpp) give the same digests with and without the shim, the model is
+// (random_streams_program.cpp) give the same digests with and without the shim (pauses weighed
+// too), the model is
 // shown to reorder (a program missing one needed event wait computes something else there, and
 // the same on the synchronous stand-in), and the older generated programs and the polling
 // program still agree on it.
@@ -35,6 +36,19 @@ TEST(RandomStreams, WithStreamsOffEventsSubmitTheChunkAsBefore) {
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
   EXPECT_EQ(s["streams"]["event_records_in_graphs"].get<int>(), 0);
   EXPECT_EQ(s["streams"]["waits_as_edges"].get<int>(), 0);
+}
+TEST(RandomStreams, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
+  // Pauses everywhere (a 1 us gap is one) and weighed (4 us of work): chunks end at them, and
+  // while weighed every chunk of an occurrence is timed, graphs and eager chunks alike, with
+  // timing events on the program's streams (pause_places.h, gpu_timer.h).
+  std::vector<std::pair<std::string, std::string>> env = kAsync;
+  env.push_back({"PYGRAPH_PAUSE_US", "1"});
+  env.push_back({"PYGRAPH_PAUSE_GPU_US", "4"});
+  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph", env);
+  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  EXPECT_GT(s["graphs"]["pause_places"].get<int>(), 100);
+  EXPECT_GT(s["graphs"]["pause_cuts"].get<int>(), 100);
+  EXPECT_GT(s["graphs"]["pause_light"].get<int>(), 10);  // weighed to the end, and dropped
 }
 TEST(RandomStreams, TraceModeChangesNoResultOnTheAsynchronousStandIn) {
   expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "trace", kAsync);
