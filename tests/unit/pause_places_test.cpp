@@ -209,7 +209,7 @@ TEST(PausePlaces, ARoundWithALostChunkSaysNothing) {
       p.occurrence(true);
       const uint32_t a = p.round(0, 2);
       const uint32_t b = p.round(2, 5);
-      if (lone) p.untimed();
+      if (lone) p.left();  // a launch issued as it came
       const uint32_t c = p.round(5, 10);
       p.ended();
       rounds += a != 0;

@@ -1,5 +1,6 @@
-// The GPU time of a chunk's replay: two timing events recorded on the chunk's stream around its
-// graph launch, read later without waiting, in the order they were taken. The places where a
+// The GPU time of a chunk: two timing events recorded on the chunk's stream around its graph
+// launch (or the calls of a chunk sent out eagerly), read later without waiting, in the order
+// they were taken. The places where a
 // program pauses are weighed with it (pause_places.h): a pause that leaves only a little work
 // waiting is no reason to cut a chunk.
 //

@@ -893,8 +893,8 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // Followed but not recorded: this occurrence runs as the program made it (an eager window
     // of a measurement, or a sequence whose graphs do not pay), or this work does (lone), and
     // the occurrence's end is still seen.
-    plan_->pauses.interrupt();          // no gap of a recorded occurrence spans this
-    if (lone) plan_->pauses.untimed();  // its GPU time is not measured
+    plan_->pauses.interrupt();       // no gap of a recorded occurrence spans this
+    if (lone) plan_->pauses.left();  // its GPU time is not measured: nor is its round
     const CUresult r = issue(w);
     if (w.event) {
       ++stats_.events_eager;
@@ -1279,7 +1279,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       staging_.context_ends(handle);
       own_events_.forget();  // the ending context's go with it (another context's leak: a few)
       timer_.forget([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
-        weighed(t, gpu_ns, idle_ns);
+        weighed(t, gpu_ns, idle_ns);  // lost: kLost
       });
       last_timed_ = GpuTimer::Tag{};
       break;

@@ -105,11 +105,11 @@ struct EngineOptions {
   // unless asked: their clock is the real one).
   uint64_t pause_ns = 0;
   // A learned pause cuts only where the GPU time of the work waiting there, measured with timing
-  // events around the first replays that end at it, reaches this (pause_places.h); 0: every
+  // events around every chunk of a few occurrences, reaches this (pause_places.h); 0: every
   // pause cuts.
   uint64_t pause_gpu_ns = 0;
-  // Nor where the GPU idles this many times that work's time later in the occurrence, as
-  // measured with the same events (pause_places.h); 0: idle time is not weighed.
+  // Nor, in a segment, where the GPU idles this many times that work's time later in the
+  // occurrence, as measured with the same events (pause_places.h); 0: idle time is not weighed.
   uint32_t pause_idle_ratio = 0;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
   // entry while a sequence's pauses are learned (tests inject one).
@@ -322,10 +322,11 @@ class GraphEngine {
   // A context ends: every graph goes (its context may be that one); sequences stay followable.
   void drop_all_graphs();
   CUresult issue(const Work& w);  // the program's call, made now
+  // Recorded work, eagerly, in order; with a `tag`, timed as a chunk of a round (*timed).
   CUresult drain_eagerly(EagerReason reason, const GpuTimer::Tag* tag = nullptr,
                          bool* timed = nullptr);
   // A chunk of a round of its sequence's weighing went out, timed or not (pause_places.h).
-  void took_time(const GpuTimer::Tag& tag, bool timed);  // recorded work, eagerly, in order
+  void took_time(const GpuTimer::Tag& tag, bool timed);
   void stop_following();
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
   CUresult end_segment(Op op);

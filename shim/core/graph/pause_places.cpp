@@ -83,14 +83,6 @@ uint32_t PausePlaces::round(size_t start, size_t end) {
   return current_;
 }
 
-void PausePlaces::ended() {
-  if (!weighing_ || !current_) return;
-  const uint32_t round = current_;
-  rounds_[round].whole = true;
-  current_ = 0;
-  settle(round);
-}
-
 void PausePlaces::weighed(const Timed& t) {
   if (!weighing_ || !t.round || t.round > kWeighRounds || !rounds_[t.round].pending) return;
   Round& r = rounds_[t.round];
@@ -100,18 +92,10 @@ void PausePlaces::weighed(const Timed& t) {
   settle(t.round);
 }
 
-void PausePlaces::lost(uint32_t round) {
-  if (!weighing_ || !round || round > kWeighRounds || !rounds_[round].pending) return;
-  Round& r = rounds_[round];
-  --r.pending;
-  r.spoiled = true;
-  settle(round);
-}
-
-void PausePlaces::left() {
+void PausePlaces::close(bool whole) {
   if (!weighing_ || !current_) return;
-  rounds_[current_].spoiled = true;
   const uint32_t round = current_;
+  (whole ? rounds_[round].whole : rounds_[round].spoiled) = true;
   current_ = 0;
   settle(round);
 }
@@ -120,11 +104,9 @@ void PausePlaces::settle(uint32_t round) {
   Round& r = rounds_[round];
   if (r.pending || (!r.whole && !r.spoiled)) return;  // more to come
   if (!r.spoiled) take(round);
-  size_t kept = 0;
-  for (const Timed& t : timed_) {
-    if (t.round != round) timed_[kept++] = t;
-  }
-  timed_.resize(kept);
+  timed_.erase(std::remove_if(timed_.begin(), timed_.end(),
+                              [round](const Timed& t) { return t.round == round; }),
+               timed_.end());
   if (!unweighed_ || over()) finish_weighing();
 }
 
@@ -151,8 +133,8 @@ void PausePlaces::take(uint32_t round) {
     const uint64_t ns = timed_[k].idle_ns;
     return ns == ~0ull || ns <= kIdleFloorNs ? 0 : ns - kIdleFloorNs;
   };
-  uint64_t idle_after = 0;
-  for (size_t k = 0; k < chunks; ++k) idle_after += idle_of(k);
+  uint64_t idle_after = 0;  // in a segment (a loop's idle time is not weighed)
+  for (size_t k = 0; k < chunks && !wraps_; ++k) idle_after += idle_of(k);
   // The work since the last pause: a loop's first pause waits for the end of the period too,
   // so its chunks are walked twice and the second walk counts.
   const int walks = wraps_ ? 2 : 1;
@@ -161,7 +143,7 @@ void PausePlaces::take(uint32_t round) {
     for (size_t k = 0; k < chunks; ++k) {
       const Timed& t = timed_[k];
       since += t.gpu_ns;
-      idle_after -= walk + 1 == walks ? idle_of(k) : 0;  // the chunks after this one's
+      if (!wraps_) idle_after -= idle_of(k);  // the chunks after this one's
       const size_t place = t.end % pauses_.size();
       if ((!wraps_ && t.end >= pauses_.size()) || !pauses_[place]) continue;
       if (walk + 1 == walks && weight_samples_[place] < kSamples) {

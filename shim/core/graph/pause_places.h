@@ -92,9 +92,7 @@ class PausePlaces {
   // to, 0 for none. Not 0: weighed() or lost() must answer it, in any order.
   uint32_t round(size_t start, size_t end);
   // The occurrence reached its end: its round is whole once every chunk is answered.
-  void ended();
-  // Work of the occurrence went out untimed (a launch issued as it came): its round says nothing.
-  void untimed() { left(); }
+  void ended() { close(true); }
   // A chunk of a round, timed: its GPU time and the GPU's idle time before it (GpuTimer::kLost:
   // not measured).
   struct Timed {
@@ -105,10 +103,11 @@ class PausePlaces {
   void weighed(const Timed& t);
   // A chunk of `round` went out untimed (no free slot, a graph's first launch): the round says
   // nothing.
-  void lost(uint32_t round);
-  // The engine left the occurrence before its end: its round says nothing.
-  void left();
-  size_t light() const { return light_; }  // pauses dropped for the little work waiting there
+  void lost(uint32_t round) { weighed(Timed{round, 0, 0, ~0ull, ~0ull}); }
+  // The engine left the occurrence before its end, or some of its work went out untimed (a
+  // launch issued as it came): its round says nothing.
+  void left() { close(false); }
+  size_t light() const { return light_; }  // pauses dropped once weighed (they cut no chunk)
   size_t unweighed() const { return unweighed_kept_; }  // kept: no GPU time was measured
 
  private:
@@ -135,9 +134,8 @@ class PausePlaces {
   std::vector<uint64_t> work_, idle_;
   std::vector<uint8_t> weight_samples_;
   struct Round {
-    uint32_t n = 0;        // positions of its occurrence
     uint32_t pending = 0;  // chunks not answered yet
-    bool whole = false;    // a chunk reached the occurrence's end
+    bool whole = false;    // the occurrence reached its end
     bool spoiled = false;  // a chunk untimed or lost, or the occurrence left before its end
   };
   Round rounds_[kWeighRounds + 1];
@@ -149,6 +147,7 @@ class PausePlaces {
   size_t light_ = 0;
   size_t unweighed_kept_ = 0;
 
+  void close(bool whole);  // the current round: its occurrence ended (whole) or was left
   void take(uint32_t round);
   void settle(uint32_t round);
   bool over() const;  // every round begun and answered

@@ -86,10 +86,11 @@ const OptionSpec kTable[] = {
      "smaller graphs. `0`: every pause ends a chunk.",
      false},
     {"pause_idle_ratio", &Config::pause_idle_ratio, "2", 0, 1000,
-     "Graph mode: a pause does not end a chunk where the GPU idles at least this many times "
-     "as long as the work waiting there later in the occurrence (measured with the same "
-     "timing events): that work catches up before the occurrence ends, as in a step whose "
-     "host work far outlasts its GPU work. `0`: idle time is not weighed.",
+     "Graph mode: in a sequence between syncs, a pause does not end a chunk where the GPU "
+     "idles at least this many times as long as the work waiting there later in the "
+     "occurrence (measured with the same timing events): that work catches up before the "
+     "occurrence ends, as in a step whose host work far outlasts its GPU work. Loops are not "
+     "weighed so. `0`: idle time is not weighed.",
      false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
