@@ -27,6 +27,7 @@ the timed part): when graphs start, chunk by chunk.
 import ctypes
 import hashlib
 import json
+import math
 import os
 import select
 import signal
@@ -265,15 +266,39 @@ class Lockstep:
                     break
 
 
+def median_interval(values, confidence=0.95):
+    """A distribution-free confidence interval of the median (order statistics under the
+    binomial law): (low, high), or None with too few values for it (fewer than 6 at 95 %).
+    Quartiles say how far single chunks spread; this says how well the median is known, which
+    more chunks narrow even where the host's noise is bimodal (the GPU machine's is, session
+    18: chunk pairs of one run spread by +-20 % where the host switched pace between them)."""
+    n = len(values)
+    xs = sorted(values)
+    # The largest k with P(B < k) <= (1 - confidence) / 2 for B ~ Binomial(n, 1/2): the interval
+    # [x_k, x_(n-k+1)] (1-based) holds the median with at least `confidence`.
+    tail, k, below = (1 - confidence) / 2, 0, 0.0
+    while k < n:
+        below_next = below + math.comb(n, k) / 2**n
+        if below_next > tail:
+            break
+        below, k = below_next, k + 1
+    if k == 0:
+        return None
+    return xs[k - 1], xs[n - k]
+
+
 def pair_change(times, base):
-    """The change of `times` against `base` chunk by chunk: median ratio - 1 and its quartiles,
-    in percent (negative: faster)."""
+    """The change of `times` against `base` chunk by chunk: median ratio - 1, its quartiles and
+    the 95 % confidence interval of the median ("lo", "hi"; None with fewer than 6 pairs), in
+    percent (negative: faster)."""
     ratios = [t / b for t, b in zip(times, base) if b > 0]
     if not ratios:
         return None
     q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    ci = median_interval(ratios)
     return {"median": (statistics.median(ratios) - 1) * 100, "q1": (q[0] - 1) * 100,
-            "q3": (q[2] - 1) * 100, "pairs": len(ratios)}
+            "q3": (q[2] - 1) * 100, "pairs": len(ratios),
+            "lo": (ci[0] - 1) * 100 if ci else None, "hi": (ci[1] - 1) * 100 if ci else None}
 
 
 COUNTERS = (("launches", ("seen_by_engine", "recorded", "replayed_in_graphs", "eager")),

@@ -175,6 +175,17 @@ class FiguresTest(unittest.TestCase):
         self.assertLessEqual(ch["q1"], ch["median"])
         self.assertLessEqual(ch["median"], ch["q3"])
         self.assertIsNone(harness.pair_change([], []))
+        self.assertIsNone(ch["lo"])  # 4 pairs: too few for a 95 % interval
+
+    def test_median_interval(self):
+        self.assertIsNone(harness.median_interval([1, 2, 3, 4, 5]))
+        self.assertEqual(harness.median_interval([6, 1, 5, 2, 4, 3]), (1, 6))  # P = 1/32
+        xs = list(range(100))
+        lo, hi = harness.median_interval(xs)
+        # Binomial(100, 1/2): P(B < 40) = 0.018 <= 0.025 < P(B < 41): [x_40, x_61] (1-based).
+        self.assertEqual((lo, hi), (39, 60))
+        lo90, hi90 = harness.median_interval(xs, 0.90)
+        self.assertTrue(lo < lo90 <= hi90 < hi)
 
     def test_stats_delta_is_end_minus_warm(self):
         warm = {"launches": {"seen_by_engine": 100, "replayed_in_graphs": 40, "eager": 60},
