@@ -243,6 +243,14 @@ class RulesTest(unittest.TestCase):
         self.assertAlmostEqual(decide.settled_share(s), 50.0)  # a graph verdict measured slower
         self.assertIsNone(decide.settled_share({}))
         self.assertIsNone(decide.settled_share(stats(("a", "graph", "measured", 0, 1.0))))
+        # Measured again at the end: its last verdict, from the cache file, counts.
+        s = stats(("big", "measuring", "measured", 900, 0.0), ("c", "measuring", "measured", 100,
+                                                                0.0))
+        self.assertAlmostEqual(decide.settled_share(s), 0.0)
+        cache = {"big": {"verdict": "graph", "eager_us": 200.0, "graph_us": 180.0}}
+        self.assertAlmostEqual(decide.settled_share(s, cache), 90.0)
+        cache = {"big": {"verdict": "graph", "eager_us": 200.0, "graph_us": 210.0}}  # slower
+        self.assertAlmostEqual(decide.settled_share(s, cache), 0.0)
 
     def test_verdict_counts_and_text(self):
         s = stats(("a", "graph", "measured", 300, 8.0), ("b", "eager", "measured", 100, 0.1),

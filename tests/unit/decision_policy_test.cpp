@@ -74,13 +74,48 @@ TEST(DecisionPolicy, GraphsThatDoNotPayGoBackToEager) {
 }
 
 TEST(DecisionPolicy, OneLuckyPairIsNotEnough) {
-  // A 30 % gain in one pair, none in the two others: the median ratio shows no gain.
+  // A 30 % gain in one pair, none in the two others: the pairs disagree, so three more are
+  // measured; the median ratio of the six shows no gain.
   SequencePolicy p;
   uint64_t clock = 1;
-  drive(
-      p, 49, [](Arm a, int i) { return a == Arm::kGraph && i < 16 ? 700'000.0 : 1'000'000.0; },
-      &clock);
+  int start = 0;  // over both drives
+  auto time = [&](Arm a, int) {
+    const bool first_pair = start++ < 16;
+    return a == Arm::kGraph && first_pair ? 700'000.0 : 1e6;
+  };
+  drive(p, 49, time, &clock);
+  ASSERT_FALSE(p.decided());
+  EXPECT_EQ(p.pairs(), 6u);
+  EXPECT_NE(p.why().find("window 7 of 12; the first pairs disagreed"), std::string::npos)
+      << p.why();
+  drive(p, 48, time, &clock);
   EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
+  EXPECT_EQ(p.pairs_won(), 1u);
+  EXPECT_NE(p.why().find("faster in 1 of 6 window pairs"), std::string::npos) << p.why();
+}
+
+TEST(DecisionPolicy, PairsThatDisagreeAreMeasuredTwiceAsLong) {
+  // The GPU machine's host switching pace between two windows: graphs won two pairs, one by
+  // 30 % and one by 1 %, and lost one by 5 %. The median of three ratios (1 % gain) would say
+  // eager; three more pairs, 15 % each, say graph. The figures are the rule's: the gain is
+  // 1 - the median ratio, and the graph time the eager median times that ratio.
+  SequencePolicy p;
+  uint64_t clock = 1;
+  const double ratio[6] = {0.70, 1.05, 0.99, 0.85, 0.85, 0.85};
+  drive(
+      p, 97, [&](Arm a, int i) { return a == Arm::kGraph ? 1e6 * ratio[i / 16] : 1e6; }, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  EXPECT_EQ(p.pairs_won(), 5u);
+  EXPECT_NEAR(p.gain_percent(), 15.0, 1e-9);
+  EXPECT_NEAR(p.graph_ns(), 850'000.0, 1e-3);
+  EXPECT_NEAR(p.eager_ns(), 1'000'000.0, 1e-3);
+  // Pairs that all agree decide after three: graphs slower in every one.
+  SequencePolicy q;
+  drive(
+      q, 49, [](Arm a, int) { return a == Arm::kGraph ? 1'050'000.0 : 1'000'000.0; }, &clock);
+  EXPECT_EQ(q.phase(), SequencePolicy::Phase::kEager) << q.why();
+  EXPECT_EQ(q.pairs(), 3u);
+  EXPECT_NEAR(q.gain_percent(), -5.0, 1e-9);
 }
 
 TEST(DecisionPolicy, TheFirstIterationOfAWindowIsNoSample) {
@@ -254,6 +289,26 @@ TEST(DecisionPolicy, ACachedVerdictAppliesAtOnce) {
   SequencePolicy q;
   q.adopt(false, "config");
   EXPECT_EQ(q.next(1), Arm::kEager);
+}
+
+TEST(DecisionPolicy, ACachedGraphVerdictIsNotMeasuredAgainForRunningFaster) {
+  // A warm start: the first windows build the graphs (slow), then they run 20 % faster than
+  // that. Faster is no drift; the faster pace is the reference for slowing down later.
+  SequencePolicy p;
+  p.adopt(true, "cached");
+  uint64_t clock = 1;
+  drive(
+      p, 16, [](Arm, int) { return 1'200'000.0; }, &clock);
+  drive(
+      p, 80, [](Arm, int) { return 960'000.0; }, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  EXPECT_EQ(p.measurements(), 0u);
+  drive(
+      p, 32, [](Arm, int) { return 1'150'000.0; }, &clock);  // 20 % slower: 3 windows in a row
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+  EXPECT_NE(p.why().find("again: graph iterations drifted from 960.0 to 1150.0 us"),
+            std::string::npos)
+      << p.why();
 }
 
 TEST(DecisionPolicy, MeasuringCostsUnderOnePercentOfAThousandIterations) {

@@ -516,7 +516,7 @@ void GraphEngine::record_decision(const Plan& plan) {
   d.why = p.why();
   d.eager_us = p.eager_ns() / 1e3;
   d.graph_us = p.graph_ns() / 1e3;
-  d.windows = 2 * options_.policy.pairs;
+  d.windows = 2 * p.pairs();
   d.launches = plan.length;
   options_.store->record(plan.signature, d);
 }

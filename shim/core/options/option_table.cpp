@@ -121,8 +121,9 @@ const OptionSpec kTable[] = {
      false},
     {"measure_windows", &Config::measure_windows, "0", 0, 100,
      "Graph mode: pairs of measurement windows (one replayed, one eager) that decide whether a "
-     "sequence's graphs pay; 0: every sequence is graphed, unmeasured (the default until the "
-     "measured decisions are checked on the GPU).",
+     "sequence's graphs pay, twice as many where the first disagree (some won by graphs, some "
+     "lost); 0: every sequence is graphed, unmeasured (the default until the measured "
+     "decisions are checked on the GPU).",
      false},
     {"measure_iterations", &Config::measure_iterations, "8", 2, 10000,
      "Graph mode, with measure_windows > 0: occurrences of the sequence in one measurement "
