@@ -25,7 +25,11 @@ struct Entry<R, D, CUresult(CUDAAPI*)(A...)> {
     auto real =
         reinterpret_cast<Fn>(g_real[R][static_cast<int>(D)].load(std::memory_order_relaxed));
     if (__builtin_expect(!real, 0)) return CUDA_ERROR_NOT_FOUND;  // symbol absent in this driver
-    return dispatch<kRows[R].op, kRows[R].per_thread>(real, D, a...);
+    if constexpr (op_info(kRows[R].op).cls == OpClass::kLaunch) {
+      return dispatch_inline<kRows[R].op, kRows[R].per_thread>(real, D, a...);
+    } else {
+      return dispatch<kRows[R].op, kRows[R].per_thread>(real, D, a...);
+    }
   }
 };
 

@@ -132,7 +132,7 @@ inline LaunchCall describe_launch(Op op, Door door, const CUlaunchConfig* cfg, C
 }
 
 // Graph mode: the engine records the launch or launches it, under the engine lock.
-inline CUresult graph_launch(EngineLaunch&& l) {
+__attribute__((always_inline)) inline CUresult graph_launch(EngineLaunch&& l) {
   Recorder& recorder = shim_recorder();
   l.info = recorder.function(l.function);
   const bool tracing = recorder.tracing();
@@ -304,8 +304,10 @@ CUresult unload_op(Fn real, Door door, A... a) {
   return r;
 }
 
+// Launches inline it into each door's wrapper (Entry::call): no second copy of the eleven
+// arguments on the stack on the launch path. Other ops call dispatch().
 template <Op op, bool per_thread, class Fn, class... A>
-CUresult dispatch(Fn real, Door door, A... a) {
+__attribute__((always_inline)) inline CUresult dispatch_inline(Fn real, Door door, A... a) {
   // Off mode and calls made from inside the shim go straight to the driver.
   if (g_mode == Mode::kOff || t_in_hook) return real(a...);
   struct Guard {
@@ -353,6 +355,11 @@ CUresult dispatch(Fn real, Door door, A... a) {
     }
     return generic_op<op>(real, describe_op<op>(door, a...), a...);
   }
+}
+
+template <Op op, bool per_thread, class Fn, class... A>
+CUresult dispatch(Fn real, Door door, A... a) {
+  return dispatch_inline<op, per_thread>(real, door, a...);
 }
 
 }  // namespace pygraph::hooks

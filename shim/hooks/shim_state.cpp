@@ -26,7 +26,10 @@ namespace pygraph::hooks {
 std::atomic<int> g_init_state{0};
 Mode g_mode = Mode::kOff;
 EngineMutex g_engine_mutex;
-thread_local bool t_in_hook __attribute__((tls_model("initial-exec"))) = false;
+constinit thread_local bool t_in_hook __attribute__((tls_model("initial-exec"))) = false;
+std::atomic<Recorder*> g_recorder{nullptr};
+// Never destroyed: other libraries' exit handlers may still launch after ours ran.
+GraphEngine* g_engine = nullptr;
 
 // Hidden: read by the dlsym trampoline (door_dlsym.cpp).
 extern "C" {
@@ -39,8 +42,6 @@ DriverApi g_driver_api;
 void* g_driver = nullptr;
 pthread_t g_init_thread;
 Config g_config;
-// Never destroyed: other libraries' exit handlers may still launch after ours ran.
-GraphEngine* g_engine = nullptr;
 // Decisions kept across runs, while measuring (decision_cache.h); saved at exit. Never destroyed,
 // like the engine that holds the store.
 DecisionCache* g_cache = nullptr;
@@ -51,6 +52,7 @@ constexpr size_t kStatsSequences = 50;
 Recorder& recorder_instance() {
   // Never destroyed: other libraries' exit handlers may still call the driver after ours.
   static Recorder* r = new Recorder(&g_driver_api, /*skip_own_frames=*/true);
+  g_recorder.store(r, std::memory_order_release);
   return *r;
 }
 
@@ -230,16 +232,12 @@ __attribute__((destructor)) void at_exit() {
 
 }  // namespace
 
-Recorder& shim_recorder() {
+Recorder& shim_recorder_slow() {
   return recorder_instance();
 }
 
 const DriverApi& shim_driver_api() {
   return g_driver_api;
-}
-
-GraphEngine& shim_engine() {
-  return *g_engine;
 }
 
 void* driver_handle() {

@@ -24,7 +24,14 @@ inline bool shim_ready() {
 // Re-entrant calls during initialization (and other threads meanwhile) see false.
 bool shim_init();
 
-Recorder& shim_recorder();
+Recorder& shim_recorder_slow();
+// Set once the recorder exists (never destroyed): the launch path reads it without a guard.
+extern std::atomic<Recorder*> g_recorder;
+inline Recorder& shim_recorder() {
+  Recorder* r = g_recorder.load(std::memory_order_acquire);
+  if (__builtin_expect(r != nullptr, 1)) return *r;
+  return shim_recorder_slow();
+}
 
 // The driver's entry points the core calls (filled by shim_init).
 const DriverApi& shim_driver_api();
@@ -32,7 +39,10 @@ const DriverApi& shim_driver_api();
 // Graph mode's engine (valid once ready in graph mode) and the lock every call into it holds.
 // The lock is held for the engine's bookkeeping and its submissions, never around a program's
 // own blocking call.
-GraphEngine& shim_engine();
+extern GraphEngine* g_engine;
+inline GraphEngine& shim_engine() {
+  return *g_engine;
+}
 extern EngineMutex g_engine_mutex;
 struct EngineLock {
   EngineLock() { g_engine_mutex.lock(); }
@@ -54,6 +64,6 @@ void* real_dlsym(void* handle, const char* name);
 
 // Set while a thread is inside a wrapper, so driver calls made from inside pass straight
 // through (the core asks the driver about kernels; a driver may call its own exports).
-extern thread_local bool t_in_hook __attribute__((tls_model("initial-exec")));
+extern thread_local constinit bool t_in_hook __attribute__((tls_model("initial-exec")));
 
 }  // namespace pygraph::hooks

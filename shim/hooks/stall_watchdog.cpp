@@ -12,6 +12,9 @@
 #include "shim_state.h"
 
 namespace pygraph::hooks {
+
+std::atomic<bool> g_watchdog_started{false};
+
 namespace {
 
 // The check's period (stall_check_ms, 2 by default): long enough that a busy program always
@@ -27,7 +30,6 @@ long g_check_ns = 2'000'000;
 // CUDA calls after an idle stretch waits at most 8 + 1 periods once.
 constexpr long kIdleBackoff = 8;
 
-std::atomic<bool> g_started{false};
 bool g_stopped = false;  // under the engine lock
 
 void* watch(void*) {
@@ -46,8 +48,9 @@ void* watch(void*) {
 
 }  // namespace
 
-void ensure_stall_watchdog() {
-  if (g_started.load(std::memory_order_relaxed) || g_started.exchange(true)) return;
+void start_stall_watchdog() {
+  if (g_watchdog_started.load(std::memory_order_relaxed) || g_watchdog_started.exchange(true))
+    return;
   // The program's signals are never delivered to this thread.
   sigset_t all, old;
   sigfillset(&all);
@@ -80,7 +83,7 @@ void stop_stall_watchdog() {
 }
 
 void stall_watchdog_forked() {
-  g_started.store(g_check_ns == 0);  // no period: never started
+  g_watchdog_started.store(g_check_ns == 0);  // no period: never started
   g_stopped = false;
 }
 

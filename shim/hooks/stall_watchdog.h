@@ -5,14 +5,23 @@
 // program recorded nothing new since its previous check (GraphEngine::flush_if_stalled).
 #pragma once
 
+#include <atomic>
+
 namespace pygraph::hooks {
 
 // Before the first launch (shim_init): the check's period in ms (stall_check_ms); 0: the thread
 // never starts.
 void configure_stall_watchdog(unsigned check_ms);
 
-// Idempotent and cheap (one relaxed load) once started; call after a launch in graph mode.
-void ensure_stall_watchdog();
+// Idempotent and cheap (one relaxed load, inline) once started; call after a launch in graph
+// mode.
+extern std::atomic<bool> g_watchdog_started;
+void start_stall_watchdog();
+inline void ensure_stall_watchdog() {
+  if (__builtin_expect(!g_watchdog_started.load(std::memory_order_relaxed), 0)) {
+    start_stall_watchdog();
+  }
+}
 
 // The thread stops at its next check (process exit). Call under the engine lock.
 void stop_stall_watchdog();

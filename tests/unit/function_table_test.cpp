@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "driver/module_unload.h"
 
 namespace pygraph {
@@ -253,6 +255,57 @@ TEST(FunctionTable, UnloadsNeverFillTheTable) {
     EXPECT_EQ(table.forget(unload), 10000u);
   }
   EXPECT_EQ(table.size(), 80001u);
+}
+
+TEST(FunctionInfo, PacksParametersAndZeroesOnlyWherePaddingIs) {
+  // (int, double*): 4 bytes of padding at 4..8, zeroed over whatever the block held.
+  FunctionInfo padded;
+  padded.params = {{0, 4}, {8, 8}};
+  padded.size_args();
+  EXPECT_EQ(padded.arg_bytes, 16u);
+  EXPECT_TRUE(padded.has_padding);
+  int32_t i = 7;
+  uint64_t p = 0x1122334455667788ull;
+  void* params[] = {&i, &p};
+  uint8_t block[16];
+  std::memset(block, 0xee, sizeof block);
+  padded.pack_args(params, block);
+  uint8_t want[16] = {};
+  std::memcpy(want, &i, 4);
+  std::memcpy(want + 8, &p, 8);
+  EXPECT_EQ(std::memcmp(block, want, 16), 0);
+  // (double*, int, short, char, char, a 24-byte struct): every byte covered, none zeroed first;
+  // sizes the switch does not name (24) copy whole.
+  FunctionInfo dense;
+  dense.params = {{0, 8}, {8, 4}, {12, 2}, {14, 1}, {15, 1}, {16, 24}};
+  dense.size_args();
+  EXPECT_EQ(dense.arg_bytes, 40u);
+  EXPECT_FALSE(dense.has_padding);
+  int16_t h = -2;
+  uint8_t c = 0xab, d = 0xcd, big[24];
+  for (int k = 0; k < 24; ++k) big[k] = uint8_t(k + 1);
+  void* dparams[] = {&p, &i, &h, &c, &d, big};
+  uint8_t dblock[40];
+  std::memset(dblock, 0xee, sizeof dblock);
+  dense.pack_args(dparams, dblock);
+  uint8_t dwant[40];
+  std::memcpy(dwant, &p, 8);
+  std::memcpy(dwant + 8, &i, 4);
+  std::memcpy(dwant + 12, &h, 2);
+  dwant[14] = c;
+  dwant[15] = d;
+  std::memcpy(dwant + 16, big, 24);
+  EXPECT_EQ(std::memcmp(dblock, dwant, 40), 0);
+  // Parameters out of order, or overlapping: zeroed first, to be safe.
+  FunctionInfo odd;
+  odd.params = {{8, 8}, {0, 8}};
+  odd.size_args();
+  EXPECT_TRUE(odd.has_padding);
+  odd.params = {{0, 8}, {4, 8}};
+  odd.size_args();
+  EXPECT_TRUE(odd.has_padding);
+  FunctionInfo unsized;  // never sized: zeroes
+  EXPECT_TRUE(unsized.has_padding);
 }
 
 }  // namespace

@@ -12,24 +12,20 @@ namespace pygraph {
 void FunctionInfo::size_args() {
   arg_bytes = 0;
   for (const auto& p : params) arg_bytes = std::max(arg_bytes, p.offset + p.size);
-}
-
-void FunctionInfo::pack_args(void* const* kernel_params, uint8_t* out) const {
-  std::memset(out, 0, arg_bytes);
-  for (size_t i = 0; i < params.size(); ++i) {
-    std::memcpy(out + params[i].offset, kernel_params[i], params[i].size);
+  // Padding: some byte below arg_bytes that no parameter covers (parameters in order without
+  // overlap cover exactly their sizes' sum; anything else is zeroed, to be safe).
+  uint64_t covered = 0, end = 0;
+  bool in_order = true;
+  for (const auto& p : params) {
+    in_order = in_order && p.offset >= end;
+    end = uint64_t(p.offset) + p.size;
+    covered += p.size;
   }
+  has_padding = !in_order || covered != arg_bytes;
 }
 namespace {
 
 std::mutex g_insert_mu;  // first sight of a kernel only
-
-size_t hash_handle(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return static_cast<size_t>(h);
-}
 
 // Asks the driver for the parameter layout, one index at a time, until it says "no more".
 template <class Handle, class GetInfo>
@@ -91,7 +87,7 @@ FunctionInfo* FunctionTable::describe(uint64_t handle) {
   return info;
 }
 
-const FunctionInfo* FunctionTable::lookup(uint64_t handle, bool* created) {
+const FunctionInfo* FunctionTable::lookup_probe(uint64_t handle, bool* created) {
   *created = false;
   Slot* slots = slots_.load(std::memory_order_acquire);
   if (__builtin_expect(slots != nullptr, 1)) {

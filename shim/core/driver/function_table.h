@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,43 @@ struct FunctionInfo {
   // engine under its lock.
   mutable uint32_t packed_size_ok = 0;
 
-  // arg_bytes from `params` (the driver's layout, or a trace's record of it).
+  // Whether the layout leaves bytes no parameter covers (padding), which pack_args zeroes.
+  // True until size_args has looked: a hand-made info always zeroes.
+  bool has_padding = true;
+
+  // arg_bytes (and has_padding) from `params` (the driver's layout, or a trace's record of it).
   void size_args();
   // Copies the values `kernelParams` points to into `out` (arg_bytes bytes, padding zeroed), the
-  // block the driver would build. Only for params_known.
-  void pack_args(void* const* kernel_params, uint8_t* out) const;
+  // block the driver would build. Only for params_known. Inline: on the launch path, where
+  // parameters are mostly 4 or 8 bytes (no call into libc for each).
+  void pack_args(void* const* kernel_params, uint8_t* out) const {
+    if (has_padding) std::memset(out, 0, arg_bytes);
+    const trace::ParamLayout* p = params.data();
+    for (size_t i = 0, n = params.size(); i < n; ++i) {
+      uint8_t* dst = out + p[i].offset;
+      const void* src = kernel_params[i];
+      switch (p[i].size) {
+        case 8:
+          std::memcpy(dst, src, 8);
+          break;
+        case 4:
+          std::memcpy(dst, src, 4);
+          break;
+        case 16:
+          std::memcpy(dst, src, 16);
+          break;
+        case 2:
+          std::memcpy(dst, src, 2);
+          break;
+        case 1:
+          std::memcpy(dst, src, 1);
+          break;
+        default:
+          std::memcpy(dst, src, p[i].size);
+          break;
+      }
+    }
+  }
 };
 
 class FunctionTable {
@@ -50,7 +83,19 @@ class FunctionTable {
   // Returns the info for `handle`, creating it on first sight. `created` tells the caller to
   // announce the new function (in the trace). Returns nullptr when out of memory or full, and
   // while a racing forget() drops the handle's info.
-  const FunctionInfo* lookup(uint64_t handle, bool* created);
+  // Inline: the launch path's lookup of a kernel seen before, whose slot is the first probed,
+  // costs no call; anything else goes on in lookup_probe.
+  const FunctionInfo* lookup(uint64_t handle, bool* created) {
+    const Slot* slots = slots_.load(std::memory_order_acquire);
+    if (__builtin_expect(slots != nullptr, 1)) {
+      const Slot& s = slots[hash_handle(handle) & (kSlots - 1)];
+      if (s.key.load(std::memory_order_acquire) == handle) {
+        *created = false;
+        return s.info.load(std::memory_order_relaxed);
+      }
+    }
+    return lookup_probe(handle, created);
+  }
   size_t size() const { return ids_.load(std::memory_order_relaxed); }  // infos ever created
 
   // A module or library is unloaded: the kernels that may be its own (module_unload.h) are
@@ -64,6 +109,13 @@ class FunctionTable {
   void reset_in_child();
 
  private:
+  static size_t hash_handle(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return static_cast<size_t>(h);
+  }
+  const FunctionInfo* lookup_probe(uint64_t handle, bool* created);
   FunctionInfo* describe(uint64_t handle);
   // Under the insert lock: a fresh array holding the live entries, published in place of the
   // current one, which is retired (a lookup may still probe it) until clear().

@@ -141,7 +141,8 @@ uint64_t GraphEngine::node_attrs(const EngineLaunch& l, const CUlaunchAttribute*
 }
 
 uint64_t GraphEngine::token(const EngineLaunch& l) const {
-  const uint64_t attrs = node_attrs(l, l.attrs);
+  // No attribute and the grid patched (the usual launch): nothing to hash.
+  const uint64_t attrs = l.attr_count == 0 && options_.patch_grid ? 0 : node_attrs(l, l.attrs);
   LaunchShape shape{l.info->id,
                     {l.block[0], l.block[1], l.block[2]},
                     normalized_stream(l.stream, l.per_thread),
@@ -731,18 +732,20 @@ bool GraphEngine::record(const Work& w) {
     return true;
   }
   const EngineLaunch& l = *w.launch;
-  const size_t offset = arena_.size();
+  const size_t offset = arena_used_;
+  const size_t bytes = w.packed ? w.packed_size : l.info->arg_bytes;
+  arena_used_ = offset + bytes;
+  if (__builtin_expect(arena_used_ > arena_.size(), 0)) {
+    arena_.resize(std::max(arena_used_, 2 * arena_.size()));
+  }
   if (w.packed) {
     // The block the driver would read (for a known layout, the packed parameters themselves).
-    arena_.resize(offset + w.packed_size);
     std::memcpy(arena_.data() + offset, w.packed, w.packed_size);
   } else {
-    const FunctionInfo& f = *l.info;
-    arena_.resize(offset + f.arg_bytes);
-    f.pack_args(l.params, arena_.data() + offset);
+    l.info->pack_args(l.params, arena_.data() + offset);
   }
   const size_t attrs_offset = attrs_.size();
-  attrs_.insert(attrs_.end(), l.attrs, l.attrs + l.attr_count);
+  if (l.attr_count) attrs_.insert(attrs_.end(), l.attrs, l.attrs + l.attr_count);
   Pending& p = pending_.add();
   p.kind = NodeKind::kKernel;
   p.launch = l;
@@ -1038,7 +1041,7 @@ ChunkWork GraphEngine::chunk_work() const {
 void GraphEngine::clear_chunk() {
   pending_.clear();
   fork_.clear();
-  arena_.clear();
+  arena_used_ = 0;
   attrs_.clear();
 }
 

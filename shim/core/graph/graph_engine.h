@@ -382,7 +382,10 @@ class GraphEngine {
   bool host_waits_ = false;
   uint64_t tick_ = 0;  // work seen (launches, memops, event ops): positions of event records
   std::unordered_map<uint64_t, uint64_t> event_tick_;  // event -> tick_ of its latest record
+  // Argument bytes: arena_used_ of them are the chunk's. The vector's size only grows (a
+  // resize zero-fills, and costs a call, on every launch otherwise).
   std::vector<uint8_t> arena_;
+  size_t arena_used_ = 0;
   std::vector<CUlaunchAttribute> attrs_;
   StagingRing staging_;
   OwnEvents own_events_;

@@ -114,27 +114,6 @@ size_t SequenceDetector::find_or_add(const std::vector<uint64_t>& tokens, bool p
   return sequences_.size() - 1;
 }
 
-uint64_t SequenceDetector::append(uint64_t token) {
-  const uint64_t pos = launches_++;
-  window_[pos & (window_.size() - 1)] = token;
-  if (!segment_overflow_) {
-    if (segment_.size() < options_.max_length) {
-      segment_.push_back(token);
-    } else {
-      segment_overflow_ = true;
-      segment_.clear();
-    }
-  }
-  return pos;
-}
-
-void SequenceDetector::push_in_segment(uint64_t token) {
-  append(token);
-  period_ = 0;
-  matched_ = 0;
-  periodic_ = kNone;
-}
-
 uint64_t SequenceDetector::repeated_back(uint64_t pos, uint64_t p, uint64_t cap) const {
   // Within the run and the window: the window holds 2 * max_length + kNgram tokens.
   cap = std::min<uint64_t>(cap, 2 * uint64_t(options_.max_length) - p);

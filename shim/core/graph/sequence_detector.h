@@ -51,7 +51,12 @@ class SequenceDetector {
   // One launch the caller already knows continues a segment sequence it follows: the segment
   // and window take it, period detection does not (no loop without boundaries is looked for
   // inside a followed segment). Cheaper than push() on the launch path.
-  void push_in_segment(uint64_t token);
+  void push_in_segment(uint64_t token) {
+    append(token);
+    period_ = 0;
+    matched_ = 0;
+    periodic_ = kNone;
+  }
   // A boundary, tagged for attribution (the analyzer passes op and call site). Returns the
   // sequence the segment since the previous boundary is an occurrence of, or nullptr.
   const Sequence* boundary(uint64_t tag);
@@ -75,7 +80,20 @@ class SequenceDetector {
   static constexpr size_t kNone = ~size_t(0);
 
   uint64_t at(uint64_t position) const;  // token at a launch position still in the window
-  uint64_t append(uint64_t token);       // into the window and the segment; its position
+  // Into the window and the segment; its position. Inline: on the launch path.
+  uint64_t append(uint64_t token) {
+    const uint64_t pos = launches_++;
+    window_[pos & (window_.size() - 1)] = token;
+    if (!segment_overflow_) {
+      if (segment_.size() < options_.max_length) {
+        segment_.push_back(token);
+      } else {
+        segment_overflow_ = true;
+        segment_.clear();
+      }
+    }
+    return pos;
+  }
   // How many tokens up to `pos` equal the token `p` before them (within the run and window),
   // counted up to `cap`.
   uint64_t repeated_back(uint64_t pos, uint64_t p, uint64_t cap) const;

@@ -49,7 +49,7 @@ void StreamFork::mix(uint64_t v) {
   shape_ = (shape_ ^ v) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
 }
 
-uint32_t StreamFork::node(uint64_t stream) {
+uint32_t StreamFork::node_slow(uint64_t stream) {
   if (chain_) {
     if (streams_.empty()) streams_.push_back(Stream{stream, kNone, {}});
     if (streams_[0].id == stream) {

@@ -35,7 +35,14 @@ class StreamFork {
 
   // A graph node (kernel, memset, copy) on `stream`, which must be in the chunk, or the chunk is
   // empty and it becomes L. Returns the node's index.
-  uint32_t node(uint64_t stream);
+  uint32_t node(uint64_t stream) {
+    // Inline: a chunk on one stream (the usual one) is a count.
+    if (chain_ && !streams_.empty() && streams_[0].id == stream) {
+      streams_[0].last = chain_nodes_;
+      return chain_nodes_++;
+    }
+    return node_slow(stream);
+  }
   // An event record on `stream`, as a node of its own; the event's latest record is now this one.
   uint32_t record(uint64_t stream, uint64_t event);
   // Whether `event`'s latest record is a node of this chunk.
@@ -69,6 +76,7 @@ class StreamFork {
     uint32_t node;
   };
   uint32_t record_of(uint64_t event) const;
+  uint32_t node_slow(uint64_t stream);
   uint32_t join(uint64_t stream);
   uint32_t add_node(uint32_t ordinal);
   void unchain();  // the chain's nodes kept one by one, from here on every node

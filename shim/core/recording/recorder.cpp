@@ -34,10 +34,6 @@ void Recorder::stop() {
   trace_writer().close(unwrapped_.load());
 }
 
-bool Recorder::tracing() const {
-  return trace_writer().is_open();
-}
-
 uint32_t Recorder::announce_function(const FunctionInfo& f) {
   const uint32_t nparams = f.params_known ? static_cast<uint32_t>(f.params.size()) : 0;
   const uint32_t size = sizeof(RecordHeader) + sizeof(trace::FunctionRecord) +
@@ -59,11 +55,8 @@ uint32_t Recorder::announce_function(const FunctionInfo& f) {
   return f.id;
 }
 
-const FunctionInfo* Recorder::function(CUfunction function) {
-  bool created;
-  const FunctionInfo* f = functions_.lookup(reinterpret_cast<uint64_t>(function), &created);
-  if (f && created && trace_writer().is_open()) announce_function(*f);
-  return f;
+void Recorder::announce_new(const FunctionInfo* f) {
+  if (f && trace_writer().is_open()) announce_function(*f);
 }
 
 void Recorder::record_launch(const LaunchCall& c, uint64_t t0, uint64_t t1, CUresult result) {

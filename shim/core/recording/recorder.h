@@ -14,6 +14,7 @@
 #include "options/config.h"
 #include "recording/callsite.h"
 #include "trace/trace_format.h"
+#include "trace/trace_writer.h"
 
 namespace pygraph {
 
@@ -39,11 +40,16 @@ class Recorder {
   // Opens the trace when the config names one; returns false with *error on failure.
   bool start(const Config& config, std::string* error);
   void stop();  // writes the trace's end; idempotent
-  bool tracing() const;
+  bool tracing() const { return g_trace_active.load(std::memory_order_acquire); }
 
   // The kernel behind a launch's CUfunction (or CUkernel), announced in the trace on first
   // sight. Lock-free after the first launch of each kernel.
-  const FunctionInfo* function(CUfunction f);
+  const FunctionInfo* function(CUfunction f) {
+    bool created;
+    const FunctionInfo* info = functions_.lookup(reinterpret_cast<uint64_t>(f), &created);
+    if (__builtin_expect(created, 0)) announce_new(info);
+    return info;
+  }
   // A module or library is unloaded: its kernels are described anew (new ids, announced again)
   // at their handles' next launch (module_unload.h).
   void forget_kernels(const ModuleUnload& unload) { functions_.forget(unload); }
@@ -75,6 +81,7 @@ class Recorder {
 
  private:
   uint32_t announce_function(const FunctionInfo& f);
+  void announce_new(const FunctionInfo* f);  // first sight: in the trace, if one is open
   trace::MemoryKind memory_kind(uint64_t address) const;
 
   const DriverApi* driver_;

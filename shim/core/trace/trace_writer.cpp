@@ -19,6 +19,9 @@
 #include "options/config.h"
 
 namespace pygraph {
+
+std::atomic<bool> g_trace_active{false};
+
 namespace {
 
 using trace::RecordHeader;
@@ -49,7 +52,6 @@ struct Writer {
   std::mutex mu;  // fd, registry, free list; never taken on the hot path
   int fd = -1;
   std::string path;
-  std::atomic<bool> active{false};
   std::atomic<uint32_t> epoch{1};
   std::atomic<uint64_t> seq{0};
   std::atomic<uint64_t> records{0};
@@ -194,7 +196,7 @@ ThreadExit::~ThreadExit() {
   if (!tb) return;
   Writer& w = W();
   std::lock_guard<std::mutex> g(w.mu);
-  if (tb->epoch == w.epoch.load() && w.active.load()) {
+  if (tb->epoch == w.epoch.load() && g_trace_active.load()) {
     unregister_locked(w, tb);
     if (tb->chunk) push_full(w, tb->chunk);
   }
@@ -260,14 +262,10 @@ bool TraceWriter::open(const std::string& path_template, std::string* error) {
     w.records = 0;
     w.stop = false;
     epoch = w.epoch.fetch_add(1) + 1;  // buffers of an earlier trace are stale now
-    w.active.store(true, std::memory_order_release);
+    g_trace_active.store(true, std::memory_order_release);
   }
   std::thread(writer_loop, &w, epoch).detach();
   return true;
-}
-
-bool TraceWriter::is_open() const {
-  return W().active.load(std::memory_order_acquire);
 }
 
 const std::string& TraceWriter::path() const {
@@ -284,7 +282,7 @@ uint64_t TraceWriter::dropped() const {
 
 uint8_t* TraceWriter::begin(trace::RecordType type, uint32_t size) {
   Writer& w = W();
-  if (!w.active.load(std::memory_order_acquire)) return nullptr;
+  if (!g_trace_active.load(std::memory_order_acquire)) return nullptr;
   ThreadBuffer* tb = t_buffer;
   if (__builtin_expect(!tb || tb->epoch != w.epoch.load(std::memory_order_relaxed) || !tb->chunk,
                        0)) {
@@ -339,7 +337,7 @@ void TraceWriter::close(uint64_t unwrapped_entry_points) {
   }
   w.wake.notify_all();
   std::lock_guard<std::mutex> g(w.mu);
-  if (!w.active.exchange(false)) return;
+  if (!g_trace_active.exchange(false)) return;
   drain_locked(w);
   w.threads = nullptr;
   w.epoch.fetch_add(1);
@@ -366,7 +364,7 @@ void TraceWriter::reset_in_child() {
   new (&w.wake) std::condition_variable;
   if (w.fd >= 0) ::close(w.fd);  // drops our reference only; the parent keeps its lock
   w.fd = -1;
-  w.active.store(false);
+  g_trace_active.store(false);
   w.full.store(nullptr);
   w.threads = nullptr;
   w.free_list = nullptr;

@@ -7,6 +7,7 @@
 // whole chunks of whole records, except for a write cut short, which the reader reports.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -14,13 +15,17 @@
 
 namespace pygraph {
 
+// Whether a trace is open (TraceWriter::is_open): a constant-initialized global, so that the
+// launch path reads it without a call or a guard.
+extern std::atomic<bool> g_trace_active;
+
 class TraceWriter {
  public:
   // Opens the trace file named by `path_template` ("%p" becomes the pid). If another live
   // process already writes that path (a parent whose children inherited the shim), the file
   // gets a ".<pid>" suffix instead. Returns false and sets *error on failure.
   bool open(const std::string& path_template, std::string* error);
-  bool is_open() const;
+  bool is_open() const { return g_trace_active.load(std::memory_order_acquire); }
   const std::string& path() const;
 
   // Hot path. Reserves a record of `size` bytes (header included) in the calling thread's chunk
