@@ -306,6 +306,12 @@ TEST(FunctionInfo, PacksParametersAndZeroesOnlyWherePaddingIs) {
   EXPECT_TRUE(odd.has_padding);
   FunctionInfo unsized;  // never sized: zeroes
   EXPECT_TRUE(unsized.has_padding);
+  // A damaged trace's layout whose end passes 32 bits sizes no small block (it wrapped to 16
+  // bytes once, with a parameter 4 GiB beyond them): no launch's bytes reach UINT32_MAX.
+  FunctionInfo wrapped;
+  wrapped.params = {{0, 8}, {0xfffffff0u, 0x20}};
+  wrapped.size_args();
+  EXPECT_EQ(wrapped.arg_bytes, UINT32_MAX);
 }
 
 }  // namespace

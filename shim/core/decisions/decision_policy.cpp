@@ -26,7 +26,7 @@ Arm SequencePolicy::arm_for(uint32_t window_index) const {
 void SequencePolicy::start_measuring(std::string why) {
   again_ = std::move(why);
   phase_ = Phase::kMeasuring;
-  drifting_ = 0;
+  drifting_ = faster_ = 0;
   source_ = "measured";
   window_index_ = 0;
   position_ = 0;
@@ -40,7 +40,7 @@ void SequencePolicy::adopt(bool graph, const std::string& source) {
   source_ = source;
   recent_.clear();
   steady_ns_ = 0;
-  drifting_ = 0;
+  drifting_ = faster_ = 0;
   changed_reports_ = 0;
   eager_iterations_ = 0;
   recheck_after_ = options_.recheck_iterations;
@@ -83,7 +83,7 @@ void SequencePolicy::decide() {
     phase_ = Phase::kGraph;
     recent_.clear();
     steady_ns_ = 0;
-    drifting_ = 0;
+    drifting_ = faster_ = 0;
     changed_reports_ = 0;
     patched_at_verdict_ = patched_now_;
     launches_at_verdict_ = launches_now_;
@@ -123,12 +123,17 @@ Arm SequencePolicy::next(uint64_t now_ns) {
             break;
           }
           if (now < steady_ns_ * (1 - options_.drift_percent / 100)) {
-            // Faster graph iterations are no sign that graphs stopped paying: the pace they
-            // run at now is the reference (after a warm start the first window builds graphs).
-            steady_ns_ = now;
+            // Faster graph iterations are no sign that graphs stopped paying: once they last
+            // as long as a drift would, the pace they run at is the reference (after a warm
+            // start the first window builds graphs). One fast window is noise, as one slow one.
             drifting_ = 0;
+            if (++faster_ >= options_.drift_windows) {
+              steady_ns_ = now;
+              faster_ = 0;
+            }
             break;
           }
+          faster_ = 0;
           drifting_ = now > steady_ns_ * (1 + options_.drift_percent / 100) ? drifting_ + 1 : 0;
           if (drifting_ >= options_.drift_windows << confirmed_) {
             char why[120];

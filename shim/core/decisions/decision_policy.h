@@ -24,9 +24,9 @@
 // per replayed launch grow by half, launches per replay shrink by a third, in two reports in a
 // row; chunks that grow change neither) or the graph iterations slow down by more than
 // `drift_percent` in `drift_windows` windows in a row (one slow window is noise: on the GPU
-// machine, lockstep chunk medians of one run spread by ±10 %). A window that much faster
-// becomes the reference instead: graphs running faster are no sign that they stopped paying,
-// and after a warm start the first window pays for building them (session 18: the cached
+// machine, lockstep chunk medians of one run spread by ±10 %). Windows that much faster, as
+// many in a row, make the reference instead: graphs running faster are no sign that they stopped
+// paying, and after a warm start the first window pays for building them (session 18: the cached
 // verdict of the suite's MLP was measured again when it ran 19 % faster). Drift is measured from
 // the first window of graph iterations after the verdict, not from the measurement's graph windows:
 // those alternate with eager windows, and a GPU-bound program's iterations, timed on the CPU, run
@@ -120,7 +120,8 @@ class SequencePolicy {
   double patched_at_verdict_ = -1, launches_at_verdict_ = -1;
   std::vector<double> recent_;    // graph iterations since the verdict (drift)
   double steady_ns_ = 0;          // the first graph window's median after the verdict (drift)
-  uint32_t drifting_ = 0;         // windows in a row beyond drift_percent
+  uint32_t drifting_ = 0;         // windows in a row beyond drift_percent, slower
+  uint32_t faster_ = 0;           // windows in a row beyond drift_percent, faster
   uint32_t confirmed_ = 0;        // measurements in a row that gave "graph" again (at most 4)
   uint32_t changed_reports_ = 0;  // replay-figure reports in a row that changed
   std::string again_;             // what started the running measurement, "" at the first

@@ -1,6 +1,7 @@
 #include "driver/function_table.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -10,8 +11,11 @@
 namespace pygraph {
 
 void FunctionInfo::size_args() {
-  arg_bytes = 0;
-  for (const auto& p : params) arg_bytes = std::max(arg_bytes, p.offset + p.size);
+  // In 64 bits: a damaged trace's layout must not wrap to a small block whose parameters lie
+  // beyond it. One past 32 bits sizes the block at UINT32_MAX, which no launch's bytes reach.
+  uint64_t bytes = 0;
+  for (const auto& p : params) bytes = std::max(bytes, uint64_t(p.offset) + p.size);
+  arg_bytes = static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX));
   // Padding: some byte below arg_bytes that no parameter covers (parameters in order without
   // overlap cover exactly their sizes' sum; anything else is zeroed, to be safe).
   uint64_t covered = 0, end = 0;
@@ -21,7 +25,7 @@ void FunctionInfo::size_args() {
     end = uint64_t(p.offset) + p.size;
     covered += p.size;
   }
-  has_padding = !in_order || covered != arg_bytes;
+  has_padding = !in_order || covered != bytes;
 }
 namespace {
 
