@@ -127,6 +127,15 @@ class GraphPauseTest : public ::testing::Test {
     EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
   }
 
+  // Weighing over: the pauses that cut, those dropped as light, those kept unweighed.
+  void expect_weighed(size_t places, size_t light, size_t unweighed = 0) {
+    const PauseCounts& p = engine_->stats().pauses;
+    EXPECT_EQ(p.weighing, 0u);
+    EXPECT_EQ(p.unweighed, unweighed);
+    EXPECT_EQ(p.places, places);
+    EXPECT_EQ(p.light, light);
+  }
+
   DriverApi api_;
   FunctionTable table_{&api_};
   std::unique_ptr<GraphEngine> engine_;
@@ -196,11 +205,7 @@ TEST_F(GraphPauseTest, APauseWhoseWorkIsNeverTimedKeepsCutting) {
   api_.event_elapsed_time = nullptr;
   make_engine(200'000, 100'000);
   EXPECT_EQ(run(120, 1'000'000, 40), 40);
-  const EngineStats& s = engine_->stats();
-  EXPECT_EQ(s.pauses.places, 1u);
-  EXPECT_EQ(s.pauses.light, 0u);
-  EXPECT_EQ(s.pauses.weighing, 0u);
-  EXPECT_EQ(s.pauses.unweighed, 1u);
+  expect_weighed(1, 0, 1);
 }
 
 TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
@@ -223,11 +228,7 @@ TEST_F(GraphPauseTest, APauseTheGpuCatchesUpWithLaterInTheStepIsDropped) {
   standin_set_kernel_ns(50'000);
   make_engine(200'000, 100'000, 2);
   run_steps(40, 1'000'000, 1'000'000);
-  const EngineStats& s = engine_->stats();
-  EXPECT_EQ(s.pauses.weighing, 0u);
-  EXPECT_EQ(s.pauses.unweighed, 0u);
-  EXPECT_EQ(s.pauses.places, 1u);
-  EXPECT_EQ(s.pauses.light, 1u);
+  expect_weighed(1, 1);
   make_engine(200'000, 100'000, 2);
   run_steps(40, 1'000'000, 0);
   EXPECT_EQ(engine_->stats().pauses.weighing, 0u);
@@ -246,12 +247,9 @@ TEST_F(GraphPauseTest, StepsThatBeginOrEndWithAWaitInPlaceAreWeighed) {
   for (const WaitAt at : {WaitAt::kStart, WaitAt::kEnd}) {
     standin_set_kernel_ns(50'000);
     make_engine(200'000, 100'000, 2);
+    SCOPED_TRACE(int(at));
     run_steps(60, 1'000'000, 1'000'000, at);
-    const EngineStats& s = engine_->stats();
-    EXPECT_EQ(s.pauses.weighing, 0u) << int(at);
-    EXPECT_EQ(s.pauses.unweighed, 0u) << int(at);
-    EXPECT_EQ(s.pauses.places, 1u) << int(at);
-    EXPECT_EQ(s.pauses.light, 1u) << int(at);
+    expect_weighed(1, 1);
   }
 }
 
@@ -262,11 +260,7 @@ TEST_F(GraphPauseTest, ALaunchThatGoesOutAloneIsWorkWaitingToo) {
   standin_set_kernel_ns(50'000);
   make_engine(200'000, 40'000, 0);
   run_steps(60, 1'000'000, 0, WaitAt::kNowhere, 1);
-  const EngineStats& s = engine_->stats();
-  EXPECT_EQ(s.pauses.weighing, 0u);
-  EXPECT_EQ(s.pauses.unweighed, 0u);
-  EXPECT_EQ(s.pauses.places, 2u);
-  EXPECT_EQ(s.pauses.light, 0u);
+  expect_weighed(2, 0);
 }
 
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {

@@ -26,7 +26,6 @@ Arm SequencePolicy::arm_for(uint32_t window_index) const {
 void SequencePolicy::start_measuring(std::string why) {
   again_ = std::move(why);
   phase_ = Phase::kMeasuring;
-  drifting_ = faster_ = 0;
   source_ = "measured";
   window_index_ = 0;
   position_ = 0;
@@ -38,10 +37,7 @@ void SequencePolicy::start_measuring(std::string why) {
 void SequencePolicy::adopt(bool graph, const std::string& source) {
   phase_ = graph ? Phase::kGraph : Phase::kEager;
   source_ = source;
-  recent_.clear();
-  steady_ns_ = 0;
-  drifting_ = faster_ = 0;
-  changed_reports_ = 0;
+  watch_anew();
   eager_iterations_ = 0;
   recheck_after_ = options_.recheck_iterations;
   last_verdict_eager_ = !graph;
@@ -49,9 +45,8 @@ void SequencePolicy::adopt(bool graph, const std::string& source) {
 }
 
 void SequencePolicy::decide() {
-  std::vector<double> eager, graph, ratios;
+  std::vector<double> eager, ratios;
   for (uint32_t w = 0; w + 1 < window_medians_.size(); w += 2) {
-    graph.push_back(window_medians_[w]);
     eager.push_back(window_medians_[w + 1]);
     if (window_medians_[w + 1] > 0) ratios.push_back(window_medians_[w] / window_medians_[w + 1]);
   }
@@ -81,10 +76,7 @@ void SequencePolicy::decide() {
     // matters; it takes longer to start another.
     confirmed_ = measurements_ > 1 && !was_eager ? std::min(confirmed_ + 1, 4u) : 0;
     phase_ = Phase::kGraph;
-    recent_.clear();
-    steady_ns_ = 0;
-    drifting_ = faster_ = 0;
-    changed_reports_ = 0;
+    watch_anew();
     patched_at_verdict_ = patched_now_;
     launches_at_verdict_ = launches_now_;
   } else {
@@ -93,6 +85,38 @@ void SequencePolicy::decide() {
     // Confirmed again: look again less often.
     recheck_after_ = was_eager ? recheck_after_ * 2 : options_.recheck_iterations;
   }
+}
+
+void SequencePolicy::watch_anew() {
+  recent_.clear();
+  steady_ns_ = 0;
+  drifting_ = faster_ = 0;
+  changed_reports_ = 0;
+}
+
+void SequencePolicy::graph_window(double now) {
+  if (steady_ns_ <= 0) {
+    steady_ns_ = now;  // the reference: graph iterations as they run once decided
+    return;
+  }
+  if (now < steady_ns_ * (1 - options_.drift_percent / 100)) {
+    // Faster graph iterations are no sign that graphs stopped paying: once they last as long
+    // as a drift would, the pace they run at is the reference (after a warm start the first
+    // window builds graphs). One fast window is noise, as one slow one.
+    drifting_ = 0;
+    if (++faster_ >= options_.drift_windows) {
+      steady_ns_ = now;
+      faster_ = 0;
+    }
+    return;
+  }
+  faster_ = 0;
+  drifting_ = now > steady_ns_ * (1 + options_.drift_percent / 100) ? drifting_ + 1 : 0;
+  if (drifting_ < options_.drift_windows << confirmed_) return;
+  char why[120];
+  std::snprintf(why, sizeof why, "graph iterations drifted from %.1f to %.1f us for %u windows",
+                steady_ns_ / 1e3, now / 1e3, drifting_);
+  start_measuring(why);
 }
 
 Arm SequencePolicy::next(uint64_t now_ns) {
@@ -118,30 +142,7 @@ Arm SequencePolicy::next(uint64_t now_ns) {
         if (recent_.size() == options_.window) {
           const double now = median(recent_);
           recent_.clear();
-          if (steady_ns_ <= 0) {
-            steady_ns_ = now;  // the reference: graph iterations as they run once decided
-            break;
-          }
-          if (now < steady_ns_ * (1 - options_.drift_percent / 100)) {
-            // Faster graph iterations are no sign that graphs stopped paying: once they last
-            // as long as a drift would, the pace they run at is the reference (after a warm
-            // start the first window builds graphs). One fast window is noise, as one slow one.
-            drifting_ = 0;
-            if (++faster_ >= options_.drift_windows) {
-              steady_ns_ = now;
-              faster_ = 0;
-            }
-            break;
-          }
-          faster_ = 0;
-          drifting_ = now > steady_ns_ * (1 + options_.drift_percent / 100) ? drifting_ + 1 : 0;
-          if (drifting_ >= options_.drift_windows << confirmed_) {
-            char why[120];
-            std::snprintf(why, sizeof why,
-                          "graph iterations drifted from %.1f to %.1f us for %u windows",
-                          steady_ns_ / 1e3, now / 1e3, drifting_);
-            start_measuring(why);
-          }
+          graph_window(now);
         }
       }
       break;

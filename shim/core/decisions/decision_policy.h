@@ -99,6 +99,10 @@ class SequencePolicy {
 
  private:
   void start_measuring(std::string why);
+  // A graph verdict (measured or adopted): its drift and replay figures are watched from now.
+  void watch_anew();
+  // Graph phase: a window of graph iterations (its median) against the drift reference.
+  void graph_window(double now);
   void decide();
   Arm arm_for(uint32_t window_index) const;
 

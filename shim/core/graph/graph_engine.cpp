@@ -1047,8 +1047,8 @@ void GraphEngine::clear_chunk() {
 
 CUresult GraphEngine::drain_eagerly(EagerReason reason, const GpuTimer::Tag* tag, bool* timed) {
   if (pending_.empty()) return CUDA_SUCCESS;
-  const CUresult r = tag ? submitter_.drain(chunk_work(), reason, &timer_, *tag, timed)
-                         : submitter_.drain(chunk_work(), reason);
+  const CUresult r = submitter_.drain(chunk_work(), reason, tag ? &timer_ : nullptr,
+                                      tag ? *tag : GpuTimer::Tag{}, timed);
   clear_chunk();
   return r;
 }
