@@ -53,7 +53,8 @@ GRAPH_FROM, DECIDE_AFTER = 5, 10  # iterations: graphs replayed after, verdicts 
 class FakeEngine:
     """What the shim would write: stats snapshots with decisions, and the cache file at exit
     (merged under PATH.lock as decision_cache.cpp does; FAKE_LOSE=1: overwritten, unmerged).
-    FAKE_IGNORE_CACHE=1 measures whatever the cache holds, FAKE_EAGER=WORKLOAD decides eager."""
+    FAKE_IGNORE_CACHE=1 measures whatever the cache holds, FAKE_EAGER=WORKLOAD decides eager,
+    FAKE_DRIFT=N measures a cached verdict again (3 windows) from iteration N on."""
 
     def __init__(self, workload, variant, env):
         self.seqs = FAKE_SEQS[workload, variant]
@@ -61,6 +62,7 @@ class FakeEngine:
                          for s, _, v in self.seqs}
         self.path = env.get("PYGRAPH_CACHE")
         self.lose = env.get("FAKE_LOSE") == "1"
+        self.drift = int(env.get("FAKE_DRIFT") or 0)
         self.cached = set()
         if self.path and env.get("FAKE_IGNORE_CACHE") != "1":
             entries = decide.cache_entries(self.path)
@@ -78,13 +80,18 @@ class FakeEngine:
     def doc(self):
         per_iter = sum(l for _, l, _ in self.seqs)
         seqs, counts = [], {"graph": 0, "eager": 0}
+        again = 0
         for sig, l, _ in self.seqs:
             v = self.verdicts[sig] if self.decided(sig) else "measuring"
             source = "cached" if sig in self.cached else "measured"
+            why = v
+            if source == "cached" and self.drift and self.n >= self.drift:
+                v, source, why = "measuring", "measured", "measuring (window 4 of 6; again: drift)"
+                again += 3
             gain = 0.0 if source == "cached" else {"graph": 8.0, "eager": 0.4}.get(v, 0.0)
             if source == "measured" and v in counts:
                 counts[v] += 1
-            seqs.append({"signature": sig, "verdict": v, "source": source, "why": v,
+            seqs.append({"signature": sig, "verdict": v, "source": source, "why": why,
                          "launches": l * self.n, "gain_percent": gain, "eager_us": 100.0,
                          "graph_us": 100.0 - gain})
         replayed = per_iter * max(0, self.n - GRAPH_FROM)
@@ -95,7 +102,7 @@ class FakeEngine:
                 "decisions": dict(counts, measurements=len(self.seqs) - len(self.cached),
                                   windows=sum(6 if self.decided(sig) else min(self.n // 8, 5)
                                               for sig, _, _ in self.seqs
-                                              if sig not in self.cached),
+                                              if sig not in self.cached) + again,
                                   cached=len(self.cached), config=0, sequences=seqs)}
 
     def write(self, path):
@@ -468,7 +475,9 @@ class SectionTest(unittest.TestCase):
         self.assertEqual(r[1], "100.0")
         r = rows["decide mlp-train: verdict of its main sequence (gain)"]
         self.assertEqual(r[1], "graph (+8.0 %)")
-        self.assertEqual(rows[f"{warm}: run 2 measurement windows / cached"][1], "0 / 2")
+        self.assertEqual(
+            rows[f"{warm}: run 2 measurement windows in the first 100 iterations / cached"][1],
+            "0 / 2")
         # Graphs from the chunk after iteration GRAPH_FROM (chunks of 4): iteration 4, both runs.
         self.assertEqual(rows[f"{warm}: graphs from iteration, run 2 vs run 1"][1], "4 vs 4")
         first = f"{warm} run 1: graphs from iteration / first 100 iterations (ms)"
@@ -507,10 +516,25 @@ class SectionTest(unittest.TestCase):
 
     def test_a_second_run_that_measures_fails(self):
         rows = self.run_parts("decide_warm_start", FAKE_IGNORE_CACHE="1")
-        r = rows["decide warm start mlp-train: run 2 measurement windows / cached"]
+        r = rows["decide warm start mlp-train: run 2 measurement windows in the first 100 "
+                 "iterations / cached"]
         self.assertEqual(r[3], "FAIL")
         self.assertTrue(int(r[1].split(" / ")[0]) >= 6 and r[1].endswith(" / 0"), r)
         self.assertIn("decide warm start mlp-train: run 2 measured", rows)
+
+    def test_a_drift_after_the_first_iterations_is_shown_not_failed(self):
+        rows = self.run_parts("decide_warm_start", FAKE_DRIFT="104")
+        warm = "decide warm start mlp-train"
+        r = rows[f"{warm}: run 2 measurement windows in the first 100 iterations / cached"]
+        self.assertEqual((r[1], r[3]), ("0 / 2", "PASS"))
+        r = rows[f"{warm}: run 2 windows by its end (measured again)"]
+        self.assertTrue(r[1].startswith("6: measuring (window 4 of 6; again: drift)"), r)
+
+    def test_a_drift_within_the_first_iterations_fails(self):
+        rows = self.run_parts("decide_warm_start", FAKE_DRIFT="40")
+        r = rows["decide warm start mlp-train: run 2 measurement windows in the first 100 "
+                 "iterations / cached"]
+        self.assertEqual((r[1], r[3]), ("6 / 2", "FAIL"))
 
     def test_lost_entries_fail(self):
         rows = self.run_parts("decide_shared_cache", FAKE_LOSE="1")
