@@ -88,10 +88,11 @@ class LockstepTest(unittest.TestCase):
                     t = [float(x) for x in f]
                 spans += [(t[i], t[i + 1], k) for i in range(0, len(t), 2)]
             spans.sort()
-            # No two chunks overlap in time, and the cells take turns in order.
+            # No two chunks overlap in time, and the cells take turns, each round starting one
+            # cell later.
             for (s0, e0, _), (s1, _, _) in zip(spans, spans[1:]):
                 self.assertLessEqual(e0, s1)
-            self.assertEqual([k for _, _, k in spans], [0, 1, 2] * 4)
+            self.assertEqual([k for _, _, k in spans], [0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2])
 
     def test_a_dead_or_hung_worker_is_dropped_and_the_rest_finish(self):
         with tempfile.TemporaryDirectory() as tmp:
