@@ -199,17 +199,22 @@ def first_graph_chunk(snapshots):
     return None
 
 
+def chunks_for(n, steps):
+    """Whole chunks of `steps` iterations that hold the first n iterations."""
+    return -(-n // steps)
+
+
 def first_snapshot(snapshots, steps, n):
-    """The stats snapshot taken after the first n iterations (whole chunks: n rounded up to a
-    multiple of steps); None if the run had fewer or that snapshot is missing."""
-    k = -(-n // steps)
+    """The stats snapshot taken after the first n iterations (whole chunks); None if the run
+    had fewer or that snapshot is missing."""
+    k = chunks_for(n, steps)
     return snapshots[k - 1] if 0 < k <= len(snapshots) else None
 
 
 def first_iterations_ms(chunk_ms, steps, n):
-    """Time of the first n iterations (whole chunks: n rounded up to a multiple of steps), from
-    per-chunk ms per iteration; None if the run had fewer."""
-    k = -(-n // steps)
+    """Time of the first n iterations (whole chunks), from per-chunk ms per iteration; None if
+    the run had fewer."""
+    k = chunks_for(n, steps)
     if len(chunk_ms) < k:
         return None
     return sum(chunk_ms[:k]) * steps
@@ -486,7 +491,7 @@ class Decide:
         # (model set-up before the loop) begins a measurement that never fills a window, cached
         # or not: no time spent eagerly. The row judges the first iterations, which the issue
         # times: later, a cached verdict is measured again when its graph iterations drift, as
-        # any verdict is (session 19: the host's pace switched by 37 % in run 2 of one run).
+        # any verdict is (session 19: a second run's host slowed by 37 % after iteration 60).
         early = two["early"]
         early_windows = None if early is None else (early.get("decisions") or {}).get("windows", 0)
         measured, cached = d.get("measurements", 0), d.get("cached", 0)

@@ -288,6 +288,10 @@ class RulesTest(unittest.TestCase):
         # 9 iterations: rounded up to whole chunks of 4.
         self.assertAlmostEqual(decide.first_iterations_ms([1.0, 2.0, 3.0], 4, 9), 24.0)
         self.assertIsNone(decide.first_iterations_ms([1.0, 2.0], 4, 100))
+        # The snapshot after the chunk that holds iteration 9 (chunks of 4: the third).
+        self.assertIs(decide.first_snapshot(snaps, 4, 9), snaps[2])
+        self.assertIs(decide.first_snapshot(snaps, 4, 20), snaps[4])
+        self.assertIsNone(decide.first_snapshot(snaps, 4, 21))
 
     def test_decided_signatures_are_measured_verdicts(self):
         s = stats(("a", "graph", "measured", 1, 1.0), ("b", "eager", "measured", 1, 0.0),

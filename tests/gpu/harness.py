@@ -250,9 +250,9 @@ class Lockstep:
             self._wait_group(cell, max(left, 1), "ready after warm-up")
         for k in range(chunks):
             # Each round starts one cell later than the one before, so that no cell always
-            # follows the same one. In a fixed order the shim's cells always followed the cell
-            # without it, and off mode, which changes nothing the GPU runs, read from -0.5 to
-            # +0.5 % with tight quartiles on the GPU-bound workloads (session 19).
+            # follows the same one (in a fixed order the shim's cells always followed the cell
+            # without it). Off mode, which changes nothing the GPU runs, reads up to +-0.5 %
+            # with tight quartiles either way (session 19): that offset is not the order's.
             live = self.live()
             turn = k % max(len(live), 1)
             for cell in live[turn:] + live[:turn]:
