@@ -4,6 +4,7 @@
 // eager execution throughout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -161,6 +162,31 @@ TEST_F(GraphDecisionTest, SequencesThatTakeTurnsInAStepAreMeasuredOneAtATime) {
   EXPECT_EQ(graph, 1);
   EXPECT_EQ(eager, 1);
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+}
+
+TEST_F(GraphDecisionTest, ASequenceWaitingForTheMeasuringTurnSaysSo) {
+  // The step of two sequences above: while the first measures, the second waits, and its why()
+  // says so instead of its policy's "window 1 of 6", which does not move while it waits.
+  make_engine();
+  auto part = [&](int first, int n) {
+    for (int i = first; i < first + 10; ++i) launch(i, n);
+    EXPECT_EQ(engine_->before_op(Op::StreamSynchronize, nullptr, false), CUDA_SUCCESS);
+    engine_->after_op(Op::StreamSynchronize, nullptr, false, CUDA_SUCCESS);
+    g_now += 400'000;
+  };
+  for (int n = 1; n <= 6; ++n) {
+    part(0, n);
+    part(10, n);
+  }
+  std::vector<std::string> whys;
+  for (const SequenceStat& q : engine_->sequence_stats(8)) {
+    EXPECT_EQ(q.verdict, "measuring");
+    whys.push_back(q.why);
+  }
+  ASSERT_EQ(whys.size(), 2u);
+  std::sort(whys.begin(), whys.end());
+  EXPECT_EQ(whys[0].rfind("measuring (window ", 0), 0u) << whys[0];
+  EXPECT_EQ(whys[1].rfind("waiting to measure: another sequence measures now", 0), 0u) << whys[1];
 }
 
 TEST_F(GraphDecisionTest, ASequenceMetOnlyBeforeTheLoopDoesNotKeepItsTurnToMeasure) {

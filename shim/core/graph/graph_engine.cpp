@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -543,6 +544,7 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
                                                                : "measuring";
       s.source = p.source();
       s.why = p.why();
+      if (!p.decided()) s.why = turn_why(plan, s.why);
       s.gain_percent = p.gain_percent();
       s.eager_us = p.eager_ns() / 1e3;
       s.graph_us = p.graph_ns() / 1e3;
@@ -554,6 +556,25 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
   });
   if (out.size() > max) out.resize(max);
   return out;
+}
+
+std::string GraphEngine::turn_why(const Plan& plan, const std::string& policy_why) const {
+  // The policy counts windows only while its sequence holds the measuring turn: one that waits
+  // would read "window 1 of 6" for good (session 19: eight sequences of the suite's
+  // reduce-overhead MLP did).
+  char line[200];
+  if (turn_.starts() < plan.turn_blocked_until) {
+    std::snprintf(line, sizeof line,
+                  "measuring set aside for the next %llu sequence starts: its windows were cut "
+                  "short (a mismatch or a flush) every time; graphs, unmeasured, meanwhile",
+                  static_cast<unsigned long long>(plan.turn_blocked_until - turn_.starts()));
+    return line;
+  }
+  if (turn_.holder() && turn_.holder() != &plan) {
+    return "waiting to measure: another sequence measures now (one at a time); graphs, "
+           "unmeasured, meanwhile";
+  }
+  return policy_why;
 }
 
 namespace {

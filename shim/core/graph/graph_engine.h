@@ -300,8 +300,10 @@ class GraphEngine {
   void name_plan(Plan& plan);
   bool kernel_allowed(const std::string& name) const;
   void record_decision(const Plan& plan);  // a measured verdict, into the store
-  bool switch_variant(uint64_t token);     // another found sequence with the same prefix goes on
-  bool record(const Work& w);              // false: a snapshot found no staging space
+  // A measuring plan's why() as the turn sees it: waiting for it, or set aside (measure_turn.h).
+  std::string turn_why(const Plan& plan, const std::string& policy_why) const;
+  bool switch_variant(uint64_t token);  // another found sequence with the same prefix goes on
+  bool record(const Work& w);           // false: a snapshot found no staging space
   void count_eager(bool memop, EagerReason reason);
   void count_eager(const Work& w, EagerReason reason);  // a program graph counted apart
   CUresult flush(FlushCause cause, Op op);              // counted, then submit()
