@@ -201,6 +201,14 @@ TEST_F(GraphDecisionTest, ASequenceMetOnlyBeforeTheLoopDoesNotKeepItsTurnToMeasu
   // The steps take the turn once the set-up's sequence has not come for a while.
   for (int n = 1; n <= 120; ++n) step(n, 800'000, 1'000'000);
   EXPECT_EQ(engine_->stats().decided_graph, 1u);
+  // The set-up's sequence is still measuring, and says that it is not met any more.
+  int unmet = 0;
+  for (const SequenceStat& q : engine_->sequence_stats(8)) {
+    if (q.verdict != "measuring") continue;
+    ++unmet;
+    EXPECT_NE(q.why.find("; not met in the last "), std::string::npos) << q.why;
+  }
+  EXPECT_EQ(unmet, 1);
 }
 
 TEST_F(GraphDecisionTest, VariantsTakingTurnsDoNotKeepTheTurnFromTheOthers) {

@@ -570,6 +570,13 @@ std::string GraphEngine::turn_why(const Plan& plan, const std::string& policy_wh
                   static_cast<unsigned long long>(plan.turn_blocked_until - turn_.starts()));
     return line;
   }
+  const uint64_t unmet = turn_.starts() - plan.turn_last_start;
+  if (unmet > MeasureTurn<Plan>::kIdleStarts) {
+    // Met before (in a warm-up, a set-up) and not since: it measures when it comes back.
+    std::snprintf(line, sizeof line, "%s; not met in the last %llu sequence starts",
+                  policy_why.c_str(), static_cast<unsigned long long>(unmet));
+    return line;
+  }
   if (turn_.holder() && turn_.holder() != &plan) {
     return "waiting to measure: another sequence measures now (one at a time); graphs, "
            "unmeasured, meanwhile";
@@ -618,6 +625,7 @@ void GraphEngine::choose_arm() {
   // One sequence measures at a time; its iteration spans whatever ran between two of its starts
   // (measure_turn.h).
   if (Plan* gone = turn_.start(plan_)) gone->policy.interrupt();
+  plan_->turn_last_start = turn_.starts();
   if (turn_.waits(plan_, policy.decided(), plan_->turn_blocked_until)) {
     policy.interrupt();
     eager_arm_ = false;

@@ -245,6 +245,7 @@ class GraphEngine {
     // It held the turn to measure and completed no window: no turn before this many starts
     // (measure_turn.h).
     uint64_t turn_blocked_until = 0;
+    uint64_t turn_last_start = 0;  // the turn's start count at its last start (why())
   };
 
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
