@@ -6,6 +6,8 @@ warm, and the tables and summary come out of a results document. Run by ctest.
     python3 harness_test.py            # the tests
     python3 harness_test.py --worker MODE ...   # (a fake worker, started by the tests)
 """
+import argparse
+import json
 import os
 import sys
 import tempfile
@@ -16,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "gpu"))
 sys.path.insert(0, HERE)
 
+import diverge  # noqa: E402
 import harness  # noqa: E402
 import report  # noqa: E402
 
@@ -213,6 +216,29 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(d["graphs"]["pause_cuts"], 30)
         self.assertEqual(d["pauses"], {"places": 3, "light": 2, "weighing": 1, "unweighed": 0})
         self.assertNotIn("pauses", harness.stats_delta(warm, None))  # stats before session 16
+
+
+class DivergeTest(unittest.TestCase):
+    def test_first_difference_names_the_chunk_and_the_step(self):
+        base = {"chunks": ["a", "b", "c"], "reads": "[1.0, 2.0, 3.0, 4.0]"}
+        self.assertEqual(diverge.first_difference(base, dict(base)), (None, None))
+        other = {"chunks": ["a", "x", "y"], "reads": "[1.0, 2.0, 3.5, 4.0]"}
+        self.assertEqual(diverge.first_difference(base, other), (1, 2))
+        # A run that stopped early differs where it stopped; an inference task reads nothing.
+        self.assertEqual(diverge.first_difference(base, {"chunks": ["a"], "reads": None}),
+                         (1, None))
+
+    def test_compare_exits_non_zero_when_a_run_differs(self):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name, chunks in (("base", ["a", "b"]), ("same", ["a", "b"]), ("off", ["a", "z"])):
+                paths.append(os.path.join(d, name + ".json"))
+                with open(paths[-1], "w") as f:
+                    json.dump({"chunks": chunks, "reads": None}, f)
+            args = argparse.Namespace(base=paths[0], others=paths[1:2])
+            self.assertEqual(diverge.compare(args), 0)
+            args.others = paths[1:]
+            self.assertEqual(diverge.compare(args), 1)
 
 
 class ReportTest(unittest.TestCase):
