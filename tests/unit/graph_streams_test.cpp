@@ -293,6 +293,37 @@ TEST_F(GraphStreamsTest, AQueryOrSyncOfAnEventTheChunkRecordsSubmitsItFirst) {
   EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
 }
 
+TEST_F(GraphStreamsTest, WorkBeforeAnOccurrencesLastEntryIssuedInPlaceGoesOutThere) {
+  // A step on the main stream ends in a record on the side stream, which the chunk cannot take
+  // (a host function made streams that may wait for the host: no join), so it is issued in
+  // place. The step's launches were left pending past the occurrence's end, and a launch that
+  // came next on the main stream, followed by nothing, went out before them (found by a
+  // review, session 20: the results differed).
+  ASSERT_EQ(engine_.before_op(Op::LaunchHostFunc, nullptr, false), CUDA_SUCCESS);
+  engine_.after_op(Op::LaunchHostFunc, nullptr, false, CUDA_SUCCESS);
+  float a = 0.5f;
+  for (int n = 1; n <= 6; ++n) {
+    CUevent e = new_event(), r = new_event();
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    both(scale_, &a, main_);
+    const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, side_, 0};
+    ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
+    ASSERT_EQ(record_(r, side_), CUDA_SUCCESS);
+    EXPECT_TRUE(engine_.idle()) << "step " << n;
+    if (n == 6) {
+      int k = 100;
+      both(addk_, &k, main_);  // another variant of the step: one launch more
+    }
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+    ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
+              CUDA_SUCCESS);
+    ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+    ASSERT_EQ(api_.event_destroy(r), CUDA_SUCCESS);
+  }
+  EXPECT_GT(engine_.stats().replayed, 0u);
+}
+
 // Chunks as by default: 2 launches first, then twice as many each time.
 class GraphStreamsLoopTest : public GraphStreamsTest {
  protected:

@@ -1039,7 +1039,16 @@ CUresult GraphEngine::issue_event_in_place(const Work& w, uint64_t stream) {
   ++stats_.events_eager;
   ++position_;
   if (pending_.empty()) chunk_.move_start(position_);
-  end_of_occurrence();
+  if (!pending_.empty() && position_ == following_tokens_.size()) {
+    // The occurrence's last entry, issued in place after work the chunk still holds (work of
+    // a stream it neither orders nor observes): that work goes now. Left pending past the
+    // occurrence's end, it was overtaken by the stream's next launch, which nothing followed
+    // then (a review found it, session 20). submit() ends the occurrence.
+    const CUresult s = submit();
+    if (r == CUDA_SUCCESS) r = s;
+  } else {
+    end_of_occurrence();
+  }
   return r != CUDA_SUCCESS ? r : e;
 }
 
