@@ -20,6 +20,9 @@
 // RANDOM_STREAMS_DROP_WAIT=1 the first needed wait of each program is left out (its clocks are
 // kept as if it was there, so the program is otherwise the same): the asynchronous stand-in
 // must then compute something else for many seeds, the synchronous one never.
+// RANDOM_STREAMS_HOST_FUNC=1 first puts a host function on one stream: from then on no stream
+// may join a chunk (graph_engine's taint, for the rest of the process), so records and waits on
+// streams the chunk does not hold are issued in place, also as an occurrence's last entry.
 // RANDOM_STREAMS_NONBLOCKING=1 makes every created stream non-blocking, RANDOM_STREAMS_NO_LEGACY=1
 // puts no work on the legacy stream, RANDOM_STREAMS_NO_FRESH_EVENTS=1 reuses one event per stream.
 // Query answers are not digested: when work finishes is timing, not a result (a shim may query
@@ -44,6 +47,8 @@ using random_support::Digest;
 constexpr int kStreams = 4;  // stream 3 is the legacy default stream
 constexpr int kBuffers = 5;
 constexpr int kLen = 64;  // ints per buffer
+
+void host_noop(void*) {}
 
 int* ints(void* p) {
   return reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p));
@@ -200,6 +205,10 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
     p.before(0, -1, b);
     OK(cu.memset_async(p.buf[b], unsigned(b * 7 + 1), kLen, p.st[0]));
     p.done(0, -1, b);
+  }
+  if (std::getenv("RANDOM_STREAMS_HOST_FUNC")) {
+    // A host function that does nothing (after the buffers' memsets, ordered as any work).
+    OK(cu.launch_host_func(p.st[seed % (kStreams - 1)], &host_noop, nullptr));
   }
   const bool observes = pick(3) != 0;  // else a loop that only the end observes
   std::vector<Step> body(3 + pick(20));

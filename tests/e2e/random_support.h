@@ -49,6 +49,7 @@ struct Api {
   decltype(&cuMemcpyDtoH_v2) copy_dh;
   decltype(&cuMemHostRegister_v2) host_register;
   decltype(&cuMemHostUnregister) host_unregister;
+  decltype(&cuLaunchHostFunc) launch_host_func;
 };
 
 inline bool load(Api* a) {
@@ -82,7 +83,8 @@ inline bool load(Api* a) {
          standin::resolve(get, "cuMemFreeHost", &a->free_host) &&
          standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh) &&
          standin::resolve(get, "cuMemHostRegister", &a->host_register) &&
-         standin::resolve(get, "cuMemHostUnregister", &a->host_unregister);
+         standin::resolve(get, "cuMemHostUnregister", &a->host_unregister) &&
+         standin::resolve(get, "cuLaunchHostFunc", &a->launch_host_func);
 }
 
 struct Digest {  // FNV-1a
