@@ -295,5 +295,19 @@ TEST(ProgramGraphs, AGraphLaunchedOnASecondStreamRunsAfterItsCopiesAndIsNotTaken
   }
 }
 
+TEST(ProgramGraphs, AGraphLaunchedOnASecondStreamWhileAChunkHoldsItsCopyIsBuiltFromTheCopy) {
+  // The backward graph launched again on a second stream while the chunk still holds its first
+  // launch: the chunk goes out first, its graph built with the copy as a child (found by a
+  // review, session 20: the copy was destroyed first, and the stand-in now refuses a child
+  // graph node of a destroyed graph: a graph failure, the sequence eager from then on).
+  for (const char* async : {"0", "1"}) {
+    const GraphRun g = run_program_graphs("twice", {{"STANDIN_ASYNC", async}});
+    EXPECT_EQ(g.shim, g.plain) << "async " << async;
+    ASSERT_TRUE(g.stats.is_object());
+    EXPECT_EQ(g.stats["program_graphs"]["last_refusal"], "launched on a second stream");
+    EXPECT_EQ(g.stats["eager_launches_by_reason"].value("graph_failure", 0), 0) << async;
+  }
+}
+
 }  // namespace
 }  // namespace pygraph::test

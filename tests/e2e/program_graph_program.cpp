@@ -7,6 +7,9 @@
 //    (cuGraphExecKernelNodeSetParams);
 //  - destroy: at step 20 it destroys the forward graph and instantiates another;
 //  - stream: at step 20 it launches the forward graph on a second stream (ordered by events);
+//  - twice: at step 20 it launches the backward graph again right after itself, on the legacy
+//    stream (ordered with its blocking stream both ways, and no other call between: the first
+//    launch is still in a chunk then);
 //  - device: its graphs are instantiated for device launch;
 //  - loop: its forward graph holds 40 launches, and it syncs and reads every 50 steps of 200
 //    (a loop, as compiled inference with reduce-overhead runs);
@@ -150,6 +153,9 @@ int main(int argc, char** argv) {
       if (run(&input, stream) || graph_launch(forward, at)) return 5;
       if (at != stream && (record(ev, side) || wait(stream, ev, 0))) return 5;
       if (run(&input, stream) || run(&tail, stream) || graph_launch(backward, stream)) return 5;
+      if (step == 20 && std::strcmp(what, "twice") == 0) {
+        if (graph_launch(backward, nullptr)) return 5;
+      }
       for (int i = 0; i < 3; ++i) {
         if (run(&tail, stream)) return 5;
       }

@@ -12,6 +12,13 @@ using namespace standin;
 
 namespace {
 
+Graph* new_graph() {
+  auto* g = new Graph;
+  std::lock_guard<std::recursive_mutex> lock(state().mu);
+  state().graphs.insert(g);
+  return g;
+}
+
 // Arguments are copied when the node is added or updated, kernelParams and extra alike (the
 // real driver does the same for extra: measured on an H100, driver 580).
 bool kernel_node(const CUDA_KERNEL_NODE_PARAMS* p, Node* n) {
@@ -97,7 +104,7 @@ CUresult begin_capture(CUstream s, CUstreamCaptureMode mode) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   Stream* st = stream_of(s);
   if (st == &state().legacy || st->capture) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  st->capture = new Graph;
+  st->capture = new_graph();
   st->mode = mode;
   return CUDA_SUCCESS;
 }
@@ -121,11 +128,15 @@ CUresult is_capturing(CUstream s, CUstreamCaptureStatus* status) {
 
 API cuGraphCreate(CUgraph* g, unsigned int) {
   if (!g) return CUDA_ERROR_INVALID_VALUE;
-  *g = reinterpret_cast<CUgraph>(new Graph);
+  *g = reinterpret_cast<CUgraph>(new_graph());
   return CUDA_SUCCESS;
 }
 API cuGraphDestroy(CUgraph g) {
   if (!g) return CUDA_ERROR_INVALID_VALUE;
+  {
+    std::lock_guard<std::recursive_mutex> lock(state().mu);
+    state().graphs.erase(g);
+  }
   for (Node* n : reinterpret_cast<Graph*>(g)->nodes) delete n;
   delete reinterpret_cast<Graph*>(g);
   return CUDA_SUCCESS;
@@ -301,7 +312,7 @@ API cuGraphClone(CUgraph* out, CUgraph original) {
   if (CUresult r = injected("cuGraphClone")) return r;
   if (!out || !original) return CUDA_ERROR_INVALID_VALUE;
   auto* from = reinterpret_cast<Graph*>(original);
-  auto* g = new Graph;
+  auto* g = new_graph();
   for (Node* n : from->nodes) g->nodes.push_back(new Node(*n));
   for (Node* n : g->nodes) {
     for (Node*& d : n->deps) {
@@ -357,6 +368,10 @@ API cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* dep
                              CUgraph child) {
   if (CUresult r = injected("cuGraphAddChildGraphNode")) return r;
   if (!child) return CUDA_ERROR_INVALID_VALUE;
+  {
+    std::lock_guard<std::recursive_mutex> lock(state().mu);
+    if (!state().graphs.count(child)) return CUDA_ERROR_INVALID_VALUE;  // destroyed
+  }
   for (Node* c : reinterpret_cast<Graph*>(child)->nodes) {
     if (c->kind == NodeKind::kEventRecord) return CUDA_ERROR_NOT_SUPPORTED;  // kept simple here
   }

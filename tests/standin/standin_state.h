@@ -153,6 +153,9 @@ struct State {
   // Events the stand-in made and that are not destroyed: any other handle (tests pass made-up
   // ones) is accepted and orders nothing.
   std::set<Event*> events;
+  // Graphs made here and not destroyed: a child graph node of any other is refused, as a use
+  // of a destroyed graph (the real driver's behaviour there is undefined).
+  std::set<const void*> graphs;
 };
 
 State& state();

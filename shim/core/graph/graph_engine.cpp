@@ -214,8 +214,9 @@ bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* resu
   } else if (e->home != stream && e->copy) {
     // A second stream: each launch of an executable graph runs after its previous ones, which
     // copies inside chunk graphs on the first stream keep only through that stream's order.
-    // Those go first, and this launch waits for them; the graph is never taken again.
-    refuse_program_graph(*e, "launched on a second stream");
+    // Those go first, and this launch waits for them; the graph is never taken again. Its copy
+    // is destroyed only then: a chunk that still holds a launch of it is built from it (a
+    // review found it destroyed first, session 20: a child node of a destroyed graph).
     if (e->taken) {
       CUresult r = flush_all(FlushCause::kStreamChange);
       ContextScope scope(*api_, e->context, current_context());
@@ -225,6 +226,7 @@ bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* resu
       if (w != CUDA_SUCCESS && api_->stream_synchronize) w = api_->stream_synchronize(e->home_raw);
       defer_error(r != CUDA_SUCCESS ? r : w);
     }
+    refuse_program_graph(*e, "launched on a second stream");
     return false;
   }
   if (!e->copy) {
