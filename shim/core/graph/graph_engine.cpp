@@ -13,6 +13,7 @@
 #include "graph/context_scope.h"
 #include "graph/flush_rules.h"
 #include "graph/period.h"
+#include "graph/thread_id.h"
 #include "graph/token.h"
 
 namespace pygraph {
@@ -25,15 +26,6 @@ bool changes_memory(Op op) {
   const OpClass cls = op_info(op).cls;
   return cls == OpClass::kAlloc || cls == OpClass::kFree ||
          flush_rule(op) == FlushRule::kContextEnd;
-}
-
-// One address per thread: tells whether a launch comes from the thread that started the chunk
-// without a system call.
-const void* this_thread() {
-  // initial-exec: no __tls_get_addr call on the launch path (libpygraph.so is preloaded, so its
-  // TLS is in the static block, as for the hooks' own t_in_hook).
-  static thread_local char marker __attribute__((tls_model("initial-exec")));
-  return &marker;
 }
 
 }  // namespace
@@ -695,8 +687,7 @@ void GraphEngine::stop_following() {
   if (following_id_ && following_periodic_ && plan_ && !plan_->disabled) {
     // A loop that stops (a boundary cuts it, or a launch it does not have comes) may go on at
     // the next segment's start, where it stopped (take()).
-    resume_.remember(following_id_, static_cast<uint32_t>(position_ % plan_->length),
-                     this_thread());
+    resume_.remember(following_id_, static_cast<uint32_t>(position_ % plan_->length), thread_id());
   }
   // Every plan left (here, or for a variant) is interrupted: the next entry it records follows
   // no entry of its own.
@@ -882,7 +873,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       // iterations needs not occur twice first. A wrong guess ends as any mismatch does.
       // Only on the thread the loop ran on: another thread's launch after the sync is no part
       // of it (and a chunk's context is its thread's).
-      const ResumePoint resume = resume_.take(this_thread());  // tried once
+      const ResumePoint resume = resume_.take(thread_id());  // tried once
       const Sequence* segment = candidate(tok, false, 0, 0);
       if (segment && resume.loop && options_.measure &&
           made_of_loop(*segment, detector_.find(resume.loop), resume.phase)) {
@@ -959,12 +950,12 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     }
     const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
     CUresult r = CUDA_SUCCESS;
-    const bool same_thread = this_thread() == chunk_thread_;
+    const bool same_thread = thread_id() == chunk_thread_;
     if (!pending_.empty() && !same_thread) {
       // Another thread continues the chunk: fine on the same context (PyTorch's backward
       // thread), a new chunk on another.
       if (current_context() != chunk_context_) r = flush(FlushCause::kContextChange, w.op());
-      chunk_thread_ = this_thread();
+      chunk_thread_ = thread_id();
     }
     if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
     if (w.event && !event_recordable(*w.event, stream, same_thread)) {
@@ -985,7 +976,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         chunk_stream_ = stream;
         chunk_raw_stream_ = w.stream();
         chunk_context_ = current_context();
-        chunk_thread_ = this_thread();
+        chunk_thread_ = thread_id();
       }
       if (!record(w)) {
         r = refuse(w, EagerReason::kStagingFull);
@@ -1384,8 +1375,8 @@ void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult res
   // Only the chunk's own thread: another thread's switch (one thread per device, each setting
   // its context every iteration) changes nothing for it, and a launch of that thread into the
   // chunk checks its context in take().
-  if (flush_rule(op) == FlushRule::kContext && !pending_.empty() &&
-      this_thread() == chunk_thread_ && current_context() != chunk_context_) {
+  if (flush_rule(op) == FlushRule::kContext && !pending_.empty() && thread_id() == chunk_thread_ &&
+      current_context() != chunk_context_) {
     defer_error(flush(FlushCause::kOp, op));
   }
   // A boundary on a stream the recorded work does not share still ends the sequence, and with it
@@ -1399,7 +1390,7 @@ CUresult GraphEngine::end_segment(Op op) {
   if (expected_period_ && !(following_id_ && following_periodic_)) {
     // The loop's period was completed by the last launch but not yet followed: it goes on at
     // the next segment's start too (stop_following remembers one that was followed).
-    resume_.remember(expected_period_, expected_phase_, this_thread());
+    resume_.remember(expected_period_, expected_phase_, thread_id());
   }
   // Cut short (the occurrence was not complete): no sample of its iteration.
   if (following_id_ && (following_periodic_ || position_ != 0)) interrupt_occurrence();
