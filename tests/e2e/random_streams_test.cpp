@@ -14,11 +14,19 @@
 namespace pygraph::test {
 namespace {
 
-const std::vector<std::pair<std::string, std::string>> kAsync = {{"STANDIN_ASYNC", "1"}};
+using Env = std::vector<std::pair<std::string, std::string>>;
+const Env kAsync = {{"STANDIN_ASYNC", "1"}};
+
+// The asynchronous stand-in and `more`.
+Env async_with(const Env& more) {
+  Env env = kAsync;
+  env.insert(env.end(), more.begin(), more.end());
+  return env;
+}
 
 TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
   const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 3000, "graph",
-                                               {{"STANDIN_ASYNC", "1"}, {"PYGRAPH_STREAMS", "1"}});
+                                               async_with({{"PYGRAPH_STREAMS", "1"}}));
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
   // Several streams in one graph: event records are nodes, waits on them edges, side streams
@@ -29,9 +37,8 @@ TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
 }
 TEST(RandomStreams, WithStreamsOffEventsSubmitTheChunkAsBefore) {
   // PYGRAPH_STREAMS=0: event records and waits stay out of graphs.
-  std::vector<std::pair<std::string, std::string>> env = kAsync;
-  env.push_back({"PYGRAPH_STREAMS", "0"});
-  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph", env);
+  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph",
+                                               async_with({{"PYGRAPH_STREAMS", "0"}}));
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
   EXPECT_EQ(s["streams"]["event_records_in_graphs"].get<int>(), 0);
@@ -41,10 +48,9 @@ TEST(RandomStreams, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
   // Pauses everywhere (a 1 us gap is one) and weighed (4 us of work): chunks end at them, and
   // while weighed every chunk of an occurrence is timed, graphs and eager chunks alike, with
   // timing events on the program's streams (pause_places.h, gpu_timer.h).
-  std::vector<std::pair<std::string, std::string>> env = kAsync;
-  env.push_back({"PYGRAPH_PAUSE_US", "1"});
-  env.push_back({"PYGRAPH_PAUSE_GPU_US", "4"});
-  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph", env);
+  const nlohmann::json s =
+      expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph",
+                          async_with({{"PYGRAPH_PAUSE_US", "1"}, {"PYGRAPH_PAUSE_GPU_US", "4"}}));
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   EXPECT_GT(s["graphs"]["pause_places"].get<int>(), 100);
   EXPECT_GT(s["graphs"]["pause_cuts"].get<int>(), 100);
@@ -54,9 +60,8 @@ TEST(RandomStreams, StreamsThatMayWaitForTheHostChangeNoResult) {
   // A host function first: no stream joins a chunk, and records and waits on other streams are
   // issued in place, some as an occurrence's last entry, with work still in the chunk (before
   // ee514df that work was left pending and overtaken: seed 166 of these 1,000 differed).
-  std::vector<std::pair<std::string, std::string>> env = kAsync;
-  env.push_back({"RANDOM_STREAMS_HOST_FUNC", "1"});
-  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph", env);
+  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph",
+                                               async_with({{"RANDOM_STREAMS_HOST_FUNC", "1"}}));
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
   EXPECT_EQ(s["streams"]["side_streams_forked"].get<int>(), 0);
@@ -67,8 +72,7 @@ TEST(RandomStreams, TraceModeChangesNoResultOnTheAsynchronousStandIn) {
 }
 
 // Digest lines of `seeds` programs, with extra environment.
-std::vector<std::string> digests(const std::string& program, int seeds,
-                                 std::vector<std::pair<std::string, std::string>> env) {
+std::vector<std::string> digests(const std::string& program, int seeds, Env env) {
   env.push_back({"LD_LIBRARY_PATH", STANDIN_DIR});
   RunResult r = run_program({program, "0", std::to_string(seeds)}, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -43,8 +43,10 @@ class MeasureTurn {
   // Whether `who`, not decided, must wait (as graphs, no sample): another holds the turn, or
   // `who` gave it up stuck and `blocked_until` (what ran() returned then) is not reached yet.
   bool waits(const Key* who, bool decided, uint64_t blocked_until = 0) const {
-    return !decided && ((holder_ && holder_ != who) || starts_ < blocked_until);
+    return !decided && ((holder_ && holder_ != who) || set_aside(blocked_until));
   }
+  // Whether one that gave the turn up stuck (ran() returned `blocked_until`) may not take it yet.
+  bool set_aside(uint64_t blocked_until) const { return starts_ < blocked_until; }
   // After `who`'s policy ran at its start: measuring, it holds the turn; decided, it lets go.
   // `window_done`: a window of its measurement completed at this start. Returns 0, or, when
   // `who` gave the turn up stuck, the start count it waits until (its running window is no

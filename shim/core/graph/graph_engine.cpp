@@ -116,7 +116,7 @@ EagerReason GraphEngine::unrecordable(const EngineLaunch& l, Work* w) const {
   return EagerReason::kCount;
 }
 
-uint64_t GraphEngine::node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const {
+uint64_t GraphEngine::hash_node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const {
   // Attributes the node carries are part of the shape: a node is never patched for them.
   uint64_t h = 0;
   for (uint32_t i = 0; i < l.attr_count; ++i) {
@@ -134,13 +134,11 @@ uint64_t GraphEngine::node_attrs(const EngineLaunch& l, const CUlaunchAttribute*
 }
 
 uint64_t GraphEngine::token(const EngineLaunch& l) const {
-  // No attribute and the grid patched (the usual launch): nothing to hash.
-  const uint64_t attrs = l.attr_count == 0 && options_.patch_grid ? 0 : node_attrs(l, l.attrs);
   LaunchShape shape{l.info->id,
                     {l.block[0], l.block[1], l.block[2]},
                     normalized_stream(l.stream, l.per_thread),
                     static_cast<uint16_t>(l.op),
-                    attrs};
+                    node_attrs(l, l.attrs)};
   return launch_token(shape);
 }
 
@@ -557,7 +555,7 @@ std::string GraphEngine::turn_why(const Plan& plan, const std::string& policy_wh
   // would read "window 1 of 6" for good (session 19: eight sequences of the suite's
   // reduce-overhead MLP did).
   char line[200];
-  if (turn_.starts() < plan.turn_blocked_until) {
+  if (turn_.set_aside(plan.turn_blocked_until)) {
     std::snprintf(line, sizeof line,
                   "measuring set aside for the next %llu sequence starts: its windows were cut "
                   "short (a mismatch or a flush) every time; graphs, unmeasured, meanwhile",

@@ -251,7 +251,13 @@ class GraphEngine {
   EagerReason unrecordable(const EngineLaunch& l, Work* w) const;  // kCount when recordable
   EagerReason packed_args(const EngineLaunch& l, Work* w) const;   // `extra`: what a node takes
   EagerReason unrecordable(const MemopCall& m, MemKind* src) const;
-  uint64_t node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const;
+  // The hash of what a kernel node carries beyond its arguments (its node attributes, and its
+  // grid where that is not patched). Inline: the usual launch, with no attribute and the grid
+  // patched, has none, and is on the launch path.
+  uint64_t node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const {
+    return l.attr_count == 0 && options_.patch_grid ? 0 : hash_node_attrs(l, attrs);
+  }
+  uint64_t hash_node_attrs(const EngineLaunch& l, const CUlaunchAttribute* attrs) const;
   uint64_t token(const EngineLaunch& l) const;
   uint64_t token(const MemopCall& m, MemKind src) const;
   uint64_t token(const EventCall& e) const;
