@@ -72,20 +72,37 @@ def first_difference(base, other):
     return first(base["chunks"], other["chunks"]), reads
 
 
-def compare(a):
-    with open(a.base) as f:
-        base = json.load(f)
-    differ = 0
-    for path in a.others:
+def _load(path):
+    """A run's record, or None after one line on stderr saying why it cannot be read."""
+    try:
         with open(path) as f:
-            other = json.load(f)
+            rec = json.load(f)
+        if not isinstance(rec, dict) or not isinstance(rec.get("chunks"), list):
+            raise ValueError("not a record of diverge.py run")
+        return rec
+    except (OSError, ValueError) as e:
+        print(f"diverge.py: {path}: {e}", file=sys.stderr)
+        return None
+
+
+def compare(a):
+    base = _load(a.base)
+    if base is None:
+        return 2
+    differ = unread = 0
+    for path in a.others:
+        other = _load(path)
+        if other is None:
+            unread += 1
+            continue
         chunk, read = first_difference(base, other)
         same = chunk is None and read is None
         differ += not same
         print(f"{path}: " + ("equal" if same else
                              f"DIFFERS from chunk {chunk}, first read differing at step {read}"))
-    print(f"{len(a.others) - differ} of {len(a.others)} equal to {a.base}")
-    return 1 if differ else 0
+    print(f"{len(a.others) - differ - unread} of {len(a.others)} equal to {a.base}"
+          + (f"; {unread} not read" if unread else ""))
+    return 1 if differ else 2 if unread else 0
 
 
 def main():

@@ -239,6 +239,14 @@ class DivergeTest(unittest.TestCase):
             self.assertEqual(diverge.compare(args), 0)
             args.others = paths[1:]
             self.assertEqual(diverge.compare(args), 1)
+            # A run that left no record, or a broken one, is named and not counted as equal.
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w") as f:
+                f.write("{")
+            args.others = [paths[1], bad, os.path.join(d, "missing.json")]
+            self.assertEqual(diverge.compare(args), 2)
+            args.base = bad
+            self.assertEqual(diverge.compare(args), 2)
 
 
 class ReportTest(unittest.TestCase):
