@@ -131,7 +131,8 @@ class FakeEngine:
 def fake_worker(argv):
     """worker.py's command line and protocol (harness.run_chunks), the shim faked when
     PYGRAPH_MODE=graph; chunk times are made up (deterministic): 1 ms per iteration without the
-    shim, SHIM_FACTOR times that with it once decided (FAKE_SLOW=WORKLOAD: 5 % slower)."""
+    shim, SHIM_FACTOR times that with it once decided (FAKE_SLOW=WORKLOAD: 5 % slower;
+    FAKE_PRELOAD_SLOW=1: a host where any preloaded cell, off mode too, is 3 % slower)."""
     p = argparse.ArgumentParser()
     p.add_argument("workload")
     p.add_argument("variant")
@@ -158,6 +159,8 @@ def fake_worker(argv):
                 engine.decided(s, n) for s, _, _ in engine.seqs) else 1.0
             if os.environ.get("FAKE_SLOW") == a.workload:
                 factor = 1.05
+        if os.environ.get("FAKE_PRELOAD_SLOW") == "1" and os.environ.get("PYGRAPH_MODE"):
+            factor *= 1.03
         times.append(factor * wiggle)
     harness.write_result(a, times, harness.digest([b"same"]))
     if engine:
@@ -512,6 +515,20 @@ class SectionTest(unittest.TestCase):
         r = rows["decide resnet50-b64: time change with decisions (%, median of chunk pairs)"]
         self.assertEqual(r[3], "FAIL")
         self.assertTrue(r[1].startswith("+4.") or r[1].startswith("+5."), r)
+
+    def test_the_reduce_overhead_control_tells_a_host_that_slows_any_preload(self):
+        ro = "decide mlp-train compile-ro"
+        rows = self.run_parts("decide_reduce_overhead")
+        self.assertEqual(rows[f"{ro}: shim+decisions vs without (%, median and its 95 % "
+                              "interval)"][3], "PASS")
+        r = rows[f"{ro}: shim in off mode vs without (%, control)"]
+        self.assertEqual((r[1], r[3]), ("+0.0 [+0.0, +0.0]", "info"))
+        self.c.rows.clear()
+        rows = self.run_parts("decide_reduce_overhead", FAKE_PRELOAD_SLOW="1")
+        r = rows[f"{ro}: shim+decisions vs without (%, median and its 95 % interval)"]
+        self.assertEqual(r[3], "FAIL")
+        r = rows[f"{ro}: shim in off mode vs without (%, control)"]
+        self.assertTrue(r[1].startswith("+3.0 ["), r)
 
     def test_an_eager_verdict_fails_the_launch_bound_row(self):
         rows = self.run_parts("decide_launch_bound", FAKE_EAGER="mlp-train")

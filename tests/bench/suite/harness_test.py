@@ -167,9 +167,16 @@ class SuiteTest(unittest.TestCase):
 
         self.assertEqual(run.parse_arm("x:PYGRAPH_A=1,PYGRAPH_B=two"),
                          ("x", {"PYGRAPH_A": "1", "PYGRAPH_B": "two"}))
-        for bad in ("noenv", "x:A=1", "bad name:PYGRAPH_A=1", "x:PYGRAPH_A"):
+        for bad in ("noenv", "x:A=1", "bad name:PYGRAPH_A=1", "x:PYGRAPH_A",
+                    "x:LD_PRELOAD=/no/such/libpygraph.so"):
             with self.assertRaises(ValueError):
                 run.parse_arm(bad)
+        # Another build in the same lockstep: its path, made absolute (workers start elsewhere).
+        with tempfile.TemporaryDirectory() as d:
+            lib = os.path.join(d, "libpygraph.so")
+            open(lib, "w").close()
+            name, env = run.parse_arm("old:LD_PRELOAD=" + os.path.relpath(lib) + ",PYGRAPH_A=1")
+            self.assertEqual((name, env), ("old", {"LD_PRELOAD": lib, "PYGRAPH_A": "1"}))
 
 
 class FiguresTest(unittest.TestCase):

@@ -50,15 +50,21 @@ SHIM_PAIRED = ("eager", "compile", "compile-ro")
 
 
 def parse_arm(text):
-    """--arm NAME:VAR=VALUE[,VAR=VALUE...] -> (NAME, {VAR: VALUE})."""
+    """--arm NAME:VAR=VALUE[,VAR=VALUE...] -> (NAME, {VAR: VALUE}). VAR is a PYGRAPH_ setting,
+    or LD_PRELOAD: another build of the library (a commit against another, in one lockstep; the
+    file must exist)."""
     name, sep, assigns = text.partition(":")
     if not sep or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise ValueError(f"--arm {text!r}: expected NAME:VAR=VALUE[,VAR=VALUE...]")
     env = {}
     for a in filter(None, assigns.split(",")):
         var, eq, value = a.partition("=")
-        if not eq or not var.startswith("PYGRAPH_"):
-            raise ValueError(f"--arm {text!r}: {a!r} is no PYGRAPH_VAR=VALUE")
+        if not eq or not (var.startswith("PYGRAPH_") or var == "LD_PRELOAD"):
+            raise ValueError(f"--arm {text!r}: {a!r} is no PYGRAPH_VAR=VALUE or LD_PRELOAD=FILE")
+        if var == "LD_PRELOAD":
+            if not os.path.isfile(value):
+                raise ValueError(f"--arm {text!r}: no library {value!r}")
+            value = os.path.abspath(value)
         env[var] = value
     return name, env
 TIMING_CORE = 3
@@ -361,7 +367,8 @@ def main():
                                       "cells), e.g. compile-ro")
     p.add_argument("--arm", action="append", metavar="NAME:VAR=VALUE[,...]",
                    help="another shim cell per variant of --arm-variants, with these PYGRAPH_ "
-                        "settings (repeatable): e.g. --arm nodefer:PYGRAPH_MIN_REPEATS=1000")
+                        "settings or another build (repeatable): e.g. --arm "
+                        "nodefer:PYGRAPH_MIN_REPEATS=1000, --arm old:LD_PRELOAD=build-old/libpygraph.so")
     p.add_argument("--arm-variants", default="compile-ro",
                    help="variants that get the --arm cells (comma-separated, or all)")
     p.add_argument("--budget", type=float,
