@@ -189,39 +189,6 @@ TEST_F(GraphLoopTest, ALoopEndedByOtherLaunchesGoesOnAtTheNextSegmentsStart) {
   EXPECT_EQ(s.mismatches, before.mismatches);
 }
 
-TEST_F(GraphLoopTest, ALongSegmentThatIsTheLoopAgainIsFollowedAsTheLoop) {
-  // The suite's timed chunks: 50 iterations between syncs, the same launches every time, and a
-  // flush that falls at another iteration each time (PyTorch's allocator queries an event as it
-  // allocates, when the GPU is behind). Followed as a segment of 350 positions, every cut made
-  // new chunks, each a new graph (two-streams, session 21: 271 graphs built in the timed chunks,
-  // 11 % slower). Followed as the loop, cuts fall on the few places of its unrolled period.
-  const std::vector<int> body = {0, 1, 2, 3, 0, 2, 1};
-  loop(body, 40);
-  sync();
-  auto segment = [&](int n) {
-    const int cut = (n * 17) % 50;
-    for (int i = 0; i < 50; ++i) {
-      if (i == cut) {
-        ASSERT_EQ(engine_.before_op(Op::MemcpyDtoHAsync, nullptr, false), CUDA_SUCCESS);
-        engine_.after_op(Op::MemcpyDtoHAsync, nullptr, false, CUDA_SUCCESS);
-      }
-      loop(body, 1);
-    }
-    sync();  // the results are compared
-  };
-  for (int n = 0; n < 50; ++n) ASSERT_NO_FATAL_FAILURE(segment(n));
-  const EngineStats before = engine_.stats();
-  for (int n = 50; n < 70; ++n) ASSERT_NO_FATAL_FAILURE(segment(n));
-  const EngineStats& s = engine_.stats();
-  EXPECT_EQ(s.loops_resumed - before.loops_resumed, 20u);  // each segment: the loop again
-  // Its chunks' shapes are known by now (where the loop is taken up, where cuts fall in its
-  // period): none new. (As a segment, before: 58 built in segments 10 to 29, 1 in these; here
-  // the cuts fall at only 50 places of the segment, the GPU's are not so few.)
-  EXPECT_EQ(s.graphs_built - before.graphs_built, 0u);
-  EXPECT_GE(s.replayed - before.replayed, (s.launches - before.launches) * 95 / 100);
-  EXPECT_EQ(s.mismatches, before.mismatches);
-}
-
 TEST_F(GraphLoopTest, ALoopResumedByAWrongGuessEndsAsAMismatch) {
   // After the sync, other work that begins with the launch the loop had next: the loop is
   // followed, then the work goes elsewhere, and what was recorded goes out first, in order.

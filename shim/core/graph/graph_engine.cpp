@@ -372,11 +372,6 @@ const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_
   return best;
 }
 
-bool GraphEngine::longer_than_unrolled(const Sequence& segment, const Sequence& loop) const {
-  const size_t p = loop.tokens.size();
-  return segment.tokens.size() > p * period_unroll(p, options_.min_period, chunk_.max());
-}
-
 void GraphEngine::follow(const Sequence& s, uint32_t phase) {
   following_id_ = s.id;
   following_periodic_ = s.periodic;
@@ -878,18 +873,11 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       // of it (and a chunk's context is its thread's).
       const ResumePoint resume = resume_.take(thread_id());  // tried once
       const Sequence* segment = candidate(tok, false, 0, 0);
-      const Sequence* loop = segment && resume.loop ? detector_.find(resume.loop) : nullptr;
-      if (loop && (options_.measure || longer_than_unrolled(*segment, *loop)) &&
-          made_of_loop(*segment, loop, resume.phase)) {
-        // A segment that is only the loop again (a training loop's iterations between two
-        // syncs) is no sequence of its own: with measured decisions it would measure from
+      if (segment && resume.loop && options_.measure &&
+          made_of_loop(*segment, detector_.find(resume.loop), resume.phase)) {
+        // With measured decisions, a segment that is only the loop again (a training loop's
+        // iterations between two syncs) is no sequence of its own: it would measure from
         // nothing, eager windows of whole segments, what the loop has decided or is measuring.
-        // Without, where it spans more than the loop's unrolled period: followed as a segment
-        // of thousands of positions, cuts that fall elsewhere each time (PyTorch's allocator
-        // queries an event as it allocates, when the GPU is behind; learned pauses) made new
-        // chunks, each a new graph to build (session 21: two-streams built 271 in the suite's
-        // timed chunks and ran 11 % slower; as the loop, 0 and 27.1 launches per replay). A
-        // segment no longer than that (a training step between syncs) keeps its exact end.
         segment = nullptr;
       }
       if (segment) {

@@ -290,8 +290,6 @@ class GraphEngine {
   const Sequence* candidate(uint64_t token, bool periodic_only, uint32_t periodic_id,
                             uint32_t phase) const;
   void follow(const Sequence& s, uint32_t phase);
-  // Whether `segment` has more positions than `loop` is followed with (its unrolled period).
-  bool longer_than_unrolled(const Sequence& segment, const Sequence& loop) const;
   // At the end of the followed sequence: a segment's occurrence is complete, a loop goes on.
   void end_of_occurrence();
   // At the start of an occurrence: the plan's policy says whether it runs as graphs or eagerly
