@@ -300,11 +300,12 @@ class Decide:
 
     # -------------------------------------------------------- helpers
 
-    def env(self, shim, cache=None, stats_exit=None, mode="graph"):
+    def env(self, mode, cache=None, stats_exit=None):
+        """A cell's environment: without the shim (mode None), or with it in `mode`."""
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("PYGRAPH_") and k != "LD_PRELOAD"}
         env["PYTHONUNBUFFERED"] = "1"
-        if shim:
+        if mode:
             env.update(LD_PRELOAD=self.c.shim, PYGRAPH_MODE=mode,
                        PYGRAPH_MEASURE_WINDOWS=str(MEASURE_WINDOWS), PYGRAPH_CACHE=cache)
             if stats_exit:
@@ -346,8 +347,7 @@ class Decide:
                 wk = harness.Worker(name, self.out, label=f"{tag} {cell}")
                 argv = [sys.executable] + self.worker_args(
                     cspec, base, ["--core", str(self.core), "--go", wk.go, "--done", wk.done])
-                wk.start(argv, self.env(mode is not None, cache, base + ".exit.%p.json",
-                                        mode or "graph"))
+                wk.start(argv, self.env(mode, cache, base + ".exit.%p.json"))
                 groups[cell] = [wk]
                 bases[cell] = (base, cache)
             ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout, chunk_timeout=120)
@@ -477,7 +477,7 @@ class Decide:
             self.clean(base)
             log = base + ".log"
             argv = [sys.executable] + self.worker_args(spec, base, ["--stats-every-chunk"])
-            p = self.start(argv, self.env(True, cache, base + ".exit.%p.json"), log)
+            p = self.start(argv, self.env("graph", cache, base + ".exit.%p.json"), log)
             self.wait(p, log, f"warm start run {k}")
             r = harness.read_json(base + ".json")
             if not r:
@@ -548,7 +548,7 @@ class Decide:
             fresh_cache(cache)
             argv = [sys.executable] + self.worker_args(spec, base)
             log = base + ".log"
-            procs.append((self.start(argv, self.env(True, cache, base + ".exit.%p.json"), log),
+            procs.append((self.start(argv, self.env("graph", cache, base + ".exit.%p.json"), log),
                           log, f"separate run of {spec['workload']}", cache))
         errors = []
         for p, log, what, cache in procs:
@@ -573,7 +573,7 @@ class Decide:
         argv = self.torchrun + ["--standalone", "--nproc-per-node", str(len(specs)), RANKS] + \
             commands
         log = os.path.join(self.out, "shared.joint.log")
-        env = self.env(True, cache, os.path.join(self.out, "shared.joint.exit.%p.json"))
+        env = self.env("graph", cache, os.path.join(self.out, "shared.joint.exit.%p.json"))
         self.wait(self.start(argv, env, log), log, "torchrun of the joint run")
         joint = cache_entries(cache)
         decided = set()

@@ -368,7 +368,8 @@ def main():
     p.add_argument("--arm", action="append", metavar="NAME:VAR=VALUE[,...]",
                    help="another shim cell per variant of --arm-variants, with these PYGRAPH_ "
                         "settings or another build (repeatable): e.g. --arm "
-                        "nodefer:PYGRAPH_MIN_REPEATS=1000, --arm old:LD_PRELOAD=build-old/libpygraph.so")
+                        "nodefer:PYGRAPH_MIN_REPEATS=1000, "
+                        "--arm old:LD_PRELOAD=build-old/libpygraph.so")
     p.add_argument("--arm-variants", default="compile-ro",
                    help="variants that get the --arm cells (comma-separated, or all)")
     p.add_argument("--budget", type=float,
