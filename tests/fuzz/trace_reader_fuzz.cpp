@@ -41,13 +41,14 @@ void require(bool ok, const char* what, const std::string& detail = "") {
 struct Counts {
   size_t functions = 0, function_slots = 0, callsites = 0, callsite_slots = 0, threads = 0,
          launches = 0, ops = 0, followed = 0, chunks = 0, replays = 0, flushes = 0, eager = 0,
-         ends = 0;
+         decisions = 0, ends = 0;
   bool operator==(const Counts&) const = default;
   bool at_most(const Counts& o) const {
     return functions <= o.functions && function_slots <= o.function_slots &&
            callsites <= o.callsites && callsite_slots <= o.callsite_slots && threads <= o.threads &&
            launches <= o.launches && ops <= o.ops && followed <= o.followed && chunks <= o.chunks &&
-           replays <= o.replays && flushes <= o.flushes && eager <= o.eager && ends <= o.ends;
+           replays <= o.replays && flushes <= o.flushes && eager <= o.eager &&
+           decisions <= o.decisions && ends <= o.ends;
   }
 };
 
@@ -65,6 +66,7 @@ Counts counts_of(const Trace& t) {
   c.replays = t.engine.replays.size();
   c.flushes = t.engine.flushes.size();
   c.eager = t.engine.eager.size();
+  c.decisions = t.engine.decisions.size();
   c.ends = t.has_end;
   return c;
 }
@@ -133,6 +135,9 @@ bool matches_prefix(const Walk& w, size_t n, const Counts& c) {
       case RecordType::kEager:
         want.eager++;
         break;
+      case RecordType::kDecision:
+        want.decisions++;
+        break;
       default:
         return false;  // the reader reads no record of an unknown type
     }
@@ -140,8 +145,9 @@ bool matches_prefix(const Walk& w, size_t n, const Counts& c) {
   return c.launches == want.launches && c.ops == want.ops && c.ends == want.ends &&
          c.threads == want.threads && c.followed == want.followed && c.chunks == want.chunks &&
          c.replays == want.replays && c.flushes == want.flushes && c.eager == want.eager &&
-         c.functions <= function_records && (function_records == 0) == (c.functions == 0) &&
-         c.callsites <= callsite_records && (callsite_records == 0) == (c.callsites == 0);
+         c.decisions == want.decisions && c.functions <= function_records &&
+         (function_records == 0) == (c.functions == 0) && c.callsites <= callsite_records &&
+         (callsite_records == 0) == (c.callsites == 0);
 }
 
 // The number after `key` in `text`, or -1.
@@ -196,7 +202,7 @@ void check_contents(const Trace& t) {
   }
   require(sorted_by_seq(t.engine.followed) && sorted_by_seq(t.engine.chunks) &&
               sorted_by_seq(t.engine.replays) && sorted_by_seq(t.engine.flushes) &&
-              sorted_by_seq(t.engine.eager),
+              sorted_by_seq(t.engine.eager) && sorted_by_seq(t.engine.decisions),
           "graph mode's events in seq order");
 
   // Tables: slot id - 1 holds id or nothing; the last slot is used.
@@ -229,6 +235,9 @@ void check_contents(const Trace& t) {
   }
   for (const TraceChunk& c : t.engine.chunks) require(c.start <= c.end, "a chunk");
   for (const TraceFlush& f : t.engine.flushes) require(f.op <= Op::kCount, "a flush's op");
+  for (const TraceDecision& d : t.engine.decisions) {
+    require(d.verdict < DecisionVerdict::kCount && d.source < DecisionSource::kCount, "a decision");
+  }
 
   if (t.header.version < 2) {
     require(t.engine.empty(), "no graph-mode events in format 1");

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "decisions/decision_policy.h"
 #include "driver/driver_api.h"
 #include "driver/launch_call.h"
 #include "graph/engine_stats.h"
@@ -157,6 +158,12 @@ std::string write_run(const std::string& path, bool graph_mode) {
     observer.eager(true, EagerReason::kMismatch);
     observer.flushed(FlushCause::kOp, Op::StreamSynchronize, 3);
     observer.flushed(FlushCause::kStall, Op::kCount, 1);
+    // Decisions: one measuring (no signature yet), one adopted from the cache with its
+    // signature, so that the fuzzer starts from both shapes of record 12.
+    SequencePolicy policy;
+    observer.decided(1, "", policy, 7);
+    policy.adopt(true, "cached");
+    observer.decided(1, "k3:f1.f2.f1", policy, 7);
   }
   // A second thread: its own thread record, its records in a block of their own.
   std::thread([&] {

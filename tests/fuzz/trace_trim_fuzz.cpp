@@ -38,7 +38,8 @@ uint64_t seq_of(const Trace& t, const TraceEvent& e) {
 
 size_t engine_events(const Trace& t) {
   const TraceEngineEvents& e = t.engine;
-  return e.followed.size() + e.chunks.size() + e.replays.size() + e.flushes.size() + e.eager.size();
+  return e.followed.size() + e.chunks.size() + e.replays.size() + e.flushes.size() +
+         e.eager.size() + e.decisions.size();
 }
 
 }  // namespace
