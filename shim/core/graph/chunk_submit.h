@@ -35,9 +35,14 @@ namespace pygraph {
 
 // A chunk's graph as a sequence's plan keeps it.
 struct Chunk {
+  static constexpr uint32_t kOwnGraph = ~0u;
   uint32_t start, end;  // positions in the sequence
   ChunkGraph graph;
   uint64_t shape = 0;  // StreamFork::shape() it was built for: another shape rebuilds it
+  // A window with no graph of its own replays the one of the plan's chunk at this index, which
+  // holds the same work (chunk_windows.h); `seen` is the plan's occurrence it last did so in.
+  uint32_t lender = kOwnGraph;
+  uint64_t seen = 0;
 };
 
 // The current chunk as the engine holds it: its work in program order, and where it goes.

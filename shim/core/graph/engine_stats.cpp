@@ -78,6 +78,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"context_ended", s.graphs_context_ended},
       {"live", s.graphs_live},
       {"replays", s.replays},
+      {"replays_borrowed", s.replays_borrowed},
       {"patched_nodes", s.patched_nodes},
       {"patched_nodes_per_replay", s.replays ? double(s.patched_nodes) / double(s.replays) : 0.0},
       {"launches_per_replay", s.replays ? double(s.replayed) / double(s.replays) : 0.0},

@@ -64,6 +64,7 @@ struct EngineStats {
   uint64_t graphs_context_ended = 0;  // destroyed at a context's destruction or reset
   uint64_t graphs_live = 0;
   uint64_t replays = 0;
+  uint64_t replays_borrowed = 0;  // of them, of another window's graph (chunk_windows.h)
   // Measured decisions (decision_policy.h): verdicts reached, by kind, and measurements begun.
   uint64_t decided_graph = 0, decided_eager = 0, measurements = 0;
   uint64_t measure_windows = 0;  // measurement windows completed (of either arm)

@@ -591,6 +591,7 @@ uint64_t GraphEngine::now_ns() const {
 }
 
 void GraphEngine::start_occurrence() {
+  if (plan_) ++plan_->occurrences;
   choose_arm();
   // Its pauses are weighed on occurrences recorded from their start (pause_places.h).
   if (plan_) plan_->pauses.occurrence(!eager_arm_ && position_ == 0);
@@ -1138,19 +1139,6 @@ void GraphEngine::drop_all_graphs() {
   for (auto& [id, plan] : plans_) stats_.graphs_context_ended += destroy_chunks(plan);
 }
 
-Chunk* GraphEngine::chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh) {
-  for (Chunk& c : plan.chunks) {
-    if (c.start == start && c.end == end) {
-      *fresh = !c.graph.usable();
-      return &c;
-    }
-  }
-  if (stats_.graphs_live >= options_.max_graphs) evict_least_recent();
-  plan.chunks.push_back(Chunk{start, end, {}, 0});
-  *fresh = true;
-  return &plan.chunks.back();
-}
-
 CUresult GraphEngine::submit() {
   if (pending_.empty()) return CUDA_SUCCESS;
   // The next chunk of this occurrence is `chunk_growth` times as large, up to max_chunk
@@ -1188,11 +1176,17 @@ CUresult GraphEngine::submit() {
   }
   const ChunkWork work = chunk_work();
   submitter_.prepare(work);
-  bool fresh = false;
-  Chunk* chunk =
-      chunk_graph(*plan_, static_cast<uint32_t>(start), static_cast<uint32_t>(position_), &fresh);
-  const Replayed done = submitter_.replay(work, *chunk, fresh, following_id_,
-                                          round && !fresh ? &timer_ : nullptr, tag);
+  // Its window's graph, or one of the same work (chunk_windows.h). Another sequence's graphs
+  // make room for a new one; the followed sequence's are never evicted, so `chunk` stays put.
+  const WindowGraph g =
+      window_graph(plan_->chunks, static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
+                   following_tokens_, work.fork.shape(), plan_->occurrences);
+  if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
+    evict_least_recent();
+  }
+  stats_.replays_borrowed += g.borrowed;
+  const Replayed done = submitter_.replay(work, *g.chunk, g.fresh, following_id_,
+                                          round && !g.fresh ? &timer_ : nullptr, tag);
   if (round) took_time(tag, done.timed);
   if (timer_.busy()) poll_timer();
   if (done.error != CUDA_SUCCESS) {

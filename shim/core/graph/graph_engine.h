@@ -42,6 +42,7 @@
 #include "driver/ops.h"
 #include "graph/chunk_policy.h"
 #include "graph/chunk_submit.h"
+#include "graph/chunk_windows.h"
 #include "graph/context_scope.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
@@ -235,6 +236,7 @@ class GraphEngine {
     std::string signature;      // "" until known
     bool config_eager = false;  // a kernel's name is denied (or not allowed): always eager
     uint64_t followed = 0;      // launches and memops of its occurrences, as started
+    uint64_t occurrences = 0;   // started (a loop: each unrolled period)
     // Chunks cut to one launch (a boundary right after it: the program's own graph launch):
     // deferring such a launch only delays it (chunk_policy.h).
     ShortChunks short_chunks;
@@ -323,7 +325,6 @@ class GraphEngine {
   void poll_timer();
   void weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns);
   void clear_chunk();  // it went out
-  Chunk* chunk_graph(Plan& plan, uint32_t start, uint32_t end, bool* fresh);
   void evict_least_recent();
   // A module or library is unloaded: graphs that may launch its kernels go, and their sequences
   // are not followed again (module_unload.h).

@@ -1,0 +1,127 @@
+// Which graph a chunk's window replays (chunk_windows.h), on the driver stand-in: its own, or,
+// after the sequence's first occurrence, one built for a window with the same work; and a
+// window that borrows in two occurrences in a row gets its own.
+#include "graph/chunk_windows.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "standin.h"
+#include "standin_driver_api.h"
+#include "test_kernels.h"
+
+namespace pygraph {
+namespace {
+
+class ChunkWindowsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::fill_standin_driver_api(&api_);
+    const size_t sizes[2] = {4, 8};
+    kernel_ = test::standin_kernel(&table_, "windows_k0", &test::order_k0, 2, sizes);
+    ASSERT_NE(kernel_, nullptr);
+    args_.assign(kernel_->arg_bytes, 0);
+  }
+  void TearDown() override {
+    for (Chunk& c : chunks_) c.graph.destroy(api_);
+  }
+
+  // The graph a window gets, built there when it is fresh (one node: enough to be usable).
+  WindowGraph get(uint32_t start, uint32_t end, uint64_t occurrence, uint64_t shape = 0) {
+    WindowGraph g = window_graph(chunks_, start, end, tokens_, shape, occurrence);
+    if (g.fresh) {
+      RecordedNode n{kernel_, {1, 1, 1}, {32, 1, 1}, 0, args_.data()};
+      EXPECT_EQ(g.chunk->graph.build(api_, &n, 1, nullptr), CUDA_SUCCESS);
+      g.chunk->shape = shape;
+    }
+    return g;
+  }
+  size_t built() const {
+    size_t n = 0;
+    for (const Chunk& c : chunks_) n += c.graph.built();
+    return n;
+  }
+
+  DriverApi api_;
+  FunctionTable table_{&api_};
+  const FunctionInfo* kernel_ = nullptr;
+  std::vector<uint8_t> args_;
+  // A sequence of 4 iterations of the same 5 launches (tokens 1..5), then one of its own.
+  std::vector<uint64_t> tokens_ = {1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 9};
+  std::vector<Chunk> chunks_;
+};
+
+TEST_F(ChunkWindowsTest, AWindowReplaysItsOwnGraph) {
+  const WindowGraph first = get(0, 4, 1);
+  EXPECT_TRUE(first.fresh);
+  EXPECT_FALSE(first.borrowed);
+  const WindowGraph again = get(0, 4, 2);
+  EXPECT_FALSE(again.fresh);
+  EXPECT_FALSE(again.borrowed);
+  EXPECT_EQ(again.chunk, &chunks_[0]);
+  EXPECT_EQ(built(), 1u);
+}
+
+TEST_F(ChunkWindowsTest, InTheFirstOccurrenceEveryWindowHasItsOwn) {
+  // Windows of the same work in one occurrence: a transformer's layers are alike, their
+  // arguments are not; a graph each, as always.
+  get(0, 4, 1);
+  const WindowGraph same_work = get(5, 9, 1);
+  EXPECT_TRUE(same_work.fresh);
+  EXPECT_FALSE(same_work.borrowed);
+  EXPECT_EQ(built(), 2u);
+}
+
+TEST_F(ChunkWindowsTest, ANewWindowLaterBorrowsTheGraphOfTheSameWork) {
+  get(0, 4, 1);
+  get(4, 12, 1);
+  // A cut moved the chunks: [10, 14) holds what [0, 4) holds, two iterations later.
+  const WindowGraph moved = get(10, 14, 3);
+  EXPECT_FALSE(moved.fresh);
+  EXPECT_TRUE(moved.borrowed);
+  EXPECT_EQ(moved.chunk->start, 0u);
+  EXPECT_EQ(built(), 2u);
+  // Other work ([11, 15): tokens 2..5), another length, or the end of the sequence: built.
+  EXPECT_TRUE(get(11, 15, 3).fresh);
+  EXPECT_TRUE(get(10, 13, 3).fresh);
+  EXPECT_TRUE(get(17, 21, 3).fresh);  // 4, 5, 9 is no iteration
+  EXPECT_EQ(built(), 5u);
+}
+
+TEST_F(ChunkWindowsTest, AnotherCrossStreamShapeIsNoLender) {
+  get(0, 4, 1, /*shape=*/7);
+  const WindowGraph g = get(5, 9, 2, /*shape=*/8);
+  EXPECT_TRUE(g.fresh);
+  EXPECT_FALSE(g.borrowed);
+}
+
+TEST_F(ChunkWindowsTest, AWindowThatBorrowsInTwoOccurrencesInARowGetsItsOwn) {
+  get(0, 4, 1);
+  EXPECT_TRUE(get(5, 9, 2).borrowed);
+  // Not in occurrence 3; in 5 again: an accident of timing, it borrows.
+  EXPECT_TRUE(get(5, 9, 5).borrowed);
+  // In 6 too: it recurs, and would patch the graph of [0, 4) back and forth.
+  const WindowGraph own = get(5, 9, 6);
+  EXPECT_TRUE(own.fresh);
+  EXPECT_FALSE(own.borrowed);
+  EXPECT_EQ(own.chunk->start, 5u);
+  EXPECT_EQ(built(), 2u);
+  const WindowGraph after = get(5, 9, 7);
+  EXPECT_FALSE(after.fresh);
+  EXPECT_EQ(after.chunk, own.chunk);
+  EXPECT_EQ(get(0, 4, 7).chunk, &chunks_[0]);
+}
+
+TEST_F(ChunkWindowsTest, AWindowWhoseLenderIsGoneBuildsItsOwn) {
+  get(0, 4, 1);
+  EXPECT_TRUE(get(5, 9, 2).borrowed);
+  chunks_[0].graph.destroy(api_);  // broken or gone
+  const WindowGraph own = get(5, 9, 4);
+  EXPECT_TRUE(own.fresh);
+  EXPECT_EQ(own.chunk->start, 5u);
+}
+
+}  // namespace
+}  // namespace pygraph
