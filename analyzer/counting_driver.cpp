@@ -92,6 +92,17 @@ CUresult event_query(CUevent) {
 CUresult event_destroy(CUevent) {
   return CUDA_SUCCESS;
 }
+CUresult add_event_record(CUgraphNode* n, CUgraph, const CUgraphNode*, size_t, CUevent) {
+  *n = new_handle<CUgraphNode>();
+  return CUDA_SUCCESS;
+}
+CUresult set_event_record(CUgraphExec, CUgraphNode, CUevent) {
+  ++g_counts.node_updates;
+  return CUDA_SUCCESS;
+}
+CUresult stream_wait(CUstream, CUevent, unsigned) {
+  return CUDA_SUCCESS;  // the engine's own fork and join
+}
 
 // The eager entry points, by ABI.
 CUresult launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -101,6 +112,19 @@ CUresult launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, un
 }
 CUresult launch_ex(const CUlaunchConfig*, CUfunction, void**, void**) {
   ++g_counts.eager_launches;
+  return CUDA_SUCCESS;
+}
+// The program's event ops, by ABI (program_calls.h).
+CUresult event_record_op(CUevent, CUstream) {
+  ++g_counts.eager_event_ops;
+  return CUDA_SUCCESS;
+}
+CUresult event_record_flags_op(CUevent, CUstream, unsigned) {
+  ++g_counts.eager_event_ops;
+  return CUDA_SUCCESS;
+}
+CUresult stream_wait_op(CUstream, CUevent, unsigned) {
+  ++g_counts.eager_event_ops;
   return CUDA_SUCCESS;
 }
 // One function per memop ABI (memop_call.h); none reads its arguments.
@@ -136,6 +160,9 @@ CountingDriver::CountingDriver() {
   api_.event_record = &event_record;
   api_.event_query = &event_query;
   api_.event_destroy = &event_destroy;
+  api_.graph_add_event_record_node = &add_event_record;
+  api_.graph_exec_event_record_node_set_event = &set_event_record;
+  api_.stream_wait_event = &stream_wait;
 }
 
 CountingDriver::~CountingDriver() {
@@ -162,6 +189,17 @@ void* CountingDriver::memop_entry(Op op) const {
       return reinterpret_cast<void*>(&memop<void*, CUdeviceptr>);
     default:  // MemcpyDtoDAsync, MemcpyAsync
       return reinterpret_cast<void*>(&memop<CUdeviceptr, CUdeviceptr>);
+  }
+}
+
+void* CountingDriver::event_entry(Op op) const {
+  switch (op) {
+    case Op::EventRecord:
+      return reinterpret_cast<void*>(&event_record_op);
+    case Op::EventRecordWithFlags:
+      return reinterpret_cast<void*>(&event_record_flags_op);
+    default:  // StreamWaitEvent
+      return reinterpret_cast<void*>(&stream_wait_op);
   }
 }
 

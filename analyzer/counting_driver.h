@@ -14,7 +14,7 @@
 namespace pygraph::analyze {
 
 struct DriverCounts {
-  uint64_t eager_launches = 0, eager_memops = 0;
+  uint64_t eager_launches = 0, eager_memops = 0, eager_event_ops = 0;
   uint64_t graphs_instantiated = 0, graph_launches = 0, node_updates = 0;
 };
 
@@ -27,6 +27,8 @@ class CountingDriver {
   void* launch_entry() const;
   void* launch_ex_entry() const;
   void* memop_entry(Op op) const;
+  // An EventCall's (event record, record with flags, stream wait).
+  void* event_entry(Op op) const;
 
   // Address ranges from the trace's allocations: device memory and pinned host memory; any
   // other address is pageable host memory.

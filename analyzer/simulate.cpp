@@ -217,9 +217,20 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
       driver.forget_kinds();
       continue;
     }
+    if (engine->multi_stream() && (o.op == Op::EventRecord || o.op == Op::EventRecordWithFlags ||
+                                   o.op == Op::StreamWaitEvent)) {
+      // Several streams in one graph, as the hooks hand these to graph mode. The trace keeps no
+      // flags: taken as 0, the only value PyTorch and the CUDA runtime pass (an external record
+      // or wait would be issued in place live).
+      engine->event_op(EventCall{o.op, driver.event_entry(o.op), false,
+                                 reinterpret_cast<CUevent>(o.handle), stream, 0});
+      continue;
+    }
     if (o.result == 0 && is_device_alloc(o.op)) driver.device_alloc(o.ptr, o.bytes);
     if (o.result == 0 && is_pinned_alloc(o.op)) driver.pinned_alloc(o.ptr, o.bytes);
-    engine->before_op(o.op, stream, false);
+    // With its handle, as the hooks pass it: a query, sync or destruction of an event that a
+    // chunk records, a program graph's launch.
+    engine->before_op(o.op, stream, false, o.handle);
     engine->after_op(o.op, stream, false, static_cast<CUresult>(o.result));
     if (op_info(o.op).cls == OpClass::kFree) driver.release(o.ptr);
   }
@@ -229,6 +240,7 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
   const DriverCounts& counts = CountingDriver::counts();
   stats["driver_calls"] = {{"eager_launches", counts.eager_launches},
                            {"eager_memops", counts.eager_memops},
+                           {"eager_event_ops", counts.eager_event_ops},
                            {"graph_launches", counts.graph_launches},
                            {"graphs_instantiated", counts.graphs_instantiated},
                            {"node_updates", counts.node_updates}};

@@ -8,7 +8,10 @@
 // as pageable memory, staged; a device copy's source as device memory) and a memset's value (so
 // patches of changed values are not counted). Format 2 holds both, with the memory kinds the
 // process's driver reported. Neither holds per-thread default streams or time (the stall
-// watchdog never fires).
+// watchdog never fires), nor streams' flags (every stream is taken as blocking: the legacy
+// stream's joins are not predicted) or the flags of event records and waits (taken as 0).
+// Event records and waits go to the engine as the hooks hand them to graph mode (several
+// streams in one graph).
 #pragma once
 
 #include <functional>
