@@ -29,11 +29,16 @@ class ChunkWindowsTest : public ::testing::Test {
   }
 
   // The graph a window gets, built there when it is fresh (one node: enough to be usable).
-  WindowGraph get(uint32_t start, uint32_t end, uint64_t occurrence, uint64_t shape = 0) {
-    WindowGraph g = window_graph(chunks_, start, end, tokens_, shape, occurrence);
+  WindowGraph get(uint32_t start, uint32_t end, uint64_t occurrence, uint64_t shape = 0,
+                  CUcontext ctx = nullptr, bool copy = false) {
+    WindowGraph g = window_graph(chunks_, start, end, tokens_, shape, ctx, occurrence);
     if (g.fresh) {
-      RecordedNode n{kernel_, {1, 1, 1}, {32, 1, 1}, 0, args_.data()};
-      EXPECT_EQ(g.chunk->graph.build(api_, &n, 1, nullptr), CUDA_SUCCESS);
+      RecordedNode n[2] = {{kernel_, {1, 1, 1}, {32, 1, 1}, 0, args_.data()}, {}};
+      n[1].kind = NodeKind::kCopy;
+      n[1].dst = reinterpret_cast<uint64_t>(dst_);
+      n[1].src = reinterpret_cast<uint64_t>(src_);
+      n[1].count = sizeof src_;
+      EXPECT_EQ(g.chunk->graph.build(api_, n, copy ? 2 : 1, ctx), CUDA_SUCCESS);
       g.chunk->shape = shape;
     }
     return g;
@@ -48,6 +53,7 @@ class ChunkWindowsTest : public ::testing::Test {
   FunctionTable table_{&api_};
   const FunctionInfo* kernel_ = nullptr;
   std::vector<uint8_t> args_;
+  float src_[4] = {1, 2, 3, 4}, dst_[4] = {};
   // A sequence of 4 iterations of the same 5 launches (tokens 1..5), then one of its own.
   std::vector<uint64_t> tokens_ = {1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 9};
   std::vector<Chunk> chunks_;
@@ -112,6 +118,38 @@ TEST_F(ChunkWindowsTest, AWindowThatBorrowsInTwoOccurrencesInARowGetsItsOwn) {
   EXPECT_FALSE(after.fresh);
   EXPECT_EQ(after.chunk, own.chunk);
   EXPECT_EQ(get(0, 4, 7).chunk, &chunks_[0]);
+}
+
+TEST_F(ChunkWindowsTest, AWindowThatBorrowsOftenGetsItsOwn) {
+  // Cuts whose schedule repeats every second occurrence: never two in a row, but for good.
+  get(0, 4, 1);
+  for (uint32_t i = 0; i < kBorrowLimit; ++i) {
+    EXPECT_TRUE(get(5, 9, 2 + 2 * i).borrowed) << i;
+  }
+  const WindowGraph own = get(5, 9, 2 + 2 * kBorrowLimit);
+  EXPECT_TRUE(own.fresh);
+  EXPECT_FALSE(own.borrowed);
+  EXPECT_EQ(own.chunk->start, 5u);
+}
+
+TEST_F(ChunkWindowsTest, AGraphOfAnotherContextIsNoLender) {
+  // Tokens do not name the context: the same layers may run on two devices.
+  auto* a = reinterpret_cast<CUcontext>(0x100);
+  auto* b = reinterpret_cast<CUcontext>(0x200);
+  get(0, 4, 1, 0, a);
+  const WindowGraph other = get(5, 9, 2, 0, b);
+  EXPECT_TRUE(other.fresh);
+  EXPECT_FALSE(other.borrowed);
+  EXPECT_TRUE(get(10, 14, 2, 0, a).borrowed);
+  EXPECT_TRUE(get(15, 19, 2, 0, b).borrowed);  // of [5, 9), built in b
+}
+
+TEST_F(ChunkWindowsTest, AGraphWithACopyIsNoLender) {
+  // A copy's token does not say what memory its destination is.
+  get(0, 4, 1, 0, nullptr, /*copy=*/true);
+  const WindowGraph g = get(5, 9, 2);
+  EXPECT_TRUE(g.fresh);
+  EXPECT_FALSE(g.borrowed);
 }
 
 TEST_F(ChunkWindowsTest, AWindowWhoseLenderIsGoneBuildsItsOwn) {

@@ -151,5 +151,47 @@ TEST_F(GraphContextTest, CreatingAContextMakesItCurrentAndSubmitsWhatWasRecorded
   EXPECT_EQ(s.mismatches, 0u);
 }
 
+TEST_F(GraphContextTest, AWindowOfOneContextNeverReplaysAGraphOfAnother) {
+  // The same launches in two contexts in one segment (the same layers on two devices): tokens
+  // do not name the context. From step 6, a query cuts context b's block, so b's chunks begin
+  // at new places whose work is what a's block holds (chunk_windows.h). Before the context was
+  // compared, b's window [8, 12) replayed the graph of a's [2, 6), built in a (review of
+  // 3977474).
+  GraphEngine e{&api_};
+  float y_engine[kN], y_eager[kN];
+  for (int i = 0; i < kN; ++i) y_engine[i] = y_eager[i] = float(i) * 0.25f;
+  CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine);
+  CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager);
+  for (int n = 1; n <= 12; ++n) {
+    for (int block = 0; block < 2; ++block) {
+      CUcontext to = block ? b_ : a_;
+      context_op(e, Op::CtxSetCurrent, [&] { return set_current_(to); });
+      for (int i = 0; i < 6; ++i) {
+        if (i == 2 && block == 1 && n >= 6) {
+          ASSERT_EQ(e.before_op(Op::StreamQuery, nullptr, false), CUDA_SUCCESS);
+          e.after_op(Op::StreamQuery, nullptr, false, CUDA_SUCCESS);
+        }
+        float a = 0.5f + float(block);
+        void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
+        const FunctionInfo* f = i % 2 ? add_ : scale_;
+        void* pe[] = {scalar, &ye};
+        void* pr[] = {scalar, &yr};
+        const EngineLaunch l = test::engine_launch(
+            Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1, 32 + i, nullptr, pe);
+        ASSERT_EQ(e.launch(l), CUDA_SUCCESS);
+        ASSERT_EQ(launch_(l.function, 1, 1, 1, 32 + i, 1, 1, 0, nullptr, pr, nullptr),
+                  CUDA_SUCCESS);
+      }
+    }
+    context_op(e, Op::CtxSetCurrent, [&] { return set_current_(a_); });
+    ASSERT_EQ(e.before_op(Op::StreamSynchronize, nullptr, false), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine, y_eager, sizeof y_engine), 0) << "step " << n;
+    e.after_op(Op::StreamSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  const EngineStats& s = e.stats();
+  EXPECT_GT(s.replays, 20u);
+  EXPECT_EQ(s.replays_borrowed, 0u);  // no window of b holds work a window of b held before
+}
+
 }  // namespace
 }  // namespace pygraph

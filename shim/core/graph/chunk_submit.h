@@ -40,8 +40,10 @@ struct Chunk {
   ChunkGraph graph;
   uint64_t shape = 0;  // StreamFork::shape() it was built for: another shape rebuilds it
   // A window with no graph of its own replays the one of the plan's chunk at this index, which
-  // holds the same work (chunk_windows.h); `seen` is the plan's occurrence it last did so in.
+  // holds the same work (chunk_windows.h): `borrows` times so far, the last in the plan's
+  // occurrence `seen`.
   uint32_t lender = kOwnGraph;
+  uint32_t borrows = 0;
   uint64_t seen = 0;
 };
 

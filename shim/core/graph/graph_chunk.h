@@ -89,6 +89,13 @@ class ChunkGraph {
   bool built() const { return exec_ != nullptr; }  // instantiated, broken or not
   CUcontext context() const { return ctx_; }       // the one it was built in
   bool records_events() const { return records_events_; }
+  // Whether one of its nodes is of kind `k` (a scan: not for the launch path).
+  bool has_node_of(NodeKind k) const {
+    for (const Node& n : nodes_) {
+      if (n.kind == k) return true;
+    }
+    return false;
+  }
   // The program destroys `from`: each event record node holding it holds `to` (an engine event of
   // this graph's context) instead. The driver refuses to give a node whose event was destroyed
   // another one (CUDA_ERROR_INVALID_VALUE, H100, driver 580), so without this the next replay,

@@ -1180,7 +1180,7 @@ CUresult GraphEngine::submit() {
   // make room for a new one; the followed sequence's are never evicted, so `chunk` stays put.
   const WindowGraph g =
       window_graph(plan_->chunks, static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
-                   following_tokens_, work.fork.shape(), plan_->occurrences);
+                   following_tokens_, work.fork.shape(), work.context, plan_->occurrences);
   if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
     evict_least_recent();
   }
