@@ -1,34 +1,17 @@
 #include "graph/graph_engine.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 
-#include "decisions/signature.h"
 #include "driver/launch_attributes.h"
 #include "driver/packed_args.h"
-#include "graph/context_scope.h"
 #include "graph/flush_rules.h"
 #include "graph/period.h"
 #include "graph/thread_id.h"
 #include "graph/token.h"
 
 namespace pygraph {
-namespace {
-
-// Ops after which an address may be another kind of memory (memory_kinds.h): allocations,
-// mappings and registrations, frees, and a context's end, which takes its pinned and registered
-// memory along.
-bool changes_memory(Op op) {
-  const OpClass cls = op_info(op).cls;
-  return cls == OpClass::kAlloc || cls == OpClass::kFree ||
-         flush_rule(op) == FlushRule::kContextEnd;
-}
-
-}  // namespace
 
 GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
     : api_(api),
@@ -166,84 +149,6 @@ uint64_t GraphEngine::token(const MemopCall& m, MemKind src) const {
                      static_cast<uint32_t>(src), normalized_stream(m.stream, m.per_thread));
 }
 
-uint64_t GraphEngine::token(const ProgramGraphCall& g) const {
-  // Its instantiation's id: the same executable graph, the same copy in the child node.
-  return memop_token(static_cast<uint16_t>(Op::GraphLaunch), g.id, 0,
-                     normalized_stream(g.stream, g.per_thread));
-}
-
-bool GraphEngine::chunk_holds_graph(uint64_t exec) const {
-  for (const Pending& p : pending_) {
-    if (p.kind == NodeKind::kChildGraph && reinterpret_cast<uint64_t>(p.graph.exec) == exec) {
-      return true;
-    }
-  }
-  return false;
-}
-
-void GraphEngine::refuse_program_graph(ProgramGraphs::Entry& e, const char* why) {
-  if (!e.copy) return;  // refused before
-  program_graphs_.refuse(e, why);
-  stats_.program_graph_refused = why;
-}
-
-void GraphEngine::program_graph_instantiated(CUgraphExec exec, CUgraph graph,
-                                             unsigned long long flags) {
-  program_graphs_.instantiated(exec, graph, flags, current_context());
-  ++stats_.program_graphs_instantiated;
-}
-
-bool GraphEngine::program_graph_launch(const ProgramGraphCall& g, CUresult* result) {
-  ++stats_.program_graphs;
-  ProgramGraphs::Entry* e = program_graphs_.find(g.exec);
-  if (!e) return false;  // instantiated where pygraph did not see it
-  const uint64_t stream = normalized_stream(g.stream, g.per_thread);
-  if (!e->home) {
-    e->home = stream;
-    e->home_raw = g.stream;
-  } else if (e->home != stream && e->copy) {
-    // A second stream: each launch of an executable graph runs after its previous ones, which
-    // copies inside chunk graphs on the first stream keep only through that stream's order.
-    // Those go first, and this launch waits for them; the graph is never taken again. Its copy
-    // is destroyed only then: a chunk that still holds a launch of it is built from it (a
-    // review found it destroyed first, session 20: a child node of a destroyed graph).
-    if (e->taken) {
-      CUresult r = flush_all(FlushCause::kStreamChange);
-      ContextScope scope(*api_, e->context, current_context());
-      CUevent ev = own_events_.fork(e->context);
-      CUresult w = ev ? api_->event_record(ev, e->home_raw) : CUDA_ERROR_NOT_SUPPORTED;
-      if (w == CUDA_SUCCESS) w = api_->stream_wait_event(g.stream, ev, 0);
-      if (w != CUDA_SUCCESS && api_->stream_synchronize) w = api_->stream_synchronize(e->home_raw);
-      defer_error(r != CUDA_SUCCESS ? r : w);
-    }
-    refuse_program_graph(*e, "launched on a second stream");
-    return false;
-  }
-  if (!e->copy) {
-    stats_.program_graph_refused = e->why_not;
-    return false;
-  }
-  if (e->launches + 1 < options_.program_graph_launches) {
-    ++e->launches;  // not launched often enough yet to pay for copies of it (program_graphs.h)
-    return false;
-  }
-  if (!capturing_.empty() || is_per_thread_stream(stream) || current_context() != e->context) {
-    return false;  // as a launch there would be (unrecordable)
-  }
-  ProgramGraphCall taken = g;
-  taken.copy = e->copy;
-  taken.id = e->id;
-  taken.node_priority = e->node_priority;
-  taken.weight = e->weight;
-  Work w;
-  w.graph = &taken;
-  ++tick_;
-  const size_t recorded = stats_.program_graphs_recorded;
-  *result = take(w, token(taken));
-  e->taken |= stats_.program_graphs_recorded != recorded;
-  return true;
-}
-
 uint64_t GraphEngine::token(const EventCall& e) const {
   // A wait's token says how far back (in work seen) its event was recorded, so that one token
   // sequence has one cross-stream shape; the chunk's shape is checked at replay anyway.
@@ -333,11 +238,6 @@ bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool sam
   return fork_.holds_stream(stream) || may_join(stream, same_thread);
 }
 
-bool GraphEngine::plain_program_graph(uint64_t exec) {
-  const ProgramGraphs::Entry* e = program_graphs_.find(reinterpret_cast<CUgraphExec>(exec));
-  return e && e->plain;
-}
-
 bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
                                   uint32_t phase) {
   const Sequence* best = candidate(tok, periodic_only, periodic_id, phase);
@@ -407,175 +307,6 @@ void GraphEngine::end_of_occurrence() {
   stop_following();  // a segment's occurrence is complete
 }
 
-void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
-  ++stats_.sequences_followed;
-  if (observer_) observer_->followed(s.id, s.periodic, s.tokens.size());
-  plan->policy = SequencePolicy(options_.policy);
-  plan->length = static_cast<uint32_t>(s.tokens.size());
-  plan->periodic = s.periodic;
-  plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns, options_.pause_gpu_ns,
-                     options_.pause_idle_ratio, &stats_.pauses);
-  plan->names.resize(s.tokens.size());
-  plan->names_left = s.tokens.size();
-}
-
-void GraphEngine::name_nodes(Plan& plan) {
-  // By each node's position: a loop's run over its unrolled period from its canonical
-  // rotation's start.
-  for (const Pending& p : pending_) {
-    NodeName& n = plan.names[p.position % plan.names.size()];
-    if (n.known) continue;
-    n.known = true;
-    if (p.kind == NodeKind::kKernel) {
-      const EngineLaunch& l = p.launch;
-      n.kernel = l.info->name;
-      std::memcpy(n.block, l.block, sizeof n.block);
-      n.op = static_cast<uint16_t>(l.op);
-      n.attrs = node_attrs(l, attrs_.data() + p.attrs_offset);
-      n.stream = normalized_stream(l.stream, l.per_thread);
-    } else if (is_event_op(p.kind)) {
-      n.memop = true;
-      n.op = static_cast<uint16_t>(p.event.op);
-      n.stream = normalized_stream(p.event.stream, p.event.per_thread);
-    } else if (p.kind == NodeKind::kChildGraph) {
-      n.memop = true;  // named by its op and stream: its id is no name across runs
-      n.op = static_cast<uint16_t>(Op::GraphLaunch);
-      n.stream = normalized_stream(p.graph.stream, p.graph.per_thread);
-    } else {
-      n.memop = true;
-      n.op = static_cast<uint16_t>(p.memop.op);
-      n.element_size = memset_element_size(p.memop.op);
-      n.src_kind = p.kind == NodeKind::kCopy ? static_cast<uint32_t>(p.src) : 0;
-      n.stream = normalized_stream(p.memop.stream, p.memop.per_thread);
-    }
-    if (--plan.names_left == 0) {
-      name_plan(plan);
-      return;
-    }
-  }
-}
-
-bool GraphEngine::kernel_allowed(const std::string& name) const {
-  for (const std::string& p : options_.deny_kernels) {
-    if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return false;  // deny wins
-  }
-  for (const std::string& p : options_.allow_kernels) {
-    if (fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
-  }
-  return false;
-}
-
-void GraphEngine::name_plan(Plan& plan) {
-  SignatureBuilder b;
-  std::vector<uint64_t> streams;  // in order of first use within the sequence
-  bool allowed = true;
-  for (const NodeName& n : plan.names) {
-    const auto at = std::find(streams.begin(), streams.end(), n.stream);
-    const uint32_t ordinal = static_cast<uint32_t>(at - streams.begin());
-    if (at == streams.end()) streams.push_back(n.stream);
-    if (n.memop) {
-      b.add_memop(n.op, n.element_size, n.src_kind, ordinal);
-    } else {
-      b.add_launch(n.kernel, n.block, n.op, n.attrs, ordinal);
-      allowed = allowed && kernel_allowed(n.kernel);
-    }
-  }
-  plan.signature = b.finish(plan.periodic);
-  plan.names = {};
-  if (!allowed) {
-    // Final: the config is not measured against. Its occurrences run eagerly from the next on.
-    plan.config_eager = true;
-    plan.policy.adopt(false, "config");
-    ++stats_.decided_config;
-    if (observer_) observer_->decided(following_id_, plan.signature, plan.policy, plan.length);
-    return;
-  }
-  if (!options_.measure) return;
-  const Decision* d = options_.store ? options_.store->find(plan.signature) : nullptr;
-  if (d) {
-    // Warm start: an earlier run measured it on this GPU, driver and shim.
-    plan.policy.adopt(d->verdict == "graph", "cached");
-    ++stats_.decided_cached;
-    if (observer_) observer_->decided(following_id_, plan.signature, plan.policy, plan.length);
-  } else {
-    ++stats_.measurements;  // its first measurement: the windows under way go on
-  }
-}
-
-void GraphEngine::record_decision(const Plan& plan) {
-  if (!options_.store || plan.signature.empty()) return;
-  const SequencePolicy& p = plan.policy;
-  Decision d;
-  d.verdict = p.phase() == SequencePolicy::Phase::kGraph ? "graph" : "eager";
-  d.why = p.why();
-  d.eager_us = p.eager_ns() / 1e3;
-  d.graph_us = p.graph_ns() / 1e3;
-  d.windows = 2 * p.pairs();
-  d.launches = plan.length;
-  options_.store->record(plan.signature, d);
-}
-
-std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
-  std::vector<SequenceStat> out;
-  for (const auto& [id, plan] : plans_) {
-    const SequencePolicy& p = plan.policy;
-    SequenceStat s;
-    s.signature = plan.signature;
-    s.launches = plan.followed;
-    if (plan.disabled) {
-      s.verdict = "eager";
-      s.source = "disabled";
-      s.why = "eager (graph failure or module unload)";
-    } else if (!options_.measure && !plan.config_eager) {
-      s.verdict = "graph";
-      s.source = "unmeasured";
-      s.why = "graph (measuring off)";
-    } else {
-      s.verdict = p.phase() == SequencePolicy::Phase::kGraph   ? "graph"
-                  : p.phase() == SequencePolicy::Phase::kEager ? "eager"
-                                                               : "measuring";
-      s.source = p.source();
-      s.why = p.why();
-      if (!p.decided()) s.why = turn_why(plan, s.why);
-      s.gain_percent = p.gain_percent();
-      s.eager_us = p.eager_ns() / 1e3;
-      s.graph_us = p.graph_ns() / 1e3;
-    }
-    out.push_back(std::move(s));
-  }
-  std::sort(out.begin(), out.end(), [](const SequenceStat& a, const SequenceStat& b) {
-    return a.launches != b.launches ? a.launches > b.launches : a.signature < b.signature;
-  });
-  if (out.size() > max) out.resize(max);
-  return out;
-}
-
-std::string GraphEngine::turn_why(const Plan& plan, const std::string& policy_why) const {
-  // The policy counts windows only while its sequence holds the measuring turn: one that waits
-  // would read "window 1 of 6" for good (session 19: eight sequences of the suite's
-  // reduce-overhead MLP did).
-  char line[200];
-  if (turn_.set_aside(plan.turn_blocked_until)) {
-    std::snprintf(line, sizeof line,
-                  "measuring set aside for the next %llu sequence starts: its windows were cut "
-                  "short (a mismatch or a flush) every time; graphs, unmeasured, meanwhile",
-                  static_cast<unsigned long long>(plan.turn_blocked_until - turn_.starts()));
-    return line;
-  }
-  const uint64_t unmet = turn_.starts() - plan.turn_last_start;
-  if (unmet > MeasureTurn<Plan>::kIdleStarts) {
-    // Met before (in a warm-up, a set-up) and not since: it measures when it comes back.
-    std::snprintf(line, sizeof line, "%s; not met in the last %llu sequence starts",
-                  policy_why.c_str(), static_cast<unsigned long long>(unmet));
-    return line;
-  }
-  if (turn_.holder() && turn_.holder() != &plan) {
-    return "waiting to measure: another sequence measures now (one at a time); graphs, "
-           "unmeasured, meanwhile";
-  }
-  return policy_why;
-}
-
 namespace {
 
 uint64_t monotonic_ns() {
@@ -595,59 +326,6 @@ void GraphEngine::start_occurrence() {
   choose_arm();
   // Its pauses are weighed on occurrences recorded from their start (pause_places.h).
   if (plan_) plan_->pauses.occurrence(!eager_arm_ && position_ == 0);
-}
-
-void GraphEngine::choose_arm() {
-  eager_arm_ = false;
-  if (!plan_) return;
-  plan_->followed += following_tokens_.size() - position_;
-  if (plan_->short_chunks.undeferred()) {
-    // Its chunks are cut to one launch: this occurrence goes out as it comes (chunk_policy.h).
-    eager_arm_ = true;
-    eager_arm_reason_ = EagerReason::kShortChunk;
-    if (options_.measure) plan_->policy.interrupt();  // no sample spans these
-    return;
-  }
-  if (plan_->config_eager) {
-    eager_arm_ = true;  // never measured: the config said so
-    eager_arm_reason_ = EagerReason::kDecidedEager;
-    return;
-  }
-  if (!options_.measure) return;
-  SequencePolicy& policy = plan_->policy;
-  // One sequence measures at a time; its iteration spans whatever ran between two of its starts
-  // (measure_turn.h).
-  if (Plan* gone = turn_.start(plan_)) gone->policy.interrupt();
-  plan_->turn_last_start = turn_.starts();
-  if (turn_.waits(plan_, policy.decided(), plan_->turn_blocked_until)) {
-    policy.interrupt();
-    eager_arm_ = false;
-    return;
-  }
-  const auto before = policy.phase();
-  const uint32_t windows = policy.windows();
-  eager_arm_ = policy.next(now_ns()) == Arm::kEager;
-  eager_arm_reason_ = policy.decided() ? EagerReason::kDecidedEager : EagerReason::kMeasuring;
-  // A loop taken up in the middle of its period (found again, or resumed after a sync): this
-  // partial iteration is no sample; the first whole one begins at the wrap.
-  if (position_ != 0) policy.interrupt();
-  stats_.measure_windows += policy.windows() - windows;
-  const auto after = policy.phase();
-  if (const uint64_t blocked = turn_.ran(plan_, after == SequencePolicy::Phase::kMeasuring,
-                                         policy.windows() != windows)) {
-    // Its samples are always cut short: graphs, unmeasured, this occurrence already; what it
-    // measured so far is no half of a later measurement.
-    plan_->turn_blocked_until = blocked;
-    policy.restart();
-    eager_arm_ = false;
-  }
-  if (after != before) {
-    if (after == SequencePolicy::Phase::kMeasuring) ++stats_.measurements;
-    if (after == SequencePolicy::Phase::kGraph) ++stats_.decided_graph;
-    if (after == SequencePolicy::Phase::kEager) ++stats_.decided_eager;
-    if (after != SequencePolicy::Phase::kMeasuring) record_decision(*plan_);
-    if (observer_) observer_->decided(following_id_, plan_->signature, policy, plan_->length);
-  }
 }
 
 void GraphEngine::interrupt_occurrence() {
@@ -1229,152 +907,8 @@ void GraphEngine::weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t id
   }
 }
 
-CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
-  CUresult r = CUDA_SUCCESS;
-  // Forgotten before as well as after (after_op): a free's memory may be another owner's
-  // pageable memory as soon as it returns, and an answer may be asked in between.
-  if (changes_memory(op)) kinds_.changed();
-  switch (flush_rule(op)) {
-    case FlushRule::kNone:
-      break;
-    case FlushRule::kStream: {
-      const uint64_t s = normalized_stream(stream, per_thread);
-      if (chunk_sees(s) || (handle && fork_.holds_event(handle))) r = flush(FlushCause::kOp, op);
-      host_waits_ |= op == Op::LaunchHostFunc || op == Op::StreamAddCallback ||
-                     op == Op::WaitExternalSemaphoresAsync ||
-                     (op == Op::GraphLaunch && !plain_program_graph(handle));
-      if (op == Op::StreamDestroy) {
-        std::erase_if(stream_flags_, [s](const auto& f) { return f.first == s; });
-      }
-      break;
-    }
-    case FlushRule::kEvent:
-      if (handle && fork_.holds_event(handle)) {
-        if (op == Op::EventDestroy) {
-          // Its records and the waits on them in the chunk name an engine event of their own
-          // instead: a destroyed handle cannot be recorded or waited for when the chunk goes out
-          // eagerly (a wait on it would order nothing), and a new event given the same handle
-          // must not be recorded by the graph later.
-          CUevent spare = nullptr;
-          {
-            ContextScope scope(*api_, chunk_context_, current_context());
-            spare = spare_event();
-          }
-          if (spare) {
-            for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
-              if (is_event_op(p->kind) && reinterpret_cast<uint64_t>(p->event.event) == handle) {
-                p->event.event = spare;
-              }
-            }
-            fork_.forget_event(handle);
-          } else {
-            r = flush(FlushCause::kOp, op);
-          }
-        } else {
-          r = flush(FlushCause::kOp, op);  // a query or sync of an event the chunk records
-        }
-      }
-      if (op == Op::EventDestroy && handle && submitter_.built_event_graphs()) {
-        park_destroyed(handle);
-      }
-      if (op == Op::EventDestroy) event_tick_.erase(handle);
-      break;
-    case FlushRule::kAll:
-      r = flush(FlushCause::kOp, op);
-      host_waits_ |= op == Op::StreamWaitValue32 || op == Op::StreamWaitValue64 ||
-                     op == Op::StreamBatchMemOp || op == Op::WaitExternalSemaphoresAsync;
-      break;
-    case FlushRule::kProgramGraph:
-      if (is_instantiate(op)) break;  // learnt after it (program_graph_instantiated)
-      if (ProgramGraphs::Entry* e = program_graphs_.find(reinterpret_cast<CUgraphExec>(handle))) {
-        // A deferred launch of it runs what the graph holds now, and a destroyed graph cannot
-        // be launched: what the chunk holds of it goes first.
-        if (chunk_holds_graph(handle)) r = flush(FlushCause::kOp, op);
-        if (op == Op::GraphExecDestroy) {
-          program_graphs_.forget(reinterpret_cast<CUgraphExec>(handle));
-        } else {
-          refuse_program_graph(*e, "changed by the program");
-        }
-      }
-      break;
-    case FlushRule::kContextEnd:
-      r = flush(FlushCause::kOp, op);
-      stop_following();
-      program_graphs_.forget_all();
-      drop_all_graphs();
-      staging_.context_ends(handle);
-      own_events_.forget();  // the ending context's go with it (another context's leak: a few)
-      timer_.forget([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
-        weighed(t, gpu_ns, idle_ns);  // lost: kLost
-      });
-      last_timed_ = GpuTimer::Tag{};
-      break;
-    case FlushRule::kContext:
-      break;  // after_op, once the op made its context current
-    case FlushRule::kCapture:
-      r = end_segment(op);
-      break;
-    case FlushRule::kUnload:
-      // Deferred work may launch the module's kernels: it goes first. Then only the graphs that
-      // may hold them go (a later module may reuse their handles); everything else goes on.
-      r = flush(FlushCause::kOp, op);
-      stop_following();
-      forget_graphs(describe_unload(*api_, op, handle));
-      break;
-  }
-  if (deferred_error_ != CUDA_SUCCESS) {  // an earlier submission's error comes first
-    r = deferred_error_;
-    deferred_error_ = CUDA_SUCCESS;
-  }
-  return r;
-}
-
-void GraphEngine::park_destroyed(uint64_t handle) {
-  // Graphs that record events hold the program's last events in their record nodes; the driver
-  // refuses to repoint a node whose event was destroyed, so each one moves to the engine's
-  // fork event of its context first (never launched so: a replay patches it to the event of
-  // its time). PyTorch creates and destroys events every step (wait_stream).
-  const CUevent from = reinterpret_cast<CUevent>(handle);
-  const CUcontext current = current_context();  // each scope below restores it
-  for (auto& entry : plans_) {
-    for (Chunk& c : entry.second.chunks) {
-      if (!c.graph.records_events() || !c.graph.usable()) continue;
-      ContextScope scope(*api_, c.graph.context(), current);
-      CUevent own = own_events_.fork(c.graph.context());
-      if (own && c.graph.repoint_event(*api_, from, own) == CUDA_SUCCESS) continue;
-      // It could not be patched later: built again at its next use.
-      --stats_.graphs_live;
-      c.graph.destroy(*api_);
-    }
-  }
-}
-
 void GraphEngine::defer_error(CUresult r) {
   if (r != CUDA_SUCCESS && deferred_error_ == CUDA_SUCCESS) deferred_error_ = r;
-}
-
-void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult result) {
-  const uint64_t s = normalized_stream(stream, per_thread);
-  if ((op == Op::StreamBeginCapture || op == Op::StreamBeginCaptureToGraph) &&
-      result == CUDA_SUCCESS) {
-    capturing_.push_back(s);
-  } else if (op == Op::StreamEndCapture) {
-    auto it = std::find(capturing_.begin(), capturing_.end(), s);
-    if (it != capturing_.end()) capturing_.erase(it);
-  }
-  // A switch to another context than the chunk's submits it (flush_rules.h); no call can return
-  // the submission's error now.
-  // Only the chunk's own thread: another thread's switch (one thread per device, each setting
-  // its context every iteration) changes nothing for it, and a launch of that thread into the
-  // chunk checks its context in take().
-  if (flush_rule(op) == FlushRule::kContext && !pending_.empty() && thread_id() == chunk_thread_ &&
-      current_context() != chunk_context_) {
-    defer_error(flush(FlushCause::kOp, op));
-  }
-  // A boundary on a stream the recorded work does not share still ends the sequence, and with it
-  // the chunk: its submission's error goes to the next op.
-  if (op_is_boundary(op)) defer_error(end_segment(op));
-  if (changes_memory(op)) kinds_.changed();
 }
 
 CUresult GraphEngine::end_segment(Op op) {

@@ -1,0 +1,168 @@
+// GraphEngine and the program's driver calls other than launches, memops and event records
+// and waits: before each, what its flush rule (flush_rules.h) asks of the recorded work; after
+// it, what its result changes (contexts, memory kinds, destroyed events). Called per op, never
+// per launch: apart from graph_engine.cpp, which holds the launch path.
+#include "graph/context_scope.h"
+#include "graph/flush_rules.h"
+#include "graph/graph_engine.h"
+#include "graph/thread_id.h"
+
+namespace pygraph {
+namespace {
+
+// Ops after which an address may be another kind of memory (memory_kinds.h): allocations,
+// mappings and registrations, frees, and a context's end, which takes its pinned and registered
+// memory along.
+bool changes_memory(Op op) {
+  const OpClass cls = op_info(op).cls;
+  return cls == OpClass::kAlloc || cls == OpClass::kFree ||
+         flush_rule(op) == FlushRule::kContextEnd;
+}
+
+}  // namespace
+
+CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_t handle) {
+  CUresult r = CUDA_SUCCESS;
+  // Forgotten before as well as after (after_op): a free's memory may be another owner's
+  // pageable memory as soon as it returns, and an answer may be asked in between.
+  if (changes_memory(op)) kinds_.changed();
+  switch (flush_rule(op)) {
+    case FlushRule::kNone:
+      break;
+    case FlushRule::kStream: {
+      const uint64_t s = normalized_stream(stream, per_thread);
+      if (chunk_sees(s) || (handle && fork_.holds_event(handle))) r = flush(FlushCause::kOp, op);
+      host_waits_ |= op == Op::LaunchHostFunc || op == Op::StreamAddCallback ||
+                     op == Op::WaitExternalSemaphoresAsync ||
+                     (op == Op::GraphLaunch && !plain_program_graph(handle));
+      if (op == Op::StreamDestroy) {
+        std::erase_if(stream_flags_, [s](const auto& f) { return f.first == s; });
+      }
+      break;
+    }
+    case FlushRule::kEvent:
+      if (handle && fork_.holds_event(handle)) {
+        if (op == Op::EventDestroy) {
+          // Its records and the waits on them in the chunk name an engine event of their own
+          // instead: a destroyed handle cannot be recorded or waited for when the chunk goes out
+          // eagerly (a wait on it would order nothing), and a new event given the same handle
+          // must not be recorded by the graph later.
+          CUevent spare = nullptr;
+          {
+            ContextScope scope(*api_, chunk_context_, current_context());
+            spare = spare_event();
+          }
+          if (spare) {
+            for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
+              if (is_event_op(p->kind) && reinterpret_cast<uint64_t>(p->event.event) == handle) {
+                p->event.event = spare;
+              }
+            }
+            fork_.forget_event(handle);
+          } else {
+            r = flush(FlushCause::kOp, op);
+          }
+        } else {
+          r = flush(FlushCause::kOp, op);  // a query or sync of an event the chunk records
+        }
+      }
+      if (op == Op::EventDestroy && handle && submitter_.built_event_graphs()) {
+        park_destroyed(handle);
+      }
+      if (op == Op::EventDestroy) event_tick_.erase(handle);
+      break;
+    case FlushRule::kAll:
+      r = flush(FlushCause::kOp, op);
+      host_waits_ |= op == Op::StreamWaitValue32 || op == Op::StreamWaitValue64 ||
+                     op == Op::StreamBatchMemOp || op == Op::WaitExternalSemaphoresAsync;
+      break;
+    case FlushRule::kProgramGraph:
+      if (is_instantiate(op)) break;  // learnt after it (program_graph_instantiated)
+      if (ProgramGraphs::Entry* e = program_graphs_.find(reinterpret_cast<CUgraphExec>(handle))) {
+        // A deferred launch of it runs what the graph holds now, and a destroyed graph cannot
+        // be launched: what the chunk holds of it goes first.
+        if (chunk_holds_graph(handle)) r = flush(FlushCause::kOp, op);
+        if (op == Op::GraphExecDestroy) {
+          program_graphs_.forget(reinterpret_cast<CUgraphExec>(handle));
+        } else {
+          refuse_program_graph(*e, "changed by the program");
+        }
+      }
+      break;
+    case FlushRule::kContextEnd:
+      r = flush(FlushCause::kOp, op);
+      stop_following();
+      program_graphs_.forget_all();
+      drop_all_graphs();
+      staging_.context_ends(handle);
+      own_events_.forget();  // the ending context's go with it (another context's leak: a few)
+      timer_.forget([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
+        weighed(t, gpu_ns, idle_ns);  // lost: kLost
+      });
+      last_timed_ = GpuTimer::Tag{};
+      break;
+    case FlushRule::kContext:
+      break;  // after_op, once the op made its context current
+    case FlushRule::kCapture:
+      r = end_segment(op);
+      break;
+    case FlushRule::kUnload:
+      // Deferred work may launch the module's kernels: it goes first. Then only the graphs that
+      // may hold them go (a later module may reuse their handles); everything else goes on.
+      r = flush(FlushCause::kOp, op);
+      stop_following();
+      forget_graphs(describe_unload(*api_, op, handle));
+      break;
+  }
+  if (deferred_error_ != CUDA_SUCCESS) {  // an earlier submission's error comes first
+    r = deferred_error_;
+    deferred_error_ = CUDA_SUCCESS;
+  }
+  return r;
+}
+
+void GraphEngine::park_destroyed(uint64_t handle) {
+  // Graphs that record events hold the program's last events in their record nodes; the driver
+  // refuses to repoint a node whose event was destroyed, so each one moves to the engine's
+  // fork event of its context first (never launched so: a replay patches it to the event of
+  // its time). PyTorch creates and destroys events every step (wait_stream).
+  const CUevent from = reinterpret_cast<CUevent>(handle);
+  const CUcontext current = current_context();  // each scope below restores it
+  for (auto& entry : plans_) {
+    for (Chunk& c : entry.second.chunks) {
+      if (!c.graph.records_events() || !c.graph.usable()) continue;
+      ContextScope scope(*api_, c.graph.context(), current);
+      CUevent own = own_events_.fork(c.graph.context());
+      if (own && c.graph.repoint_event(*api_, from, own) == CUDA_SUCCESS) continue;
+      // It could not be patched later: built again at its next use.
+      --stats_.graphs_live;
+      c.graph.destroy(*api_);
+    }
+  }
+}
+
+void GraphEngine::after_op(Op op, CUstream stream, bool per_thread, CUresult result) {
+  const uint64_t s = normalized_stream(stream, per_thread);
+  if ((op == Op::StreamBeginCapture || op == Op::StreamBeginCaptureToGraph) &&
+      result == CUDA_SUCCESS) {
+    capturing_.push_back(s);
+  } else if (op == Op::StreamEndCapture) {
+    auto it = std::find(capturing_.begin(), capturing_.end(), s);
+    if (it != capturing_.end()) capturing_.erase(it);
+  }
+  // A switch to another context than the chunk's submits it (flush_rules.h); no call can return
+  // the submission's error now.
+  // Only the chunk's own thread: another thread's switch (one thread per device, each setting
+  // its context every iteration) changes nothing for it, and a launch of that thread into the
+  // chunk checks its context in take().
+  if (flush_rule(op) == FlushRule::kContext && !pending_.empty() && thread_id() == chunk_thread_ &&
+      current_context() != chunk_context_) {
+    defer_error(flush(FlushCause::kOp, op));
+  }
+  // A boundary on a stream the recorded work does not share still ends the sequence, and with it
+  // the chunk: its submission's error goes to the next op.
+  if (op_is_boundary(op)) defer_error(end_segment(op));
+  if (changes_memory(op)) kinds_.changed();
+}
+
+}  // namespace pygraph
