@@ -57,6 +57,20 @@ class GraphContextTest : public ::testing::Test {
     e.after_op(op, nullptr, false, CUDA_SUCCESS);
   }
 
+  // Launch `i` of a step (scale and add by turns, a block per position: a token per position,
+  // so no loop is found inside a step) with scalar `a` or step `n`, through the engine and
+  // directly.
+  void both(GraphEngine& e, int i, float a, int n, CUdeviceptr ye, CUdeviceptr yr) {
+    void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
+    const FunctionInfo* f = i % 2 ? add_ : scale_;
+    void* pe[] = {scalar, &ye};
+    void* pr[] = {scalar, &yr};
+    const EngineLaunch l = test::engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
+                                               f, 1, 32 + i, nullptr, pe);
+    ASSERT_EQ(e.launch(l), CUDA_SUCCESS);
+    ASSERT_EQ(launch_(l.function, 1, 1, 1, 32 + i, 1, 1, 0, nullptr, pr, nullptr), CUDA_SUCCESS);
+  }
+
   // 12 steps of 12 launches ending in a host read, with `what` in the middle of each; returns
   // the engine's stats.
   EngineStats run(Switch what) {
@@ -84,17 +98,7 @@ class GraphContextTest : public ::testing::Test {
         } else if (i == 8 && what == Switch::kCreateAndPop) {
           context_op(e, Op::CtxPopCurrent, [&] { return pop_(&popped); });
         }
-        float a = 0.5f;
-        void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
-        const FunctionInfo* f = i % 2 ? add_ : scale_;
-        void* pe[] = {scalar, &ye};
-        void* pr[] = {scalar, &yr};
-        // A block per position: a token per position, so no loop is found inside a step.
-        const EngineLaunch l = test::engine_launch(
-            Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1, 32 + i, nullptr, pe);
-        EXPECT_EQ(e.launch(l), CUDA_SUCCESS);
-        EXPECT_EQ(launch_(l.function, 1, 1, 1, 32 + i, 1, 1, 0, nullptr, pr, nullptr),
-                  CUDA_SUCCESS);
+        both(e, i, 0.5f, n, ye, yr);
       }
       EXPECT_EQ(e.before_op(Op::StreamSynchronize, nullptr, false), CUDA_SUCCESS);
       EXPECT_EQ(std::memcmp(y_engine, y_eager, sizeof y_engine), 0) << "step " << n;
@@ -171,16 +175,7 @@ TEST_F(GraphContextTest, AWindowOfOneContextNeverReplaysAGraphOfAnother) {
           ASSERT_EQ(e.before_op(Op::StreamQuery, nullptr, false), CUDA_SUCCESS);
           e.after_op(Op::StreamQuery, nullptr, false, CUDA_SUCCESS);
         }
-        float a = 0.5f + float(block);
-        void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
-        const FunctionInfo* f = i % 2 ? add_ : scale_;
-        void* pe[] = {scalar, &ye};
-        void* pr[] = {scalar, &yr};
-        const EngineLaunch l = test::engine_launch(
-            Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1, 32 + i, nullptr, pe);
-        ASSERT_EQ(e.launch(l), CUDA_SUCCESS);
-        ASSERT_EQ(launch_(l.function, 1, 1, 1, 32 + i, 1, 1, 0, nullptr, pr, nullptr),
-                  CUDA_SUCCESS);
+        ASSERT_NO_FATAL_FAILURE(both(e, i, 0.5f + float(block), n, ye, yr));
       }
     }
     context_op(e, Op::CtxSetCurrent, [&] { return set_current_(a_); });
