@@ -1,6 +1,7 @@
-// Which graph a chunk's window replays (chunk_windows.h), on the driver stand-in: its own, or,
-// after the sequence's first occurrence, one built for a window with the same work; and a
-// window that borrows in two occurrences in a row gets its own.
+// Which graph a chunk's window replays (ChunkWindows, chunk_windows.h), on the driver stand-in:
+// its own, or, after the sequence's first occurrence, one built for a window with the same work
+// in the same context and with no copy; a window that borrows in two occurrences in a row or
+// kBorrowLimit times gets its own; windows that only borrow are kept up to a bound.
 #include "graph/chunk_windows.h"
 
 #include <gtest/gtest.h>
@@ -25,13 +26,13 @@ class ChunkWindowsTest : public ::testing::Test {
     args_.assign(kernel_->arg_bytes, 0);
   }
   void TearDown() override {
-    for (Chunk& c : chunks_) c.graph.destroy(api_);
+    for (Chunk& c : windows_.all()) c.graph.destroy(api_);
   }
 
   // The graph a window gets, built there when it is fresh (one node: enough to be usable).
   WindowGraph get(uint32_t start, uint32_t end, uint64_t occurrence, uint64_t shape = 0,
                   CUcontext ctx = nullptr, bool copy = false) {
-    WindowGraph g = window_graph(chunks_, start, end, tokens_, shape, ctx, occurrence);
+    WindowGraph g = windows_.find(start, end, tokens_, shape, ctx, occurrence);
     if (g.fresh) {
       RecordedNode n[2] = {{kernel_, {1, 1, 1}, {32, 1, 1}, 0, args_.data()}, {}};
       n[1].kind = NodeKind::kCopy;
@@ -45,7 +46,7 @@ class ChunkWindowsTest : public ::testing::Test {
   }
   size_t built() const {
     size_t n = 0;
-    for (const Chunk& c : chunks_) n += c.graph.built();
+    for (const Chunk& c : windows_.all()) n += c.graph.built();
     return n;
   }
 
@@ -56,7 +57,7 @@ class ChunkWindowsTest : public ::testing::Test {
   float src_[4] = {1, 2, 3, 4}, dst_[4] = {};
   // A sequence of 4 iterations of the same 5 launches (tokens 1..5), then one of its own.
   std::vector<uint64_t> tokens_ = {1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 9};
-  std::vector<Chunk> chunks_;
+  ChunkWindows windows_;
 };
 
 TEST_F(ChunkWindowsTest, AWindowReplaysItsOwnGraph) {
@@ -66,7 +67,7 @@ TEST_F(ChunkWindowsTest, AWindowReplaysItsOwnGraph) {
   const WindowGraph again = get(0, 4, 2);
   EXPECT_FALSE(again.fresh);
   EXPECT_FALSE(again.borrowed);
-  EXPECT_EQ(again.chunk, &chunks_[0]);
+  EXPECT_EQ(again.chunk, &windows_.all()[0]);
   EXPECT_EQ(built(), 1u);
 }
 
@@ -117,7 +118,7 @@ TEST_F(ChunkWindowsTest, AWindowThatBorrowsInTwoOccurrencesInARowGetsItsOwn) {
   const WindowGraph after = get(5, 9, 7);
   EXPECT_FALSE(after.fresh);
   EXPECT_EQ(after.chunk, own.chunk);
-  EXPECT_EQ(get(0, 4, 7).chunk, &chunks_[0]);
+  EXPECT_EQ(get(0, 4, 7).chunk, &windows_.all()[0]);
 }
 
 TEST_F(ChunkWindowsTest, AWindowThatBorrowsOftenGetsItsOwn) {
@@ -152,10 +153,32 @@ TEST_F(ChunkWindowsTest, AGraphWithACopyIsNoLender) {
   EXPECT_FALSE(g.borrowed);
 }
 
+TEST_F(ChunkWindowsTest, WindowsThatOnlyBorrowAreKeptUpToABound) {
+  // Cuts that vary for hours: every window new, each the same work as a few with graphs.
+  tokens_.assign(3 * ChunkWindows::kMaxBorrowers, 1);
+  get(0, 4, 1);
+  get(0, 8, 1);
+  size_t borrowed = 0;
+  for (uint32_t s = 1; s <= ChunkWindows::kMaxBorrowers + 10; ++s) {
+    const WindowGraph g = get(s, s + (s % 2 ? 4 : 8), 2);
+    borrowed += g.borrowed;
+    ASSERT_TRUE(g.borrowed) << s;
+    EXPECT_EQ(g.chunk->start, 0u);
+    EXPECT_EQ(g.chunk->end - g.chunk->start, s % 2 ? 4u : 8u);  // the lender of its length
+    EXPECT_LE(windows_.borrowers(), ChunkWindows::kMaxBorrowers);
+  }
+  EXPECT_EQ(borrowed, ChunkWindows::kMaxBorrowers + 10);
+  EXPECT_EQ(built(), 2u);
+  // The graphs of their own stay, where they were looked up.
+  EXPECT_FALSE(get(0, 8, 3).fresh);
+  EXPECT_FALSE(get(0, 4, 3).fresh);
+  EXPECT_EQ(windows_.all().size(), 2 + windows_.borrowers());
+}
+
 TEST_F(ChunkWindowsTest, AWindowWhoseLenderIsGoneBuildsItsOwn) {
   get(0, 4, 1);
   EXPECT_TRUE(get(5, 9, 2).borrowed);
-  chunks_[0].graph.destroy(api_);  // broken or gone
+  windows_.all()[0].graph.destroy(api_);  // broken or gone
   const WindowGraph own = get(5, 9, 4);
   EXPECT_TRUE(own.fresh);
   EXPECT_EQ(own.chunk->start, 5u);

@@ -21,39 +21,59 @@ bool lends(const Chunk& c, uint32_t start, uint32_t end, const std::vector<uint6
 
 }  // namespace
 
-WindowGraph window_graph(std::vector<Chunk>& chunks, uint32_t start, uint32_t end,
-                         const std::vector<uint64_t>& tokens, uint64_t shape, CUcontext ctx,
-                         uint64_t occurrence) {
-  auto known = std::find_if(chunks.begin(), chunks.end(),
-                            [&](const Chunk& c) { return c.start == start && c.end == end; });
-  if (known != chunks.end()) {
-    Chunk& c = *known;
+WindowGraph ChunkWindows::find(uint32_t start, uint32_t end, const std::vector<uint64_t>& tokens,
+                               uint64_t shape, CUcontext ctx, uint64_t occurrence) {
+  if (auto known = index_.find(key(start, end)); known != index_.end()) {
+    Chunk& c = chunks_[known->second];
     if (c.lender == Chunk::kOwnGraph) return {&c, !c.graph.usable(), false};
     // It borrowed before. Again in the next occurrence, or often: it recurs, its own graph
     // is built.
     const bool recurs = c.seen + 1 == occurrence || c.borrows >= kBorrowLimit;
-    Chunk& lender = chunks[c.lender];
+    Chunk& lender = chunks_[c.lender];
     if (!recurs && lends(lender, start, end, tokens, shape, ctx)) {
       c.seen = occurrence;
       ++c.borrows;
       return {&lender, false, true};
     }
     c.lender = Chunk::kOwnGraph;
+    --borrowers_;
     return {&c, true, false};
   }
   if (occurrence > 1 && end <= tokens.size()) {
-    for (size_t i = 0; i < chunks.size(); ++i) {
-      if (!lends(chunks[i], start, end, tokens, shape, ctx)) continue;
-      Chunk borrower{start, end, {}, 0};
-      borrower.lender = static_cast<uint32_t>(i);
-      borrower.borrows = 1;
-      borrower.seen = occurrence;
-      chunks.push_back(std::move(borrower));
-      return {&chunks[i], false, true};
+    if (borrowers_ >= kMaxBorrowers) forget_borrowers();
+    for (size_t i = 0; i < chunks_.size(); ++i) {
+      if (!lends(chunks_[i], start, end, tokens, shape, ctx)) continue;
+      Chunk* borrower = add(start, end);
+      borrower->lender = static_cast<uint32_t>(i);
+      borrower->borrows = 1;
+      borrower->seen = occurrence;
+      ++borrowers_;
+      return {&chunks_[i], false, true};
     }
   }
-  chunks.push_back(Chunk{start, end, {}, 0});
-  return {&chunks.back(), true, false};
+  return {add(start, end), true, false};
+}
+
+Chunk* ChunkWindows::add(uint32_t start, uint32_t end) {
+  index_.emplace(key(start, end), static_cast<uint32_t>(chunks_.size()));
+  chunks_.push_back(Chunk{start, end, {}, 0});
+  return &chunks_.back();
+}
+
+void ChunkWindows::forget_borrowers() {
+  // Borrowers hold no graph and no window names them; own windows move up, which only the
+  // borrowers' lender indices would have to follow.
+  std::erase_if(chunks_, [](const Chunk& c) { return c.lender != Chunk::kOwnGraph; });
+  index_.clear();
+  for (size_t i = 0; i < chunks_.size(); ++i)
+    index_.emplace(key(chunks_[i].start, chunks_[i].end), i);
+  borrowers_ = 0;
+}
+
+void ChunkWindows::clear() {
+  chunks_.clear();
+  index_.clear();
+  borrowers_ = 0;
 }
 
 }  // namespace pygraph

@@ -26,7 +26,9 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/chunk_submit.h"
@@ -45,12 +47,37 @@ struct WindowGraph {
   bool borrowed = false;   // another window's graph
 };
 
-// The graph for the window [start, end) of a plan's `chunks`. `tokens` are the followed
-// sequence's (positions index them), `shape` the chunk's StreamFork::shape(), `ctx` the context
-// it goes out in, `occurrence` the plan's count of occurrences started, this one included. A new
-// window is added to `chunks` (pointers into it may move).
-WindowGraph window_graph(std::vector<Chunk>& chunks, uint32_t start, uint32_t end,
-                         const std::vector<uint64_t>& tokens, uint64_t shape, CUcontext ctx,
-                         uint64_t occurrence);
+// A plan's chunks, one per window seen: those with a graph of their own and those that borrow.
+class ChunkWindows {
+ public:
+  // Windows kept that only borrow, at most: past it, they are forgotten (seen again, they
+  // borrow again). Where cuts vary for hours the windows seen grow without end, and each
+  // submission looks its window up here.
+  static constexpr size_t kMaxBorrowers = 1024;
+
+  // The graph for the window [start, end). `tokens` are the followed sequence's (positions
+  // index them), `shape` the chunk's StreamFork::shape(), `ctx` the context it goes out in,
+  // `occurrence` the plan's count of occurrences started, this one included. A new window is
+  // added (pointers to chunks may move).
+  WindowGraph find(uint32_t start, uint32_t end, const std::vector<uint64_t>& tokens,
+                   uint64_t shape, CUcontext ctx, uint64_t occurrence);
+
+  // Every window, for the graphs' owners: eviction, unloads, destroyed events.
+  std::vector<Chunk>& all() { return chunks_; }
+  const std::vector<Chunk>& all() const { return chunks_; }
+  bool empty() const { return chunks_.empty(); }
+  size_t borrowers() const { return borrowers_; }
+  // Every window goes (their graphs destroyed first by the caller).
+  void clear();
+
+ private:
+  static uint64_t key(uint32_t start, uint32_t end) { return uint64_t(start) << 32 | end; }
+  Chunk* add(uint32_t start, uint32_t end);
+  void forget_borrowers();
+
+  std::vector<Chunk> chunks_;
+  std::unordered_map<uint64_t, uint32_t> index_;  // a window's key: its chunk's index
+  size_t borrowers_ = 0;
+};
 
 }  // namespace pygraph

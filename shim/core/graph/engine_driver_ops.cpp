@@ -129,7 +129,7 @@ void GraphEngine::park_destroyed(uint64_t handle) {
   const CUevent from = reinterpret_cast<CUevent>(handle);
   const CUcontext current = current_context();  // each scope below restores it
   for (auto& entry : plans_) {
-    for (Chunk& c : entry.second.chunks) {
+    for (Chunk& c : entry.second.chunks.all()) {
       if (!c.graph.records_events() || !c.graph.usable()) continue;
       ContextScope scope(*api_, c.graph.context(), current);
       CUevent own = own_events_.fork(c.graph.context());

@@ -39,7 +39,7 @@ void GraphEngine::destroy_graphs() {
 
 uint64_t GraphEngine::destroy_chunks(Plan& plan) {
   uint64_t built = 0;
-  for (Chunk& c : plan.chunks) {
+  for (Chunk& c : plan.chunks.all()) {
     built += c.graph.built();  // a broken one too: it was counted when built
     c.graph.destroy(*api_);
   }
@@ -804,7 +804,8 @@ void GraphEngine::forget_graphs(const ModuleUnload& unload) {
   auto launches_its_kernel = [&](const FunctionInfo& f) { return may_belong(f, unload); };
   for (auto& [id, plan] : plans_) {
     bool holds = false;
-    for (const Chunk& c : plan.chunks) holds = holds || c.graph.launches_any(launches_its_kernel);
+    for (const Chunk& c : plan.chunks.all())
+      holds = holds || c.graph.launches_any(launches_its_kernel);
     if (!holds) continue;
     stats_.graphs_unloaded += destroy_chunks(plan);
     // The sequence's tokens name the kernel by its id, which no launch has again (the handle is
@@ -857,8 +858,8 @@ CUresult GraphEngine::submit() {
   // Its window's graph, or one of the same work (chunk_windows.h). Another sequence's graphs
   // make room for a new one; the followed sequence's are never evicted, so `chunk` stays put.
   const WindowGraph g =
-      window_graph(plan_->chunks, static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
-                   following_tokens_, work.fork.shape(), work.context, plan_->occurrences);
+      plan_->chunks.find(static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
+                         following_tokens_, work.fork.shape(), work.context, plan_->occurrences);
   if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
     evict_least_recent();
   }

@@ -219,8 +219,8 @@ class GraphEngine {
     uint64_t stream = 0;  // normalized
     std::string kernel;
   };
-  struct Plan {  // per sequence id
-    std::vector<Chunk> chunks;
+  struct Plan {           // per sequence id
+    ChunkWindows chunks;  // a graph per window, or another window's (chunk_windows.h)
     bool disabled = false;
     uint64_t last_used = 0;
     SequencePolicy policy;
