@@ -455,6 +455,43 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
   EXPECT_EQ(small.stats().graphs_evicted, 2u);
 }
 
+TEST_F(GraphEngineTest, ASequenceWhoseCutsVaryStaysWithinTheGraphBound) {
+  // One sequence between syncs, cut by a flush at another launch each time: its windows add up
+  // without end. Before, the sequence being followed never lost a graph, whatever max_graphs
+  // said (only other sequences' were evicted).
+  EngineOptions o;
+  o.max_graphs = 6;
+  GraphEngine small{&api_, o};
+  float a = 0.5f;
+  CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+  CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+  for (int n = 0; n < 40; ++n) {
+    for (int i = 0; i < 40; ++i) {
+      if (i == (n * 7) % 37 + 1) {
+        ASSERT_EQ(small.before_op(Op::MemcpyDtoHAsync, nullptr, false), CUDA_SUCCESS);
+        small.after_op(Op::MemcpyDtoHAsync, nullptr, false, CUDA_SUCCESS);
+      }
+      const FunctionInfo* f = i % 3 ? scale_ : addk_;  // no period inside: windows differ
+      int step = i;
+      void* pe[] = {f == scale_ ? static_cast<void*>(&a) : &step, &ye};
+      void* pr[] = {f == scale_ ? static_cast<void*>(&a) : &step, &yr};
+      const EngineLaunch l = engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1,
+                                           32 + i % 5, nullptr, pe);
+      ASSERT_EQ(small.launch(l), CUDA_SUCCESS);
+      ASSERT_EQ(launch_(l.function, 1, 1, 1, 32 + i % 5, 1, 1, 0, nullptr, pr, nullptr),
+                CUDA_SUCCESS);
+      ASSERT_LE(small.stats().graphs_live, o.max_graphs);
+    }
+    ASSERT_EQ(small.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    ASSERT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0) << "step " << n;
+    small.after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  const EngineStats& s = small.stats();
+  EXPECT_GT(s.graphs_built, 2u * o.max_graphs);
+  EXPECT_EQ(s.graphs_built - s.graphs_evicted, s.graphs_live);
+  EXPECT_GT(s.replayed, s.launches / 2);
+}
+
 TEST_F(GraphEngineTest, EachFlushRuleSubmitsExactlyWhatTheOpCanObserve) {
   // Work deferred on stream D; each op on D, on another stream S or on the legacy stream L must
   // submit it (then the host sees the eager arm's values) or leave it deferred, as

@@ -45,6 +45,7 @@ struct Chunk {
   uint32_t lender = kOwnGraph;
   uint32_t borrows = 0;
   uint64_t seen = 0;
+  uint64_t last_used = 0;  // the engine's clock at its graph's last replay
 };
 
 // The current chunk as the engine holds it: its work in program order, and where it goes.

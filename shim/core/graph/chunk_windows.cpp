@@ -70,6 +70,17 @@ void ChunkWindows::forget_borrowers() {
   borrowers_ = 0;
 }
 
+bool ChunkWindows::evict_least_recent(const DriverApi& api, const Chunk* keep) {
+  Chunk* victim = nullptr;
+  for (Chunk& c : chunks_) {
+    if (&c == keep || !c.graph.built()) continue;
+    if (!victim || c.last_used < victim->last_used) victim = &c;
+  }
+  if (!victim) return false;
+  victim->graph.destroy(api);
+  return true;
+}
+
 void ChunkWindows::clear() {
   chunks_.clear();
   index_.clear();

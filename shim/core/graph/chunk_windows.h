@@ -69,6 +69,9 @@ class ChunkWindows {
   size_t borrowers() const { return borrowers_; }
   // Every window goes (their graphs destroyed first by the caller).
   void clear();
+  // The graph replayed least recently (Chunk::last_used) is destroyed, `keep`'s never: true if
+  // one was. Its window stays; seen again, it is built again.
+  bool evict_least_recent(const DriverApi& api, const Chunk* keep);
 
  private:
   static uint64_t key(uint32_t start, uint32_t end) { return uint64_t(start) << 32 | end; }

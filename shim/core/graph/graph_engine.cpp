@@ -856,12 +856,18 @@ CUresult GraphEngine::submit() {
   const ChunkWork work = chunk_work();
   submitter_.prepare(work);
   // Its window's graph, or one of the same work (chunk_windows.h). Another sequence's graphs
-  // make room for a new one; the followed sequence's are never evicted, so `chunk` stays put.
+  // make room for a new one, else the followed sequence's least recently replayed (where its
+  // cuts vary, windows it has seen add up without end); no window moves, so `chunk` stays put.
   const WindowGraph g =
       plan_->chunks.find(static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
                          following_tokens_, work.fork.shape(), work.context, plan_->occurrences);
   if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
     evict_least_recent();
+    if (stats_.graphs_live >= options_.max_graphs &&
+        plan_->chunks.evict_least_recent(*api_, g.chunk)) {
+      --stats_.graphs_live;
+      ++stats_.graphs_evicted;
+    }
   }
   stats_.replays_borrowed += g.borrowed;
   const Replayed done = submitter_.replay(work, *g.chunk, g.fresh, following_id_,
@@ -890,6 +896,7 @@ CUresult GraphEngine::submit() {
     }
   }
   plan_->last_used = ++clock_;
+  g.chunk->last_used = clock_;
   clear_chunk();
   end_of_occurrence();
   return done.join_error;

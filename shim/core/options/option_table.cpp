@@ -53,7 +53,8 @@ const OptionSpec kTable[] = {
      false},
     {"max_graphs", &Config::max_graphs, "1024", 1, 1000000,
      "Graph mode: instantiated graphs kept; beyond it the least recently replayed sequence's "
-     "graphs are destroyed.",
+     "graphs are destroyed (the sequence being replayed loses its least recently replayed "
+     "graph where it holds them all).",
      false},
     {"max_sequences", &Config::max_sequences, "1024", 1, 1000000,
      "Graph mode: repeating sequences the detector keeps track of (the least recently seen are "
