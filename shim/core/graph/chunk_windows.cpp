@@ -70,10 +70,10 @@ void ChunkWindows::forget_borrowers() {
   borrowers_ = 0;
 }
 
-bool ChunkWindows::evict_least_recent(const DriverApi& api, const Chunk* keep) {
+bool ChunkWindows::evict_least_recent(const DriverApi& api, const Chunk* keep, uint64_t before) {
   Chunk* victim = nullptr;
   for (Chunk& c : chunks_) {
-    if (&c == keep || !c.graph.built()) continue;
+    if (&c == keep || !c.graph.built() || c.replayed_in >= before) continue;
     if (!victim || c.last_used < victim->last_used) victim = &c;
   }
   if (!victim) return false;

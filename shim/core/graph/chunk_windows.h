@@ -69,9 +69,11 @@ class ChunkWindows {
   size_t borrowers() const { return borrowers_; }
   // Every window goes (their graphs destroyed first by the caller).
   void clear();
-  // The graph replayed least recently (Chunk::last_used) is destroyed, `keep`'s never: true if
-  // one was. Its window stays; seen again, it is built again.
-  bool evict_least_recent(const DriverApi& api, const Chunk* keep);
+  // The graph replayed least recently (Chunk::last_used) among those last replayed before
+  // occurrence `before` is destroyed, `keep`'s never: true if one was. Its window stays; seen
+  // again, it is built again. The windows of the last occurrences are the sequence's schedule:
+  // destroying one would only build it again at its next turn.
+  bool evict_least_recent(const DriverApi& api, const Chunk* keep, uint64_t before);
 
  private:
   static uint64_t key(uint32_t start, uint32_t end) { return uint64_t(start) << 32 | end; }

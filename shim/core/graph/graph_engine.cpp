@@ -856,15 +856,17 @@ CUresult GraphEngine::submit() {
   const ChunkWork work = chunk_work();
   submitter_.prepare(work);
   // Its window's graph, or one of the same work (chunk_windows.h). Another sequence's graphs
-  // make room for a new one, else the followed sequence's least recently replayed (where its
-  // cuts vary, windows it has seen add up without end); no window moves, so `chunk` stays put.
+  // make room for a new one, else the followed sequence's least recently replayed, if not in
+  // this occurrence or the one before (where its cuts vary, windows it has seen add up without
+  // end; a schedule it replays every time stays, beyond the bound as before); no window moves,
+  // so `chunk` stays put.
   const WindowGraph g =
       plan_->chunks.find(static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
                          following_tokens_, work.fork.shape(), work.context, plan_->occurrences);
   if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
     evict_least_recent();
     if (stats_.graphs_live >= options_.max_graphs &&
-        plan_->chunks.evict_least_recent(*api_, g.chunk)) {
+        plan_->chunks.evict_least_recent(*api_, g.chunk, plan_->occurrences - 1)) {
       --stats_.graphs_live;
       ++stats_.graphs_evicted;
     }
@@ -897,6 +899,7 @@ CUresult GraphEngine::submit() {
   }
   plan_->last_used = ++clock_;
   g.chunk->last_used = clock_;
+  g.chunk->replayed_in = plan_->occurrences;
   clear_chunk();
   end_of_occurrence();
   return done.join_error;

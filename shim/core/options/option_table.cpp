@@ -53,8 +53,8 @@ const OptionSpec kTable[] = {
      false},
     {"max_graphs", &Config::max_graphs, "1024", 1, 1000000,
      "Graph mode: instantiated graphs kept; beyond it the least recently replayed sequence's "
-     "graphs are destroyed (the sequence being replayed loses its least recently replayed "
-     "graph where it holds them all).",
+     "graphs are destroyed (where the sequence being replayed holds them all, its least "
+     "recently replayed graph, unless replayed in its last two occurrences).",
      false},
     {"max_sequences", &Config::max_sequences, "1024", 1, 1000000,
      "Graph mode: repeating sequences the detector keeps track of (the least recently seen are "
