@@ -115,6 +115,23 @@ class GraphDecisionTest : public ::testing::Test {
   float y_engine_[kN], y_eager_[kN];
 };
 
+TEST_F(GraphDecisionTest, AMeasurementsEagerArmsEvictNoneOfItsGraphs) {
+  // Over the graph bound, measured: the sequence's schedule (4 graphs, the bound 2) is built
+  // once, kept through the eager arms (windows of 8), and never built again. Only a new window
+  // makes room, and then not with graphs replayed in the sequence's last two occurrences
+  // recorded as graphs (an eager arm's occurrences do not count).
+  EngineOptions o;
+  o.max_graphs = 2;
+  make_engine(2000, o);
+  for (int n = 1; n <= 4; ++n) step(n, 800'000, 1'000'000);
+  const uint64_t built = engine_->stats().graphs_built;
+  EXPECT_GT(built, uint64_t(o.max_graphs));  // a step of 20 launches: 2, 4, 8 and 6
+  for (int n = 5; n <= 51; ++n) step(n, 800'000, 1'000'000);
+  EXPECT_EQ(engine_->stats().decided_graph, 1u);
+  EXPECT_EQ(engine_->stats().graphs_built, built);
+  EXPECT_EQ(engine_->stats().graphs_evicted, 0u);
+}
+
 TEST_F(GraphDecisionTest, GraphsThatPayAreKeptAfterMeasuring) {
   make_engine();
   int graphed = 0, eager = 0;

@@ -70,7 +70,8 @@ class ChunkWindows {
   // Every window goes (their graphs destroyed first by the caller).
   void clear();
   // The graph replayed least recently (Chunk::last_used) among those last replayed before
-  // occurrence `before` is destroyed, `keep`'s never: true if one was. Its window stays; seen
+  // occurrence `before` (counting those recorded as graphs: Chunk::replayed_in) is destroyed,
+  // `keep`'s never: true if one was. Its window stays; seen
   // again, it is built again. The windows of the last occurrences are the sequence's schedule:
   // destroying one would only build it again at its next turn.
   bool evict_least_recent(const DriverApi& api, const Chunk* keep, uint64_t before);

@@ -324,6 +324,7 @@ uint64_t GraphEngine::now_ns() const {
 void GraphEngine::start_occurrence() {
   if (plan_) ++plan_->occurrences;
   choose_arm();
+  if (plan_ && !eager_arm_) ++plan_->graph_arms;
   // Its pauses are weighed on occurrences recorded from their start (pause_places.h).
   if (plan_) plan_->pauses.occurrence(!eager_arm_ && position_ == 0);
 }
@@ -857,16 +858,17 @@ CUresult GraphEngine::submit() {
   submitter_.prepare(work);
   // Its window's graph, or one of the same work (chunk_windows.h). Another sequence's graphs
   // make room for a new one, else the followed sequence's least recently replayed, if not in
-  // this occurrence or the one before (where its cuts vary, windows it has seen add up without
-  // end; a schedule it replays every time stays, beyond the bound as before); no window moves,
-  // so `chunk` stays put.
+  // this occurrence recorded as graphs or the one before (where its cuts vary, windows it has
+  // seen add up without end; a schedule it replays every time stays, beyond the bound as
+  // before, and so do its graphs through a measurement's eager arms); no window moves, so
+  // `chunk` stays put.
   const WindowGraph g =
       plan_->chunks.find(static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
                          following_tokens_, work.fork.shape(), work.context, plan_->occurrences);
   if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
     evict_least_recent();
     if (stats_.graphs_live >= options_.max_graphs &&
-        plan_->chunks.evict_least_recent(*api_, g.chunk, plan_->occurrences - 1)) {
+        plan_->chunks.evict_least_recent(*api_, g.chunk, plan_->graph_arms - 1)) {
       --stats_.graphs_live;
       ++stats_.graphs_evicted;
     }
@@ -899,7 +901,7 @@ CUresult GraphEngine::submit() {
   }
   plan_->last_used = ++clock_;
   g.chunk->last_used = clock_;
-  g.chunk->replayed_in = plan_->occurrences;
+  g.chunk->replayed_in = plan_->graph_arms;
   clear_chunk();
   end_of_occurrence();
   return done.join_error;
