@@ -145,6 +145,45 @@ TEST_F(ChunkWindowsTest, AGraphOfAnotherContextIsNoLender) {
   EXPECT_TRUE(get(15, 19, 2, 0, b).borrowed);  // of [5, 9), built in b
 }
 
+TEST_F(ChunkWindowsTest, AWindowHasAGraphInEachContext) {
+  // A graph's kernel nodes run in the context it was built in: the same window followed in
+  // another context (the same layers on two devices) is a window of its own there. Before, its
+  // graph of context a was replayed for context b (review of a33c6ca).
+  auto* a = reinterpret_cast<CUcontext>(0x100);
+  auto* b = reinterpret_cast<CUcontext>(0x200);
+  const WindowGraph in_a = get(0, 4, 1, 0, a);
+  EXPECT_TRUE(in_a.fresh);
+  const WindowGraph in_b = get(0, 4, 1, 0, b);
+  EXPECT_TRUE(in_b.fresh);
+  EXPECT_NE(in_b.chunk, in_a.chunk);
+  EXPECT_EQ(in_b.chunk->graph.context(), b);
+  for (uint64_t occurrence = 2; occurrence < 6; ++occurrence) {
+    const WindowGraph again_a = get(0, 4, occurrence, 0, a);
+    const WindowGraph again_b = get(0, 4, occurrence, 0, b);
+    EXPECT_FALSE(again_a.fresh || again_b.fresh);
+    EXPECT_EQ(again_a.chunk->graph.context(), a);
+    EXPECT_EQ(again_b.chunk->graph.context(), b);
+  }
+  EXPECT_EQ(built(), 2u);
+}
+
+TEST_F(ChunkWindowsTest, WindowsWithoutAGraphAreForgottenPastABound) {
+  // Windows whose graphs were evicted keep no graph: past kMaxWindows they go with the
+  // borrowers, and those with graphs stay where they are found.
+  tokens_.resize(ChunkWindows::kMaxWindows + 64);
+  for (size_t i = 0; i < tokens_.size(); ++i) tokens_[i] = 100 + i;  // no two windows alike
+  get(0, 4, 1).chunk->last_used = 1u << 30;  // replayed last: never the one evicted
+  for (uint32_t s = 8; s < ChunkWindows::kMaxWindows + 40; ++s) {
+    const WindowGraph g = get(s, s + 2, 2);
+    ASSERT_TRUE(g.fresh);
+    if (s > 8) {
+      EXPECT_TRUE(windows_.evict_least_recent(api_, g.chunk, ~0ull));  // s - 1's
+    }
+    EXPECT_LE(windows_.all().size(), ChunkWindows::kMaxWindows);
+  }
+  EXPECT_FALSE(get(0, 4, 3).fresh || built() > 2);
+}
+
 TEST_F(ChunkWindowsTest, AGraphWithACopyIsNoLender) {
   // A copy's token does not say what memory its destination is.
   get(0, 4, 1, 0, nullptr, /*copy=*/true);

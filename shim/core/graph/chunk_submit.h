@@ -45,8 +45,9 @@ struct Chunk {
   uint32_t lender = kOwnGraph;
   uint32_t borrows = 0;
   uint64_t seen = 0;
-  uint64_t last_used = 0;    // the engine's clock at its graph's last replay
-  uint64_t replayed_in = 0;  // the plan's occurrence recorded as graphs of that replay
+  CUcontext context = nullptr;  // the window's: its graph is built and replayed there
+  uint64_t last_used = 0;       // the engine's clock at its graph's last replay
+  uint64_t replayed_in = 0;     // the plan's occurrence recorded as graphs of that replay
 };
 
 // The current chunk as the engine holds it: its work in program order, and where it goes.

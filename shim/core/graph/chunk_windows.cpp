@@ -23,7 +23,7 @@ bool lends(const Chunk& c, uint32_t start, uint32_t end, const std::vector<uint6
 
 WindowGraph ChunkWindows::find(uint32_t start, uint32_t end, const std::vector<uint64_t>& tokens,
                                uint64_t shape, CUcontext ctx, uint64_t occurrence) {
-  if (auto known = index_.find(key(start, end)); known != index_.end()) {
+  if (auto known = index_.find(Key{start, end, ctx}); known != index_.end()) {
     Chunk& c = chunks_[known->second];
     if (c.lender == Chunk::kOwnGraph) return {&c, !c.graph.usable(), false};
     // It borrowed before. Again in the next occurrence, or often: it recurs, its own graph
@@ -39,11 +39,11 @@ WindowGraph ChunkWindows::find(uint32_t start, uint32_t end, const std::vector<u
     --borrowers_;
     return {&c, true, false};
   }
+  if (borrowers_ >= kMaxBorrowers || chunks_.size() >= kMaxWindows) compact();
   if (occurrence > 1 && end <= tokens.size()) {
-    if (borrowers_ >= kMaxBorrowers) forget_borrowers();
     for (size_t i = 0; i < chunks_.size(); ++i) {
       if (!lends(chunks_[i], start, end, tokens, shape, ctx)) continue;
-      Chunk* borrower = add(start, end);
+      Chunk* borrower = add(start, end, ctx);
       borrower->lender = static_cast<uint32_t>(i);
       borrower->borrows = 1;
       borrower->seen = occurrence;
@@ -51,22 +51,26 @@ WindowGraph ChunkWindows::find(uint32_t start, uint32_t end, const std::vector<u
       return {&chunks_[i], false, true};
     }
   }
-  return {add(start, end), true, false};
+  return {add(start, end, ctx), true, false};
 }
 
-Chunk* ChunkWindows::add(uint32_t start, uint32_t end) {
-  index_.emplace(key(start, end), static_cast<uint32_t>(chunks_.size()));
+Chunk* ChunkWindows::add(uint32_t start, uint32_t end, CUcontext ctx) {
+  index_.emplace(Key{start, end, ctx}, static_cast<uint32_t>(chunks_.size()));
   chunks_.push_back(Chunk{start, end, {}, 0});
+  chunks_.back().context = ctx;
   return &chunks_.back();
 }
 
-void ChunkWindows::forget_borrowers() {
-  // Borrowers hold no graph and no window names them; own windows move up, which only the
-  // borrowers' lender indices would have to follow.
-  std::erase_if(chunks_, [](const Chunk& c) { return c.lender != Chunk::kOwnGraph; });
+void ChunkWindows::compact() {
+  // Borrowers hold no graph, nor do windows whose graph was evicted: they go, and the windows
+  // with graphs move up, which only the borrowers' lender indices would have had to follow.
+  std::erase_if(chunks_,
+                [](const Chunk& c) { return c.lender != Chunk::kOwnGraph || !c.graph.built(); });
   index_.clear();
-  for (size_t i = 0; i < chunks_.size(); ++i)
-    index_.emplace(key(chunks_[i].start, chunks_[i].end), i);
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    const Chunk& c = chunks_[i];
+    index_.emplace(Key{c.start, c.end, c.context}, static_cast<uint32_t>(i));
+  }
   borrowers_ = 0;
 }
 

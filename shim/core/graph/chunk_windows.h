@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -47,18 +48,22 @@ struct WindowGraph {
   bool borrowed = false;   // another window's graph
 };
 
-// A plan's chunks, one per window seen: those with a graph of their own and those that borrow.
+// A plan's chunks, one per window seen in each context: those with a graph of their own and
+// those that borrow. A graph replays in the context it was built in: kernel nodes run there
+// (the same sequence may be followed in two contexts: the same layers on two devices).
 class ChunkWindows {
  public:
-  // Windows kept that only borrow, at most: past it, they are forgotten (seen again, they
-  // borrow again). Where cuts vary for hours the windows seen grow without end, and each
-  // submission looks its window up here.
+  // Windows kept that only borrow, and windows kept in all, at most: past either, the windows
+  // with no graph (borrowers, and those whose graph was evicted) are forgotten at once (seen
+  // again, they borrow or build again). Where cuts vary for hours the windows seen grow without
+  // end, and a new window looks for a lender among those kept.
   static constexpr size_t kMaxBorrowers = 1024;
+  static constexpr size_t kMaxWindows = 4096;
 
-  // The graph for the window [start, end). `tokens` are the followed sequence's (positions
-  // index them), `shape` the chunk's StreamFork::shape(), `ctx` the context it goes out in,
-  // `occurrence` the plan's count of occurrences started, this one included. A new window is
-  // added (pointers to chunks may move).
+  // The graph for the window [start, end) in context `ctx`. `tokens` are the followed
+  // sequence's (positions index them), `shape` the chunk's StreamFork::shape(), `occurrence`
+  // the plan's count of occurrences started, this one included. A new window is added
+  // (pointers to chunks may move).
   WindowGraph find(uint32_t start, uint32_t end, const std::vector<uint64_t>& tokens,
                    uint64_t shape, CUcontext ctx, uint64_t occurrence);
 
@@ -71,18 +76,26 @@ class ChunkWindows {
   void clear();
   // The graph replayed least recently (Chunk::last_used) among those last replayed before
   // occurrence `before` (counting those recorded as graphs: Chunk::replayed_in) is destroyed,
-  // `keep`'s never: true if one was. Its window stays; seen
-  // again, it is built again. The windows of the last occurrences are the sequence's schedule:
-  // destroying one would only build it again at its next turn.
+  // `keep`'s never: true if one was. Its window stays; seen again, it is built again.
   bool evict_least_recent(const DriverApi& api, const Chunk* keep, uint64_t before);
 
  private:
-  static uint64_t key(uint32_t start, uint32_t end) { return uint64_t(start) << 32 | end; }
-  Chunk* add(uint32_t start, uint32_t end);
-  void forget_borrowers();
+  struct Key {
+    uint32_t start, end;
+    CUcontext ctx;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(uint64_t(k.start) << 32 | k.end) ^
+             (reinterpret_cast<uintptr_t>(k.ctx) * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  Chunk* add(uint32_t start, uint32_t end, CUcontext ctx);
+  void compact();
 
   std::vector<Chunk> chunks_;
-  std::unordered_map<uint64_t, uint32_t> index_;  // a window's key: its chunk's index
+  std::unordered_map<Key, uint32_t, KeyHash> index_;  // a window: its chunk's index
   size_t borrowers_ = 0;
 };
 

@@ -295,7 +295,8 @@ void ChunkGraph::destroy(const DriverApi& api) {
   graph_ = nullptr;
   broken_ = false;
   records_events_ = false;
-  nodes_.clear();
+  // Its nodes' argument buffers too: an evicted graph's window is kept (chunk_windows.h).
+  std::vector<Node>().swap(nodes_);
 }
 
 }  // namespace pygraph

@@ -868,7 +868,8 @@ CUresult GraphEngine::submit() {
   if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
     evict_least_recent();
     if (stats_.graphs_live >= options_.max_graphs &&
-        plan_->chunks.evict_least_recent(*api_, g.chunk, plan_->graph_arms - 1)) {
+        plan_->chunks.evict_least_recent(*api_, g.chunk,
+                                         plan_->graph_arms ? plan_->graph_arms - 1 : 0)) {
       --stats_.graphs_live;
       ++stats_.graphs_evicted;
     }
