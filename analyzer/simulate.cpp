@@ -217,8 +217,7 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
       driver.forget_kinds();
       continue;
     }
-    if (engine->multi_stream() && (o.op == Op::EventRecord || o.op == Op::EventRecordWithFlags ||
-                                   o.op == Op::StreamWaitEvent)) {
+    if (engine->multi_stream() && engine_event_op(o.op)) {
       // Several streams in one graph, as the hooks hand these to graph mode. The trace keeps no
       // flags: taken as 0, the only value PyTorch and the CUDA runtime pass (an external record
       // or wait would be issued in place live).

@@ -341,8 +341,7 @@ __attribute__((always_inline)) inline CUresult dispatch_inline(Fn real, Door doo
     }
     if (g_mode == Mode::kGraph) {
       if constexpr (engine_memop(op)) return graph_memop<op, per_thread>(real, door, a...);
-      if constexpr (op == Op::EventRecord || op == Op::EventRecordWithFlags ||
-                    op == Op::StreamWaitEvent) {
+      if constexpr (engine_event_op(op)) {
         // Read without the lock: set once at initialization.
         if (shim_engine().multi_stream()) return graph_event<op, per_thread>(real, door, a...);
       }

@@ -63,6 +63,28 @@ class GraphLoopTest : public ::testing::Test {
     ASSERT_EQ(s.launches, s.replayed + s.eager_total());
   }
 
+  // `rounds` iterations of `body` between two syncs (a segment), with a flush (a copy to the
+  // host) before each launch whose index in the segment is one of `cuts`. Kernel 1's scalar
+  // changes with the iteration of the loop (`by_round`: of the segment, the same at each
+  // place in every segment).
+  void cut_segment(const std::vector<int>& body, int rounds, const std::vector<uint32_t>& cuts,
+                   bool by_round = false) {
+    uint32_t at = 0;
+    for (int r = 0; r < rounds; ++r) {
+      for (int k : body) {
+        for (uint32_t c : cuts) {
+          if (c != at) continue;
+          ASSERT_EQ(engine_.before_op(Op::MemcpyDtoHAsync, nullptr, false), CUDA_SUCCESS);
+          engine_.after_op(Op::MemcpyDtoHAsync, nullptr, false, CUDA_SUCCESS);
+        }
+        both(k, k == 1 ? 0.001f * float((by_round ? r : iteration_) % 7) : 0.75f);
+        ++at;
+      }
+      ++iteration_;
+    }
+    sync();  // the results are compared
+  }
+
   DriverApi api_;
   FunctionTable table_{&api_};
   GraphEngine engine_{&api_};
@@ -188,23 +210,7 @@ TEST_F(GraphLoopTest, ASegmentCutAtPlacesThatVaryReplaysTheGraphsOfItsRepeats) {
     // At one of two places of an iteration (where the program allocates), in any iteration.
     return (seed >> 8) % 60 * 7 + ((seed >> 20) & 1 ? 2 : 5);
   };
-  auto segment = [&] {
-    const uint32_t cuts[3] = {cut_place(), cut_place(), cut_place()};
-    uint32_t at = 0;
-    for (int r = 0; r < 60; ++r) {
-      for (int k : body) {
-        for (uint32_t c : cuts) {
-          if (c != at) continue;
-          ASSERT_EQ(engine_.before_op(Op::MemcpyDtoHAsync, nullptr, false), CUDA_SUCCESS);
-          engine_.after_op(Op::MemcpyDtoHAsync, nullptr, false, CUDA_SUCCESS);
-        }
-        both(k, k == 1 ? 0.001f * float(iteration_ % 7) : 0.75f);
-        ++at;
-      }
-      ++iteration_;
-    }
-    sync();  // the results are compared
-  };
+  auto segment = [&] { cut_segment(body, 60, {cut_place(), cut_place(), cut_place()}); };
   for (int n = 0; n < 90; ++n) ASSERT_NO_FATAL_FAILURE(segment());
   const EngineStats before = engine_.stats();
   for (int n = 90; n < 120; ++n) ASSERT_NO_FATAL_FAILURE(segment());
@@ -225,23 +231,9 @@ TEST_F(GraphLoopTest, CutsThatRecurEverySecondSegmentEndUpInGraphsOfTheirOwn) {
   // nodes patched in segments 40 to 80 without the limit, 0 with a graph per window).
   const std::vector<int> body = {0, 1, 2, 3, 0, 2, 1};
   auto segment = [&](int n) {
-    const uint32_t even[3] = {10 * 7 + 2, 25 * 7 + 5, 44 * 7 + 2};
-    const uint32_t odd[3] = {13 * 7 + 2, 28 * 7 + 5, 47 * 7 + 2};
-    const uint32_t* cuts = n % 2 ? odd : even;
-    uint32_t at = 0;
-    for (int r = 0; r < 60; ++r) {
-      for (int k : body) {
-        for (int c = 0; c < 3; ++c) {
-          if (cuts[c] != at) continue;
-          ASSERT_EQ(engine_.before_op(Op::MemcpyDtoHAsync, nullptr, false), CUDA_SUCCESS);
-          engine_.after_op(Op::MemcpyDtoHAsync, nullptr, false, CUDA_SUCCESS);
-        }
-        both(k, k == 1 ? 0.001f * float(r % 7) : 0.75f);
-        ++at;
-      }
-      ++iteration_;
-    }
-    sync();
+    const std::vector<uint32_t> even = {10 * 7 + 2, 25 * 7 + 5, 44 * 7 + 2};
+    const std::vector<uint32_t> odd = {13 * 7 + 2, 28 * 7 + 5, 47 * 7 + 2};
+    cut_segment(body, 60, n % 2 ? odd : even, /*by_round=*/true);
   };
   for (int n = 0; n < 40; ++n) ASSERT_NO_FATAL_FAILURE(segment(n));
   const EngineStats before = engine_.stats();

@@ -14,7 +14,7 @@ namespace {
 bool lends(const Chunk& c, uint32_t start, uint32_t end, const std::vector<uint64_t>& tokens,
            uint64_t shape, CUcontext ctx) {
   return c.lender == Chunk::kOwnGraph && c.end - c.start == end - start && c.shape == shape &&
-         c.end <= tokens.size() && c.graph.usable() && c.graph.context() == ctx &&
+         c.end <= tokens.size() && c.context == ctx && c.graph.usable() &&
          std::equal(tokens.begin() + c.start, tokens.begin() + c.end, tokens.begin() + start) &&
          !c.graph.has_node_of(NodeKind::kCopy);
 }

@@ -791,14 +791,24 @@ bool GraphEngine::flush_if_stalled(uint64_t* mark) {
   return pending;
 }
 
-void GraphEngine::evict_least_recent() {
+void GraphEngine::make_room(const Chunk* keep) {
   Plan* victim = nullptr;
   for (auto& [id, plan] : plans_) {
     if (&plan == plan_ || plan.chunks.empty()) continue;
     if (!victim || plan.last_used < victim->last_used) victim = &plan;
   }
-  if (!victim) return;  // only the sequence being replayed holds graphs: keep them
-  stats_.graphs_evicted += destroy_chunks(*victim);
+  if (victim) stats_.graphs_evicted += destroy_chunks(*victim);
+  if (stats_.graphs_live < options_.max_graphs) return;
+  // The sequence being replayed holds the rest: its least recently replayed goes, if not in
+  // this occurrence recorded as graphs or the one before. Where its cuts vary, windows it has
+  // seen add up without end; a schedule it replays every time stays, beyond the bound (else
+  // each graph would be built again at its next turn), and so do its graphs through a
+  // measurement's eager arms.
+  const uint64_t before = plan_->graph_arms ? plan_->graph_arms - 1 : 0;
+  if (plan_->chunks.evict_least_recent(*api_, keep, before)) {
+    --stats_.graphs_live;
+    ++stats_.graphs_evicted;
+  }
 }
 
 void GraphEngine::forget_graphs(const ModuleUnload& unload) {
@@ -856,24 +866,15 @@ CUresult GraphEngine::submit() {
   }
   const ChunkWork work = chunk_work();
   submitter_.prepare(work);
-  // Its window's graph, or one of the same work (chunk_windows.h). Another sequence's graphs
-  // make room for a new one, else the followed sequence's least recently replayed, if not in
-  // this occurrence recorded as graphs or the one before (where its cuts vary, windows it has
-  // seen add up without end; a schedule it replays every time stays, beyond the bound as
-  // before, and so do its graphs through a measurement's eager arms); no window moves, so
-  // `chunk` stays put.
+  // Its window's graph, or one of the same work (chunk_windows.h); a new one within
+  // max_graphs (make_room: no window moves, so `chunk` stays put).
   const WindowGraph g =
       plan_->chunks.find(static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
                          following_tokens_, work.fork.shape(), work.context, plan_->occurrences);
   if (g.fresh && !g.chunk->graph.built() && stats_.graphs_live >= options_.max_graphs) {
-    evict_least_recent();
-    if (stats_.graphs_live >= options_.max_graphs &&
-        plan_->chunks.evict_least_recent(*api_, g.chunk,
-                                         plan_->graph_arms ? plan_->graph_arms - 1 : 0)) {
-      --stats_.graphs_live;
-      ++stats_.graphs_evicted;
-    }
+    make_room(g.chunk);
   }
+
   stats_.replays_borrowed += g.borrowed;
   const Replayed done = submitter_.replay(work, *g.chunk, g.fresh, following_id_,
                                           round && !g.fresh ? &timer_ : nullptr, tag);

@@ -326,7 +326,9 @@ class GraphEngine {
   void poll_timer();
   void weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns);
   void clear_chunk();  // it went out
-  void evict_least_recent();
+  // A graph is to be built and max_graphs are live: the least recently replayed other
+  // sequence's graphs go, else one of the followed sequence's (never `keep`'s).
+  void make_room(const Chunk* keep);
   // A module or library is unloaded: graphs that may launch its kernels go, and their sequences
   // are not followed again (module_unload.h).
   void forget_graphs(const ModuleUnload& unload);

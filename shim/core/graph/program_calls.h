@@ -32,6 +32,12 @@ struct EventCall {
   unsigned int flags;
 };
 
+// The event ops graph mode takes as EventCalls where several streams share a graph
+// (GraphEngine::event_op): what the hooks hand it, and `simulate` too.
+constexpr bool engine_event_op(Op op) {
+  return op == Op::EventRecord || op == Op::EventRecordWithFlags || op == Op::StreamWaitEvent;
+}
+
 // The program's launch of its own executable graph (cuGraphLaunch), as the hooks hand it to the
 // engine: taken into the chunk as a child graph node (program_graphs.h) or issued.
 struct ProgramGraphCall {
