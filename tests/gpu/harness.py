@@ -350,6 +350,9 @@ def stats_delta(end, warm):
     pauses = {k: _get(end, ("graphs", "pause_" + k))
               for k in ("places", "light", "weighing", "unweighed")}
     if all(isinstance(v, int) for v in pauses.values()):
+        splits = _get(end, ("graphs", "tail_splits"))  # a level too (session 23 on)
+        if isinstance(splits, int):
+            pauses["tail_splits"] = splits
         d["pauses"] = pauses
     known = _get(end, ("graphs", "sequences_known"))  # a level, not a count: the end's
     if known is not None:

@@ -47,6 +47,11 @@ void standin_gpu_idle(unsigned long long ns);
 // it off first runs everything queued.
 void standin_set_async(int on);
 int standin_async(void);
+// In asynchronous mode, whether cuEventElapsedTime on a queued record runs the work up to it
+// after answering "not ready" (as a query does). Off by default: reading a time never moves a
+// real GPU on, and work it ran would change what the program's own queries see next. Unit
+// tests whose programs never sync turn it on so that the engine's timings complete.
+void standin_set_timer_progress(int on);
 
 // A new context (the stand-in's contexts only order nothing: every context sees all memory), for
 // programs that switch between contexts with cuCtxSetCurrent / cuCtxPushCurrent.

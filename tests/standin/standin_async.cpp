@@ -204,6 +204,11 @@ extern "C" __attribute__((visibility("default"))) void standin_set_async(int on)
   state().async = on != 0;
 }
 
+extern "C" __attribute__((visibility("default"))) void standin_set_timer_progress(int on) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  state().timer_progress = on != 0;
+}
+
 extern "C" __attribute__((visibility("default"))) int standin_async(void) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   return state().async;

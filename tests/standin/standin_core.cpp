@@ -551,8 +551,9 @@ API cuEventQuery(CUevent e) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   return ran_pending_record(event_of(e)) ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
-// The simulated GPU time between the two events' latest records (State::gpu_ns). Like
-// cuEventQuery in asynchronous mode, a pending record answers "not ready" once and then runs.
+// The simulated GPU time between the two events' latest records (State::gpu_ns). In
+// asynchronous mode a pending record answers "not ready", and runs only with
+// standin_set_timer_progress: else the program's syncs run it (standin.h says why).
 API cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
   if (CUresult r = injected("cuEventElapsedTime")) return r;
   if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
@@ -560,8 +561,12 @@ API cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
   Event* a = event_of(start);
   Event* b = event_of(end);
   if (!a || !b || !a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
-  const bool a_pending = ran_pending_record(a);
-  if (ran_pending_record(b) || a_pending) return CUDA_ERROR_NOT_READY;
+  if (state().timer_progress) {
+    const bool a_pending = ran_pending_record(a);
+    if (ran_pending_record(b) || a_pending) return CUDA_ERROR_NOT_READY;
+  } else if (a->pending.count(a->recorded) || b->pending.count(b->recorded)) {
+    return CUDA_ERROR_NOT_READY;
+  }
   *ms = float(double(b->gpu_ns) - double(a->gpu_ns)) / 1e6f;
   return CUDA_SUCCESS;
 }

@@ -148,6 +148,7 @@ struct State {
   // Asynchronous mode (standin_async.cpp): created streams in creation order (destroyed ones
   // leave), and a count of ops queued, which the liveness thread watches.
   bool async = false;
+  bool timer_progress = false;  // standin_set_timer_progress
   std::vector<Stream*> streams;
   unsigned long long queued = 0;
   // Events the stand-in made and that are not destroyed: any other handle (tests pass made-up

@@ -28,6 +28,7 @@ class GpuTimerTest : public ::testing::Test {
   }
   void TearDown() override {
     standin_set_async(0);
+    standin_set_timer_progress(0);
     standin_set_kernel_ns(1'000);
   }
 
@@ -118,6 +119,7 @@ TEST_F(GpuTimerTest, AtMostKSlotsLessOneInFlight) {
 
 TEST_F(GpuTimerTest, ATimingStillRunningIsReadLaterAndHoldsUpTheOnesAfterIt) {
   standin_set_async(1);
+  standin_set_timer_progress(1);
   CUstream s = nullptr;
   ASSERT_EQ(stream_create_(&s, 0), CUDA_SUCCESS);
   GpuTimer t(&api_);

@@ -36,6 +36,7 @@ class GraphPauseTest : public ::testing::Test {
 
   void TearDown() override {
     standin_set_async(0);
+    standin_set_timer_progress(0);
     standin_set_kernel_ns(1'000);
   }
 
@@ -210,6 +211,7 @@ TEST_F(GraphPauseTest, APauseWhoseWorkIsNeverTimedKeepsCutting) {
 
 TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
   standin_set_async(1);
+  standin_set_timer_progress(1);  // the steps tell the engine of a sync, not the stand-in
   for (const uint64_t kernel_ns : {1'000, 50'000}) {
     standin_set_kernel_ns(kernel_ns);
     make_engine(200'000, 100'000);
@@ -261,6 +263,36 @@ TEST_F(GraphPauseTest, ALaunchThatGoesOutAloneIsWorkWaitingToo) {
   make_engine(200'000, 40'000, 0);
   run_steps(60, 1'000'000, 0, WaitAt::kNowhere, 1);
   expect_weighed(2, 0);
+}
+
+TEST_F(GraphPauseTest, AStepWhoseGpuIdlesBeforeItsLastChunkGoesOutInTwo) {
+  // Steps of 10 launches between syncs, no pause, 1 us of GPU work a launch. The chunks start
+  // small: [0, 2), [2, 6), [6, 10). Where the GPU idles 1 ms before the last (a host-bound
+  // step), the 6 us before it fit in that idle time: once weighed, a step is [0, 6) and
+  // [6, 10). Where the GPU never idles, the chunks stay as they were.
+  for (const uint64_t idle : {uint64_t(1'000'000), uint64_t(0)}) {
+    SCOPED_TRACE(idle);
+    make_engine(200'000, 100'000, 2);
+    run_steps(40, 5'000, idle);
+    EXPECT_EQ(engine_->stats().pauses.weighing, 0u);
+    EXPECT_EQ(engine_->stats().pauses.places, 0u);
+    EXPECT_EQ(engine_->stats().pauses.tail_splits, idle ? 1u : 0u);
+    const uint64_t replays = engine_->stats().replays;
+    run_steps(20, 5'000, idle);  // results equal (run_steps compares them)
+    EXPECT_EQ(engine_->stats().replays - replays, idle ? 40u : 60u);
+  }
+  // Idle time not weighed (a ratio of 0): no split.
+  make_engine(200'000, 100'000, 0);
+  run_steps(40, 5'000, 1'000'000);
+  EXPECT_EQ(engine_->stats().pauses.tail_splits, 0u);
+}
+
+TEST_F(GraphPauseTest, SplitStepsChangeNoResultOnTheAsynchronousStandIn) {
+  standin_set_async(1);
+  standin_set_timer_progress(1);  // the steps tell the engine of a sync, not the stand-in
+  make_engine(200'000, 100'000, 2);
+  run_steps(60, 5'000, 1'000'000);
+  EXPECT_EQ(engine_->stats().pauses.tail_splits, 1u);
 }
 
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {

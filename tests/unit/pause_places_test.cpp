@@ -356,6 +356,79 @@ TEST(PausePlaces, IdleTimeCountsOnlyWhereMeasuredAndAfterTheNextChunk) {
   EXPECT_TRUE(p.before(3) && p.before(7));
 }
 
+// A segment of 10 places with no pause, learned, weighed with `idle_ratio`.
+PausePlaces plain_segment(uint32_t idle_ratio) {
+  PausePlaces p;
+  p.start(10, false, 100, 100'000, idle_ratio);
+  uint64_t now = 1000;
+  for (int r = 0; r < 3 && p.learning(); ++r) {
+    p.interrupt();
+    for (size_t i = 0; i < 10; ++i) p.arrived(i, now += 10);
+  }
+  return p;
+}
+
+TEST(PausePlaces, ASegmentWhoseGpuIdlesBeforeItsLastChunkSplitsThere) {
+  // Chunks [0, 2), [2, 6), [6, 10): 30 us of work before the last, which the GPU waited 100 us
+  // for (95 above the floor): at least twice 30, so the occurrence splits at 6.
+  PausePlaces p = plain_segment(2);
+  ASSERT_FALSE(p.learning());
+  EXPECT_EQ(p.count(), 0u);
+  ASSERT_TRUE(p.weighing());  // a segment is weighed for its split without a pause
+  const std::vector<Chunk> chunks{{0, 2, 10'000}, {2, 6, 20'000, 0}, {6, 10, 10'000, 100'000}};
+  weigh(p, 10, chunks, 1);
+  EXPECT_TRUE(p.weighing());  // one whole round is not enough
+  weigh(p, 10, chunks, 1);
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 6u);
+  EXPECT_EQ(p.count(), 0u);  // the split's cut is no pause
+  EXPECT_TRUE(p.any());
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 6) << i;
+}
+
+TEST(PausePlaces, NoSplitWhereTheGpuWaitedTooLittleInAnyRound) {
+  // 60 us idle (55 above the floor) is less than twice 30; one such round of three is enough.
+  PausePlaces p = plain_segment(2);
+  weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 100'000}}, 1);
+  weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 60'000}}, 1);
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 0u);
+  EXPECT_FALSE(p.any());
+  // Not measured (the last chunk did not follow the one before at once): no split.
+  PausePlaces q = plain_segment(2);
+  weigh(q, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000}});
+  EXPECT_EQ(q.split(), 0u);
+  // No idle ratio: nothing weighed, no split.
+  PausePlaces r = plain_segment(0);
+  EXPECT_FALSE(r.weighing());
+  EXPECT_EQ(r.split(), 0u);
+}
+
+TEST(PausePlaces, NoSplitWhereTheLastChunkStartsAtPlacesThatVary) {
+  PausePlaces p = plain_segment(2);
+  weigh(p, 10, {{0, 2, 1'000}, {2, 6, 1'000}, {6, 10, 1'000, 100'000}}, 1);
+  weigh(p, 10, {{0, 2, 1'000}, {2, 7, 1'000}, {7, 10, 1'000, 100'000}}, 1);
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 0u);
+}
+
+TEST(PausePlaces, PausesBeforeTheSplitCutNoMore) {
+  // Pauses before 3 and 7 of a segment: the work before 7 (300 us) fits in the GPU's idle
+  // time before the last chunk (995 us above the floor, at least twice 300): one split at 7.
+  PausePlaces p = segment(2);
+  weigh(p, 10, {{0, 3, 150'000}, {3, 7, 150'000, 0}, {7, 10, 10'000, 1'000'000}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 7u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 7) << i;
+}
+
+TEST(PausePlaces, ALoopNeverSplits) {
+  PausePlaces p = learned(10, {5}, 100'000, 2);
+  weigh(p, 10, {{0, 5, 1'000}, {5, 10, 1'000, 1'000'000}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 0u);
+}
+
 TEST(PausePlaces, NoLightThresholdWeighsNothing) {
   PausePlaces p = learned(10, {5}, 0);
   EXPECT_FALSE(p.weighing());

@@ -50,10 +50,11 @@ class ChunkCursor {
         max_(std::max(max, first_)),
         growth_(std::max<uint32_t>(growth, 2)) {}
 
-  // An occurrence (or a loop taken up at a phase) begins at `position`: a first chunk.
-  void begin(size_t position) {
+  // An occurrence (or a loop taken up at a phase) begins at `position`: a first chunk, as
+  // large as may be where `whole` (a segment split before its tail: pause_places.h).
+  void begin(size_t position, bool whole = false) {
     start_ = position;
-    size_ = first_;
+    size_ = whole ? max_ : first_;
   }
   // A loop wraps around its unrolled period: the next chunk starts at 0, its size kept.
   void wrap() { start_ = 0; }

@@ -4,6 +4,17 @@
 
 namespace pygraph {
 
+namespace {
+
+// Idle before a chunk: only where it followed the one before at once, less the few
+// microseconds of two events back to back and a graph's launch.
+uint64_t idle_before(const PausePlaces::Timed& t) {
+  constexpr uint64_t kIdleFloorNs = 5'000;
+  return t.idle_ns == ~0ull || t.idle_ns <= kIdleFloorNs ? 0 : t.idle_ns - kIdleFloorNs;
+}
+
+}  // namespace
+
 void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns,
                         uint32_t idle_ratio, PauseCounts* counts) {
   counts_ = counts;
@@ -13,6 +24,7 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
   threshold_ns_ = threshold_ns;
   light_ns_ = light_ns;
   wraps_ = wraps;
+  length_ = length;
   samples_.assign(length, 0);
   short_.assign(length, 0);
   if (!wraps) {
@@ -48,15 +60,16 @@ void PausePlaces::finish() {
   if (!count_) pauses_.clear();  // no pause: before() answers from an empty vector
   samples_ = {};
   short_ = {};
-  weighing_ = count_ > 0 && light_ns_ > 0;
+  // A segment is weighed for its split even where no pause was found.
+  weighing_ = (count_ > 0 || (!wraps_ && idle_ratio_)) && light_ns_ > 0;
   if (counts_) {
     counts_->places += count_;
     if (weighing_) counts_->weighing += count_;
   }
   if (!weighing_) return;
-  work_.assign(pauses_.size(), 0);
-  idle_.assign(pauses_.size(), ~0ull);
-  weight_samples_.assign(pauses_.size(), 0);
+  work_.assign(length_, 0);
+  idle_.assign(length_, ~0ull);
+  weight_samples_.assign(length_, 0);
   timed_.reserve(64);
   unweighed_ = count_;
 }
@@ -107,7 +120,9 @@ void PausePlaces::settle(uint32_t round) {
   timed_.erase(std::remove_if(timed_.begin(), timed_.end(),
                               [round](const Timed& t) { return t.round == round; }),
                timed_.end());
-  if (!unweighed_ || over()) finish_weighing();
+  // A segment's split is weighed on kSamples whole rounds too.
+  const bool split_weighed = wraps_ || !idle_ratio_ || split_rounds_ >= kSamples;
+  if ((!unweighed_ && split_weighed) || over()) finish_weighing();
 }
 
 bool PausePlaces::over() const {
@@ -126,13 +141,8 @@ void PausePlaces::take(uint32_t round) {
   std::sort(timed_.begin(), first,
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
-  // Idle before a chunk: only where it followed the one before at once, less the few
-  // microseconds of two events back to back and a graph's launch.
-  constexpr uint64_t kIdleFloorNs = 5'000;
-  auto idle_of = [&](size_t k) {
-    const uint64_t ns = timed_[k].idle_ns;
-    return ns == ~0ull || ns <= kIdleFloorNs ? 0 : ns - kIdleFloorNs;
-  };
+  auto idle_of = [&](size_t k) { return idle_before(timed_[k]); };
+  if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
   uint64_t idle_after = 0;  // in a segment (a loop's idle time is not weighed)
   for (size_t k = 0; k < chunks && !wraps_; ++k) idle_after += idle_of(k);
   // The work since the last pause: a loop's first pause waits for the end of the period too,
@@ -144,8 +154,8 @@ void PausePlaces::take(uint32_t round) {
       const Timed& t = timed_[k];
       since += t.gpu_ns;
       if (!wraps_) idle_after -= idle_of(k);  // the chunks after this one's
-      const size_t place = t.end % pauses_.size();
-      if ((!wraps_ && t.end >= pauses_.size()) || !pauses_[place]) continue;
+      const size_t place = t.end % length_;
+      if ((!wraps_ && t.end >= length_) || pauses_.empty() || !pauses_[place]) continue;
       if (walk + 1 == walks && weight_samples_[place] < kSamples) {
         // The GPU's idle time after the chunk that follows the pause (whose gap is the pause
         // itself). A loop goes on with no end to reach: no idle time is weighed there.
@@ -169,7 +179,7 @@ void PausePlaces::finish_weighing() {
   const size_t weighed = count_;
   const int rounds = wraps_ ? 3 : 1;
   uint64_t waiting = 0;
-  for (int round = 0; round < rounds; ++round) {
+  for (int round = 0; round < rounds && count_; ++round) {
     const bool last = round + 1 == rounds;
     for (size_t i = 0; i < pauses_.size(); ++i) {
       if (!pauses_[i]) continue;  // only the last round drops, each place after it is read
@@ -188,7 +198,8 @@ void PausePlaces::finish_weighing() {
       ++light_;
     }
   }
-  if (!count_) pauses_.clear();
+  choose_split();
+  if (!count_ && !split_) pauses_.clear();
   work_ = {};
   idle_ = {};
   weight_samples_ = {};
@@ -198,6 +209,41 @@ void PausePlaces::finish_weighing() {
     counts_->light += light_;
     counts_->weighing -= weighed;
     counts_->unweighed += unweighed_kept_;
+  }
+}
+
+void PausePlaces::split_sample(const Timed* chunks, size_t n) {
+  // The round's chunks cover the occurrence, in order; its last one starts at the split.
+  bool covers = n >= 2 && chunks[0].start == 0 && chunks[n - 1].end == length_;
+  uint64_t before = 0;
+  for (size_t k = 0; k + 1 < n && covers; ++k) {
+    covers = chunks[k].end == chunks[k + 1].start;
+    before += chunks[k].gpu_ns;
+  }
+  const size_t at = covers ? chunks[n - 1].start : 0;
+  const uint64_t idle = covers ? idle_before(chunks[n - 1]) : 0;
+  const bool fits = covers && before <= idle / idle_ratio_ && (!split_rounds_ || at == split_at_);
+  split_fits_ = split_fits_ && fits;
+  split_at_ = at;
+  ++split_rounds_;
+}
+
+void PausePlaces::choose_split() {
+  if (wraps_ || !split_rounds_ || !split_fits_ || split_at_ < 2) return;
+  // Split where the last chunk started; the pauses before it cut no more (a pause there stays
+  // one).
+  split_ = split_at_;
+  if (pauses_.empty()) pauses_.assign(length_, 0);
+  size_t merged = 0;
+  for (size_t i = 0; i < split_; ++i) {
+    merged += pauses_[i];
+    pauses_[i] = 0;
+  }
+  count_ -= merged;
+  pauses_[split_] = 1;
+  if (counts_) {
+    counts_->places -= merged;
+    ++counts_->tail_splits;
   }
 }
 

@@ -80,7 +80,8 @@ def cell_lines(name, res):
                 p = d["pauses"]
                 parts.append(f"pauses {p['places']} cut ({d['graphs'].get('pause_cuts', 0)} "
                              f"cuts), {p['light']} light, {p['weighing']} weighing, "
-                             f"{p['unweighed']} unweighed")
+                             f"{p['unweighed']} unweighed"
+                             + (f", {p['tail_splits']} split" if "tail_splits" in p else ""))
         if "bitwise" in c:
             parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
         if (c.get("shim") or {}).get("last_graph_failure"):
