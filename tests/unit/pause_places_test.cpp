@@ -383,11 +383,35 @@ TEST(PausePlaces, ASegmentWhoseGpuIdlesBeforeItsLastChunkSplitsThere) {
   EXPECT_EQ(p.split(), 6u);
   EXPECT_EQ(p.count(), 0u);  // the split's cut is no pause
   EXPECT_TRUE(p.any());
-  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 6) << i;
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 6 ? PausePlaces::kSplitCut : 0) << i;
+}
+
+TEST(PausePlaces, TheLatestPlaceThatFitsSplitsAndTheChunksAfterItEndAsBefore) {
+  // Chunks [0, 2), [2, 4), [4, 7), [7, 10), 10 us each. At 7, 30 us before it and 15 us idle
+  // (above the floor) after: no. At 4, 20 us before it and 195 + 15 us idle after: a split
+  // there, and the chunk after it still ends at 7.
+  PausePlaces p = plain_segment(2);
+  weigh(p, 10,
+        {{0, 2, 10'000}, {2, 4, 10'000, 0}, {4, 7, 10'000, 200'000}, {7, 10, 10'000, 20'000}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 4u);
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(p.before(i), i == 4 || i == 7 ? PausePlaces::kSplitCut : 0) << i;
+  }
+}
+
+TEST(PausePlaces, ASplitThatMergesNoChunkIsNone) {
+  // Only the place after the first chunk fits: the chunks would be the same.
+  PausePlaces p = plain_segment(2);
+  weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000, 30'000}, {6, 10, 10'000, 0}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 0u);
+  EXPECT_FALSE(p.any());
 }
 
 TEST(PausePlaces, NoSplitWhereTheGpuWaitedTooLittleInAnyRound) {
-  // 60 us idle (55 above the floor) is less than twice 30; one such round of three is enough.
+  // 60 us idle (55 above the floor) is less than twice 30; one such round of two is enough. (At
+  // 2 the work fits, but a split there would merge no chunk.)
   PausePlaces p = plain_segment(2);
   weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 100'000}}, 1);
   weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 60'000}}, 1);
@@ -419,7 +443,8 @@ TEST(PausePlaces, PausesBeforeTheSplitCutNoMore) {
   weigh(p, 10, {{0, 3, 150'000}, {3, 7, 150'000, 0}, {7, 10, 10'000, 1'000'000}});
   EXPECT_FALSE(p.weighing());
   EXPECT_EQ(p.split(), 7u);
-  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 7) << i;
+  EXPECT_EQ(p.count(), 1u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 7 ? PausePlaces::kPause : 0) << i;
 }
 
 TEST(PausePlaces, ALoopNeverSplits) {

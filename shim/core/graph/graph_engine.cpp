@@ -664,10 +664,10 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       if (!begins) leads_from_legacy(stream, w.stream());
       // Complete (filled, or at the occurrence's end), or a pause comes next (pause_places.h).
       const bool full = chunk_.full(position_, following_tokens_.size(), pending_.extra_weight());
-      const bool pause =
-          !full && plan_->pauses.any() && plan_->pauses.before(position_ % plan_->length);
-      if (full || pause) {
-        stats_.pause_cuts += pause;
+      const uint8_t cut =
+          !full && plan_->pauses.any() ? plan_->pauses.before(position_ % plan_->length) : 0;
+      if (full || cut) {
+        stats_.pause_cuts += cut == PausePlaces::kPause;
         r = submit();
         if (learner) learner->pauses.done_at(now_ns());
       }

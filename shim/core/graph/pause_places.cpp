@@ -54,7 +54,7 @@ void PausePlaces::finish() {
   pauses_.assign(samples_.size(), 0);
   count_ = 0;
   for (size_t i = 0; i < samples_.size(); ++i) {
-    pauses_[i] = samples_[i] >= kSamples && !short_[i];
+    pauses_[i] = samples_[i] >= kSamples && !short_[i] ? kPause : 0;
     count_ += pauses_[i];
   }
   if (!count_) pauses_.clear();  // no pause: before() answers from an empty vector
@@ -70,6 +70,10 @@ void PausePlaces::finish() {
   work_.assign(length_, 0);
   idle_.assign(length_, ~0ull);
   weight_samples_.assign(length_, 0);
+  if (!wraps_ && idle_ratio_) {
+    split_seen_.assign(length_, 0);
+    split_fit_.assign(length_, 0);
+  }
   timed_.reserve(64);
   unweighed_ = count_;
 }
@@ -177,6 +181,7 @@ void PausePlaces::finish_weighing() {
   // choices stand (from the first pause the second round keeps on, every round is the same).
   weighing_ = false;
   const size_t weighed = count_;
+  const std::vector<uint8_t> learned = split_rounds_ ? pauses_ : std::vector<uint8_t>{};
   const int rounds = wraps_ ? 3 : 1;
   uint64_t waiting = 0;
   for (int round = 0; round < rounds && count_; ++round) {
@@ -198,7 +203,7 @@ void PausePlaces::finish_weighing() {
       ++light_;
     }
   }
-  choose_split();
+  choose_split(learned);
   if (!count_ && !split_) pauses_.clear();
   work_ = {};
   idle_ = {};
@@ -213,34 +218,58 @@ void PausePlaces::finish_weighing() {
 }
 
 void PausePlaces::split_sample(const Timed* chunks, size_t n) {
-  // The round's chunks cover the occurrence, in order; its last one starts at the split.
+  // The round's chunks cover the occurrence, in order: each chunk's start after the first is a
+  // place the occurrence could split at. It fits where the GPU's idle time before that chunk and
+  // the ones after it is at least idle_ratio times the work of the chunks before it.
   bool covers = n >= 2 && chunks[0].start == 0 && chunks[n - 1].end == length_;
-  uint64_t before = 0;
-  for (size_t k = 0; k + 1 < n && covers; ++k) {
-    covers = chunks[k].end == chunks[k + 1].start;
+  for (size_t k = 0; k + 1 < n && covers; ++k) covers = chunks[k].end == chunks[k + 1].start;
+  ++split_rounds_;
+  if (!covers) {
+    split_fits_ = false;
+    return;
+  }
+  uint64_t idle_after = 0;
+  for (size_t k = 1; k < n; ++k) idle_after += idle_before(chunks[k]);
+  uint64_t before = chunks[0].gpu_ns;
+  for (size_t k = 1; k < n; ++k) {
+    const size_t at = chunks[k].start;
+    split_seen_[at] += split_seen_[at] < 255;
+    split_fit_[at] += split_fit_[at] < 255 && before <= idle_after / idle_ratio_;
+    idle_after -= idle_before(chunks[k]);
     before += chunks[k].gpu_ns;
   }
-  const size_t at = covers ? chunks[n - 1].start : 0;
-  const uint64_t idle = covers ? idle_before(chunks[n - 1]) : 0;
-  const bool fits = covers && before <= idle / idle_ratio_ && (!split_rounds_ || at == split_at_);
-  split_fits_ = split_fits_ && fits;
-  split_at_ = at;
-  ++split_rounds_;
 }
 
-void PausePlaces::choose_split() {
-  if (wraps_ || !split_rounds_ || !split_fits_ || split_at_ < 2) return;
-  // Split where the last chunk started; the pauses before it cut no more (a pause there stays
-  // one).
-  split_ = split_at_;
+void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {
+  const uint32_t rounds = split_rounds_;
+  std::vector<uint8_t> seen = std::move(split_seen_), fit = std::move(split_fit_);
+  if (wraps_ || rounds < kSamples || !split_fits_ || rounds > 255) return;
+  // The latest place that fits in every whole round, after which the chunks ended at the same
+  // places in every round.
+  size_t split = 0;
+  for (size_t at = length_; at-- > 2 && !split;) {
+    if (seen[at] && seen[at] != rounds) return;  // the chunks after it ended where they would
+    if (fit[at] == rounds) split = at;
+  }
+  // A split that merges no chunk changes nothing.
+  bool merges = false;
+  for (size_t i = 1; i < split && !merges; ++i) merges = seen[i];
+  if (!split || !merges) return;
+  // Whole up to it (the pauses before it cut no more), then the chunks as they ended in the
+  // rounds: at the pauses that still cut and at the other places chunks ended, less the pauses
+  // dropped as light.
+  split_ = split;
   if (pauses_.empty()) pauses_.assign(length_, 0);
   size_t merged = 0;
-  for (size_t i = 0; i < split_; ++i) {
-    merged += pauses_[i];
+  for (size_t i = 0; i < split; ++i) {
+    merged += pauses_[i] == kPause;
     pauses_[i] = 0;
   }
+  for (size_t i = split; i < length_; ++i) {
+    const bool dropped = i < learned.size() && learned[i] && !pauses_[i];
+    if (!pauses_[i] && seen[i] && !dropped) pauses_[i] = kSplitCut;
+  }
   count_ -= merged;
-  pauses_[split_] = 1;
   if (counts_) {
     counts_->places -= merged;
     ++counts_->tail_splits;

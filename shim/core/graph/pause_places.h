@@ -36,18 +36,20 @@
 // recorded occurrences.
 // Measured on the H200 (session 16): on a slow host every Python gap above 200 µs was a pause,
 // and BERT batch 1 eager replayed 4.4 launches per graph.
-// A segment's tail, weighed on the same rounds (`idle_ratio` > 0, and with no pause found too):
-// the small chunks that start an occurrence (chunk_policy.h) get an idle GPU going early, which
-// pays where the GPU runs behind the host. Where it keeps up, they only add graph launches: the
-// GPU idles before the occurrence's last chunk anyway. Where that idle time was at least
-// `idle_ratio` times the GPU time of all the chunks before the last, in every whole round (at
-// least kSamples, the last chunk starting at the same place in each), the occurrence goes out
-// in chunks as large as they may be up to that place, the split, and its last chunk after it,
-// as before. All the work held back then fits in idle time the GPU had (one queue: what it
-// runs later is no later than before), and the tail is the same. Pauses before the split no
-// longer cut. Measured on the H200 (session 23), whole steps as one chunk against chunks that
-// start small: gpt2-decode 2.5 points faster, mlp-dropout-item 9 points slower (its last chunk
-// is short), ResNet-50 batch 64 (its GPU runs behind) 4 to 6 points slower.
+// A segment's split, weighed on the same rounds (`idle_ratio` > 0; a segment is weighed even
+// where no pause was found): the small chunks that start an occurrence (chunk_policy.h) get an
+// idle GPU going early, which pays where the GPU runs behind the host. Where it keeps up, they
+// add graph launches and nothing else: the GPU idles later in the occurrence anyway. Each place
+// where a chunk of a whole round started may be the split; it fits where the GPU's idle time
+// before that chunk and the ones after it was at least `idle_ratio` times the GPU time of the
+// chunks before it. At the latest place that fits in every whole round (at least kSamples), the
+// occurrence goes out whole up to there (chunks as large as may be), then in the chunks the
+// rounds had after it, ending at the same places. All the work held back then fits in idle time
+// the GPU had (one queue: what runs later is no later than before), and the chunks after the
+// split are the same. Pauses before the split no longer cut. Measured on the H200 (session 23),
+// whole steps as one chunk against chunks that start small: gpt2-decode 2.5 points faster,
+// mlp-dropout-item 9 points slower (its GPU work does not fit in its last chunk's idle time),
+// ResNet-50 batch 64 (its GPU runs behind) 4 to 6 points slower.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
 // chunk-full check after (one load where the sequence has no pause).
 #pragma once
@@ -90,8 +92,10 @@ class PausePlaces {
   void done_at(uint64_t now_ns) { last_ns_ = now_ns; }
   // What happened since the last entry is no gap of the program's (it stopped following).
   void interrupt() { last_ns_ = 0; }
-  // Whether a pause comes before `place`: the chunk goes out when the occurrence reaches it.
-  bool before(size_t place) const { return place < pauses_.size() && pauses_[place]; }
+  // Whether a pause (kPause) or a split segment's cut (kSplitCut) comes before `place`: the
+  // chunk goes out when the occurrence reaches it.
+  static constexpr uint8_t kPause = 1, kSplitCut = 2;
+  uint8_t before(size_t place) const { return place < pauses_.size() ? pauses_[place] : 0; }
   bool any() const { return !pauses_.empty(); }
   size_t count() const { return count_; }  // pauses that cut
   // A segment's split place (before() is true there), 0 for none: its occurrences begin with a
@@ -129,8 +133,8 @@ class PausePlaces {
  private:
   void finish();
   void finish_weighing();
-  void split_sample(const Timed* chunks, size_t n);  // a whole round of a segment
-  void choose_split();
+  void split_sample(const Timed* chunks, size_t n);        // a whole round of a segment
+  void choose_split(const std::vector<uint8_t>& learned);  // the pauses before weighing
 
   PauseCounts* counts_ = nullptr;
   bool learning_ = false;
@@ -144,9 +148,10 @@ class PausePlaces {
   std::vector<uint8_t> pauses_;   // per place, after learning; empty when there is none
   size_t count_ = 0;
   size_t length_ = 0;
-  // A segment's split, weighed: where the last chunk of its whole rounds started, whether the
-  // GPU idled long enough before it in each, and in how many.
-  size_t split_at_ = 0;
+  // A segment's split, weighed: per place, in how many whole rounds a chunk started there, and
+  // in how many of those the work before it fit in the GPU's idle time after; whole rounds, and
+  // whether every one covered the occurrence with its chunks.
+  std::vector<uint8_t> split_seen_, split_fit_;
   bool split_fits_ = true;
   uint32_t split_rounds_ = 0;
   size_t split_ = 0;
