@@ -90,8 +90,11 @@ const OptionSpec kTable[] = {
      "Graph mode: in a sequence between syncs, a pause does not end a chunk where the GPU "
      "idles at least this many times as long as the work waiting there later in the "
      "occurrence (measured with the same timing events): that work catches up before the "
-     "occurrence ends, as in a step whose host work far outlasts its GPU work. Loops are not "
-     "weighed so. `0`: idle time is not weighed.",
+     "occurrence ends, as in a step whose host work far outlasts its GPU work. With the same "
+     "ratio such a sequence is split: where the GPU idled, from one of its chunks on, at least "
+     "this many times as long as the work of the chunks before it, those go out as one chunk "
+     "(GPT-2 decoding a token: 113 launches a graph instead of 34). Loops are not weighed so. "
+     "`0`: idle time is not weighed, and no sequence is split.",
      false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
