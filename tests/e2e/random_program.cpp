@@ -280,11 +280,12 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
           OK(cu.event_record(event, st));
           OK(cu.event_sync(event));
           break;
-        case 3: {
-          CUresult q = cu.stream_query(st);
-          d.add(&q, sizeof q);
+        case 3:
+          // Not digested: when work finishes is timing, not a result. A shim reads its own
+          // events (timings, staging), and on the asynchronous stand-in that may run work
+          // earlier than the program's own calls would (as random_streams_program).
+          (void)cu.stream_query(st);
           break;
-        }
         default:
           break;
       }

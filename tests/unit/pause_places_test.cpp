@@ -422,6 +422,22 @@ TEST(PausePlaces, NoSplitWhereTheGpuWaitedTooLittleInAnyRound) {
   PausePlaces q = plain_segment(2);
   weigh(q, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000}});
   EXPECT_EQ(q.split(), 0u);
+  // No idle time measured before any chunk, and no GPU time before them either: no split.
+  PausePlaces u = plain_segment(2);
+  weigh(u, 10, {{0, 2, 0}, {2, 6, 0}, {6, 10, 10'000}});
+  EXPECT_FALSE(u.weighing());
+  EXPECT_EQ(u.split(), 0u);
+  // One whole round that fits and the others left before their ends: no split.
+  PausePlaces v = plain_segment(2);
+  weigh(v, 10, {{0, 2, 10'000}, {2, 6, 20'000, 0}, {6, 10, 10'000, 100'000}}, 1);
+  for (int r = 0; r < 8 && v.weighing(); ++r) {
+    v.occurrence(true);
+    const uint32_t round = v.round(0, 2);
+    if (round) v.weighed({round, 0, 2, 10'000, GpuTimerLost});
+    v.left();
+  }
+  EXPECT_FALSE(v.weighing());
+  EXPECT_EQ(v.split(), 0u);
   // No idle ratio: nothing weighed, no split.
   PausePlaces r = plain_segment(0);
   EXPECT_FALSE(r.weighing());

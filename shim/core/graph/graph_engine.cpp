@@ -350,10 +350,13 @@ bool GraphEngine::switch_variant(uint64_t tok) {
     if (plan != plans_.end() && plan->second.disabled) continue;
     plan_->pauses.interrupt();  // left, as at stop_following
     plan_->pauses.left();
+    const bool was_split = plan_->pauses.split() != 0;
     following_id_ = s.id;
     const size_t plans = plans_.size();
     plan_ = &plans_[s.id];
     if (plans_.size() != plans) new_plan(plan_, s);
+    // A chunk begun whole for a split step is no chunk of a variant never weighed so.
+    if (was_split && !plan_->pauses.split()) chunk_.begin(chunk_.start());
     following_tokens_.assign(s.tokens.begin(), s.tokens.end());
     ++stats_.variant_switches;
     return true;

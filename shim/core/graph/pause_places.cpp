@@ -125,7 +125,7 @@ void PausePlaces::settle(uint32_t round) {
                               [round](const Timed& t) { return t.round == round; }),
                timed_.end());
   // A segment's split is weighed on kSamples whole rounds too.
-  const bool split_weighed = wraps_ || !idle_ratio_ || split_rounds_ >= kSamples;
+  const bool split_weighed = wraps_ || !idle_ratio_ || !split_fits_ || split_rounds_ >= kSamples;
   if ((!unweighed_ && split_weighed) || over()) finish_weighing();
 }
 
@@ -234,7 +234,8 @@ void PausePlaces::split_sample(const Timed* chunks, size_t n) {
   for (size_t k = 1; k < n; ++k) {
     const size_t at = chunks[k].start;
     split_seen_[at] += split_seen_[at] < 255;
-    split_fit_[at] += split_fit_[at] < 255 && before <= idle_after / idle_ratio_;
+    // Idle time measured (a chunk chained to the one before it), and enough of it.
+    split_fit_[at] += split_fit_[at] < 255 && idle_after && before <= idle_after / idle_ratio_;
     idle_after -= idle_before(chunks[k]);
     before += chunks[k].gpu_ns;
   }
