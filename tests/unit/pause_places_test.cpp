@@ -309,14 +309,19 @@ TEST(PausePlaces, ASegmentsStartBeginsTheWorkWaiting) {
   EXPECT_EQ(p.light(), 1u);
 }
 
-// A segment of 10 places learned with pauses before 3 and 7, weighed with `idle_ratio`.
-PausePlaces segment(uint32_t idle_ratio) {
+// A segment of 10 places learned with 1 ms pauses before the places in `at` (3 and 7 by
+// default), weighed with `idle_ratio`.
+PausePlaces segment(uint32_t idle_ratio, std::initializer_list<size_t> at = {3, 7}) {
   PausePlaces p;
   p.start(10, false, 100, 100'000, idle_ratio);
   uint64_t now = 1000;
   for (int r = 0; r < 3 && p.learning(); ++r) {
     p.interrupt();
-    for (size_t i = 0; i < 10; ++i) p.arrived(i, now += i == 3 || i == 7 ? 1'000'000 : 10);
+    for (size_t i = 0; i < 10; ++i) {
+      bool pause = false;
+      for (size_t a : at) pause |= a == i;
+      p.arrived(i, now += pause ? 1'000'000 : 10);
+    }
   }
   return p;
 }
@@ -358,14 +363,16 @@ TEST(PausePlaces, IdleTimeCountsOnlyWhereMeasuredAndAfterTheNextChunk) {
 
 // A segment of 10 places with no pause, learned, weighed with `idle_ratio`.
 PausePlaces plain_segment(uint32_t idle_ratio) {
-  PausePlaces p;
-  p.start(10, false, 100, 100'000, idle_ratio);
-  uint64_t now = 1000;
-  for (int r = 0; r < 3 && p.learning(); ++r) {
-    p.interrupt();
-    for (size_t i = 0; i < 10; ++i) p.arrived(i, now += 10);
-  }
-  return p;
+  return segment(idle_ratio, {});
+}
+
+// The split of a plain segment weighed with a ratio of 2 on these whole rounds, one each (0: none).
+size_t split_of(const std::vector<std::vector<Chunk>>& rounds) {
+  PausePlaces p = plain_segment(2);
+  for (const auto& round : rounds) weigh(p, 10, round, 1);
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.any(), p.split() != 0);
+  return p.split();
 }
 
 TEST(PausePlaces, ASegmentWhoseGpuIdlesBeforeItsLastChunkSplitsThere) {
@@ -402,31 +409,22 @@ TEST(PausePlaces, TheLatestPlaceThatFitsSplitsAndTheChunksAfterItEndAsBefore) {
 
 TEST(PausePlaces, ASplitThatMergesNoChunkIsNone) {
   // Only the place after the first chunk fits: the chunks would be the same.
-  PausePlaces p = plain_segment(2);
-  weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000, 30'000}, {6, 10, 10'000, 0}});
-  EXPECT_FALSE(p.weighing());
-  EXPECT_EQ(p.split(), 0u);
-  EXPECT_FALSE(p.any());
+  const std::vector<Chunk> round{{0, 2, 10'000}, {2, 6, 20'000, 30'000}, {6, 10, 10'000, 0}};
+  EXPECT_EQ(split_of({round, round}), 0u);
 }
 
 TEST(PausePlaces, NoSplitWhereTheGpuWaitedTooLittleInAnyRound) {
   // 60 us idle (55 above the floor) is less than twice 30; one such round of two is enough. (At
   // 2 the work fits, but a split there would merge no chunk.)
-  PausePlaces p = plain_segment(2);
-  weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 100'000}}, 1);
-  weigh(p, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 60'000}}, 1);
-  EXPECT_FALSE(p.weighing());
-  EXPECT_EQ(p.split(), 0u);
-  EXPECT_FALSE(p.any());
+  EXPECT_EQ(split_of({{{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 100'000}},
+                      {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000, 60'000}}}),
+            0u);
   // Not measured (the last chunk did not follow the one before at once): no split.
-  PausePlaces q = plain_segment(2);
-  weigh(q, 10, {{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000}});
-  EXPECT_EQ(q.split(), 0u);
+  const std::vector<Chunk> unmeasured{{0, 2, 10'000}, {2, 6, 20'000}, {6, 10, 10'000}};
+  EXPECT_EQ(split_of({unmeasured, unmeasured}), 0u);
   // No idle time measured before any chunk, and no GPU time before them either: no split.
-  PausePlaces u = plain_segment(2);
-  weigh(u, 10, {{0, 2, 0}, {2, 6, 0}, {6, 10, 10'000}});
-  EXPECT_FALSE(u.weighing());
-  EXPECT_EQ(u.split(), 0u);
+  const std::vector<Chunk> idle_free{{0, 2, 0}, {2, 6, 0}, {6, 10, 10'000}};
+  EXPECT_EQ(split_of({idle_free, idle_free}), 0u);
   // One whole round that fits and the others left before their ends: no split.
   PausePlaces v = plain_segment(2);
   weigh(v, 10, {{0, 2, 10'000}, {2, 6, 20'000, 0}, {6, 10, 10'000, 100'000}}, 1);
@@ -445,11 +443,9 @@ TEST(PausePlaces, NoSplitWhereTheGpuWaitedTooLittleInAnyRound) {
 }
 
 TEST(PausePlaces, NoSplitWhereTheLastChunkStartsAtPlacesThatVary) {
-  PausePlaces p = plain_segment(2);
-  weigh(p, 10, {{0, 2, 1'000}, {2, 6, 1'000}, {6, 10, 1'000, 100'000}}, 1);
-  weigh(p, 10, {{0, 2, 1'000}, {2, 7, 1'000}, {7, 10, 1'000, 100'000}}, 1);
-  EXPECT_FALSE(p.weighing());
-  EXPECT_EQ(p.split(), 0u);
+  EXPECT_EQ(split_of({{{0, 2, 1'000}, {2, 6, 1'000}, {6, 10, 1'000, 100'000}},
+                      {{0, 2, 1'000}, {2, 7, 1'000}, {7, 10, 1'000, 100'000}}}),
+            0u);
 }
 
 TEST(PausePlaces, PausesBeforeTheSplitCutNoMore) {
