@@ -287,6 +287,35 @@ TEST_F(GraphPauseTest, AStepWhoseGpuIdlesBeforeItsLastChunkGoesOutInTwo) {
   EXPECT_EQ(engine_->stats().pauses.tail_splits, 0u);
 }
 
+TEST_F(GraphPauseTest, AVariantTakenOverFromASplitStepIsCutAsOneNeverWeighed) {
+  // Steps split at 6 as above, then steps that alternate with a variant whose 8th launch
+  // differs: each step is taken over from the other sequence at that launch (10 switches in
+  // 10 steps). A chunk begun whole for the split step begins at the first size again where the
+  // step switched to was never split: 3 replays a step. Kept whole, a switched step went out
+  // as [6, 10): 25 replays in 10 steps.
+  make_engine(200'000, 100'000, 2);
+  run_steps(40, 5'000, 1'000'000);
+  ASSERT_EQ(engine_->stats().pauses.tail_splits, 1u);
+  auto steps = [&](int n) {
+    for (int step = 0; step < n; ++step) {
+      for (int i = 0; i < kLoop; ++i) {
+        g_now += 5'000;
+        launch(i == 7 && step % 2 ? 27 : i, 1.0f + 0.001f * float(step % 5));
+      }
+      EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+      engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    }
+  };
+  steps(10);
+  const uint64_t replays = engine_->stats().replays;
+  const uint64_t switches = engine_->stats().variant_switches;
+  steps(10);
+  EXPECT_EQ(engine_->stats().variant_switches - switches, 10u);
+  EXPECT_EQ(engine_->stats().replays - replays, 30u);
+  EXPECT_EQ(sync_(), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+}
+
 TEST_F(GraphPauseTest, SplitStepsChangeNoResultOnTheAsynchronousStandIn) {
   standin_set_async(1);
   standin_set_timer_progress(1);  // the steps tell the engine of a sync, not the stand-in
