@@ -6,12 +6,13 @@
 //    step start than no shim; one of 2 about as long: sessions 3-4), and each next chunk is
 //    `growth` times as large (2 by default) up to `max`, so long sequences still go out in few
 //    graph launches; the last chunk of a step that ends in a sync runs on the GPU after the CPU
-//    is done, which a larger growth lengthens. A loop keeps its chunk size around its unrolled
-//    period. Flushes cut chunks shorter (flush_rules.h). Sizes count work, not positions: the
-//    program's own graph launched inside a chunk (program_graphs.h) counts as its nodes, so a
-//    chunk of a reduce-overhead loop holds one or two steps, not 32 copies of the program's
-//    graph (session 11: such chunks took 1.8 ms to build, 83 us to launch, and were rebuilt
-//    at every size on the way up).
+//    is done, which a larger growth lengthens. A step whose GPU was measured to keep up is split
+//    instead (pause_places.h): whole up to its split, then in the chunks it had. A loop keeps its
+//    chunk size around its unrolled period. Flushes cut chunks shorter (flush_rules.h). Sizes count
+//    work, not positions: the program's own graph launched inside a chunk (program_graphs.h) counts
+//    as its nodes, so a chunk of a reduce-overhead loop holds one or two steps, not 32 copies of
+//    the program's graph (session 11: such chunks took 1.8 ms to build, 83 us to launch, and were
+//    rebuilt at every size on the way up).
 //  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
 //    one graph win from N = 2 on (1 launch: +4.4 % / +2.7 % slower, 2: -12 to -31 %).
