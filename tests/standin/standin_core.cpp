@@ -533,10 +533,13 @@ API cuEventSynchronize(CUevent e) {
   return CUDA_SUCCESS;
 }
 namespace {
-// Whether the event's latest record was still queued (asynchronous mode): it runs now, so that
-// a caller told "not ready" once makes progress.
+// Whether the event's latest record is still queued (asynchronous mode).
+bool record_pending(const Event* ev) {
+  return ev && ev->pending.count(ev->recorded);
+}
+// Whether it was: it runs now, so that a caller told "not ready" once makes progress.
 bool ran_pending_record(Event* ev) {
-  if (!ev || !ev->pending.count(ev->recorded)) return false;
+  if (!record_pending(ev)) return false;
   drain_event(ev, ev->recorded);
   return true;
 }
@@ -564,7 +567,7 @@ API cuEventElapsedTime_v2(float* ms, CUevent start, CUevent end) {
   if (state().timer_progress) {
     const bool a_pending = ran_pending_record(a);
     if (ran_pending_record(b) || a_pending) return CUDA_ERROR_NOT_READY;
-  } else if (a->pending.count(a->recorded) || b->pending.count(b->recorded)) {
+  } else if (record_pending(a) || record_pending(b)) {
     return CUDA_ERROR_NOT_READY;
   }
   *ms = float(double(b->gpu_ns) - double(a->gpu_ns)) / 1e6f;

@@ -290,7 +290,7 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
     }
     position_ = phase % p;
   }
-  chunk_.begin(position_, !s.periodic && plan_->pauses.split());
+  chunk_.begin(position_, plan_->pauses.split() != 0);  // a loop is never split
 }
 
 void GraphEngine::end_of_occurrence() {

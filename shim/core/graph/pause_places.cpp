@@ -55,7 +55,7 @@ void PausePlaces::finish() {
   count_ = 0;
   for (size_t i = 0; i < samples_.size(); ++i) {
     pauses_[i] = samples_[i] >= kSamples && !short_[i] ? kPause : 0;
-    count_ += pauses_[i];
+    count_ += pauses_[i] == kPause;
   }
   if (!count_) pauses_.clear();  // no pause: before() answers from an empty vector
   samples_ = {};
@@ -145,10 +145,9 @@ void PausePlaces::take(uint32_t round) {
   std::sort(timed_.begin(), first,
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
-  auto idle_of = [&](size_t k) { return idle_before(timed_[k]); };
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
   uint64_t idle_after = 0;  // in a segment (a loop's idle time is not weighed)
-  for (size_t k = 0; k < chunks && !wraps_; ++k) idle_after += idle_of(k);
+  for (size_t k = 0; k < chunks && !wraps_; ++k) idle_after += idle_before(timed_[k]);
   // The work since the last pause: a loop's first pause waits for the end of the period too,
   // so its chunks are walked twice and the second walk counts.
   const int walks = wraps_ ? 2 : 1;
@@ -157,14 +156,14 @@ void PausePlaces::take(uint32_t round) {
     for (size_t k = 0; k < chunks; ++k) {
       const Timed& t = timed_[k];
       since += t.gpu_ns;
-      if (!wraps_) idle_after -= idle_of(k);  // the chunks after this one's
+      if (!wraps_) idle_after -= idle_before(t);  // the chunks after this one's
       const size_t place = t.end % length_;
       if ((!wraps_ && t.end >= length_) || pauses_.empty() || !pauses_[place]) continue;
       if (walk + 1 == walks && weight_samples_[place] < kSamples) {
         // The GPU's idle time after the chunk that follows the pause (whose gap is the pause
         // itself). A loop goes on with no end to reach: no idle time is weighed there.
         const bool next = k + 1 < chunks && timed_[k + 1].start == t.end;
-        const uint64_t later = wraps_ ? 0 : idle_after - (next ? idle_of(k + 1) : 0);
+        const uint64_t later = wraps_ ? 0 : idle_after - (next ? idle_before(timed_[k + 1]) : 0);
         if (since > work_[place]) work_[place] = since;
         if (later < idle_[place]) idle_[place] = later;
         if (++weight_samples_[place] == kSamples) --unweighed_;
@@ -217,6 +216,9 @@ void PausePlaces::finish_weighing() {
   }
 }
 
+// The split counts a place's whole rounds in a byte.
+static_assert(PausePlaces::kWeighRounds < 256);
+
 void PausePlaces::split_sample(const Timed* chunks, size_t n) {
   // The round's chunks cover the occurrence, in order: each chunk's start after the first is a
   // place the occurrence could split at. It fits where the GPU's idle time before that chunk and
@@ -233,9 +235,9 @@ void PausePlaces::split_sample(const Timed* chunks, size_t n) {
   uint64_t before = chunks[0].gpu_ns;
   for (size_t k = 1; k < n; ++k) {
     const size_t at = chunks[k].start;
-    split_seen_[at] += split_seen_[at] < 255;
+    ++split_seen_[at];
     // Idle time measured (a chunk chained to the one before it), and enough of it.
-    split_fit_[at] += split_fit_[at] < 255 && idle_after && before <= idle_after / idle_ratio_;
+    split_fit_[at] += idle_after && before <= idle_after / idle_ratio_;
     idle_after -= idle_before(chunks[k]);
     before += chunks[k].gpu_ns;
   }
@@ -244,7 +246,7 @@ void PausePlaces::split_sample(const Timed* chunks, size_t n) {
 void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {
   const uint32_t rounds = split_rounds_;
   std::vector<uint8_t> seen = std::move(split_seen_), fit = std::move(split_fit_);
-  if (wraps_ || rounds < kSamples || !split_fits_ || rounds > 255) return;
+  if (wraps_ || rounds < kSamples || !split_fits_) return;
   // The latest place that fits in every whole round, after which the chunks ended at the same
   // places in every round.
   size_t split = 0;

@@ -102,7 +102,8 @@ class PausePlaces {
   // chunk as large as may be.
   size_t split() const { return split_; }
 
-  // Weighing (after learning, where pauses were found and `light_ns` > 0).
+  // Weighing (after learning, where `light_ns` > 0 and pauses were found, or a segment's split
+  // may be: `idle_ratio` > 0).
   bool weighing() const { return weighing_; }
   // An occurrence begins; `recorded`: from its start, and its work is recorded (not an eager
   // window, not a loop taken up mid-period). A recorded one is a round while rounds are left;
