@@ -17,6 +17,7 @@ ctest_status=0
 (cd build-gpu && ctest -j"$(nproc)" >"$out/ctest.log" 2>&1) || ctest_status=$?
 tail -3 "$out/ctest.log"
 nvcc -O2 -o build-gpu/cuda_doors tests/gpu/cuda_doors.cu -lcuda -ldl
+nvcc -O2 -o build-gpu/packed_args tests/gpu/packed_args.cu -lcuda
 nvcc -O2 -o build-gpu/memop_loop tests/gpu/memop_loop.cu
 nvcc -O2 -o build-gpu/streams_loop tests/gpu/streams_loop.cu
 nvcc -O2 -o build-gpu/break_even tests/gpu/break_even.cu

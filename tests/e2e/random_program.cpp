@@ -78,7 +78,8 @@ enum StepKind {
   kCopyDHPinned,
   kRecordWait,
   kTemp,
-  kPackedAdd,    // add with its arguments in an `extra` block (layout known)
+  kPackedAdd,    // add with its arguments in an `extra` block (layout known; with an odd scalar,
+                 // of a kernel whose parameters go on past the block, as NCCL's do)
   kPackedShift,  // shift likewise, through a handle whose layout the driver does not give
   kCtxSame,      // cuCtxSetCurrent to the context already current
   kCtxOther,     // an add launched while another context is current, then back
@@ -91,6 +92,7 @@ enum StepKind {
 // Kernels beyond the four plain ones: their handles and the module kReload replaces.
 struct Extra {
   CUfunction add;           // fn[0]'s kernel, for packed launches
+  CUfunction add_tail;      // add, whose parameters have 16 bytes more than the block
   CUfunction shift_opaque;  // k_shift, layout hidden
   CUfunction mix;           // k_mix, of `module`
   CUmodule module;
@@ -220,7 +222,7 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
           break;
         }
         case kPackedAdd:
-          OK(launch_packed(cu, ex->add, grid, st, scalar, y));
+          OK(launch_packed(cu, scalar % 2 ? ex->add_tail : ex->add, grid, st, scalar, y));
           break;
         case kPackedShift:
           OK(launch_packed(cu, ex->shift_opaque, 1, st, scalar, y));
@@ -315,9 +317,12 @@ int main(int argc, char** argv) {
                                              {"shift", &k_shift, 2, s1},
                                              {"step", &k_step, 2, s3}};
   // A kernel whose parameter layout the driver does not give (packed arguments through extra),
+  // one whose parameters go on past the packed block it is launched with,
   // a context to switch to, and a module loaded and unloaded as the programs run.
   standin_register_kernel("shift_opaque", &k_shift, 2, s1);
   standin_hide_layout("shift_opaque");
+  static const size_t tail[3] = {4, 8, 16};
+  standin_register_kernel("add_tail", &k_add, 3, tail);
   Api cu;
   CUfunction fn[4];
   Extra ex{};
@@ -328,6 +333,7 @@ int main(int argc, char** argv) {
           ex.add = fn[0];
           ex.other = standin_context_create();
           if (api.get_function(&ex.shift_opaque, nullptr, "shift_opaque") != CUDA_SUCCESS ||
+              api.get_function(&ex.add_tail, nullptr, "add_tail") != CUDA_SUCCESS ||
               api.module_load(&ex.module, "reloaded") != CUDA_SUCCESS ||
               api.get_function(&ex.mix, ex.module, "mix") != CUDA_SUCCESS) {
             std::fprintf(stderr, "%s: cannot set up kernels and modules\n", kProgram);

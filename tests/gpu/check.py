@@ -2,7 +2,9 @@
 
 Sections (--sections, all by default):
   doors  cuda_doors: launches per door in the trace == launches the program made per door; in
-         graph mode its host-checked results stay right. memop_loop: kernels, memsets, device
+         graph mode its host-checked results stay right. packed_args: launches whose packed
+         block is smaller than the kernel's 4 KiB parameter (NCCL's) bitwise equal in graph
+         mode and replayed in graphs. memop_loop: kernels, memsets, device
          copies, pageable and pinned host copies per step, bitwise equal in graph mode, memops
          replayed inside graphs.
   streams streams_loop: a loop on two streams ordered by events both ways, with waits and host
@@ -108,6 +110,27 @@ class Check:
                  again == expected)
         self.add(("cuda_doors in graph mode: launches replayed in graphs", replayed,
                           sum(expected.values()), "info"))
+
+    def packed(self, steps=40):
+        """Packed arguments smaller than the kernel's 4 KiB parameter (NCCL's launches):
+        bitwise equal in graph mode, and replayed in graphs rather than launched eagerly."""
+        program = os.path.join(self.build, "packed_args")
+        plain = self.run([program, str(steps)], name="packed")
+        spath = os.path.join(self.out, "packed-graph-stats.json")
+        graph = self.run([program, str(steps)], mode="graph", name="packed",
+                         env_extra={"PYGRAPH_STATS": spath})
+        same = plain == graph and plain.count("\n") == steps
+        self.row(f"packed_args: {steps} steps bitwise, graph vs no shim",
+                 "equal" if same else "DIFFER", "equal", same)
+        st = json.load(open(spath))
+        launches = st["launches"]
+        eager = st.get("eager_launches_by_reason", {})
+        self.row("packed_args: launches replayed in graphs", launches["replayed_in_graphs"],
+                 f"> 0 of {launches['seen_by_engine']}", launches["replayed_in_graphs"] > 0)
+        self.row("packed_args: launches eager for their block's size",
+                 eager.get("packed_args_size", 0), 0, eager.get("packed_args_size", 0) == 0)
+        self.add(("packed_args: coverage %; graph failures", f"{st['coverage_percent']:.1f}",
+                  str(st["graphs"].get("last_failure", ""))[:40], "info"))
 
     def memops(self, steps=50):
         program = os.path.join(self.build, "memop_loop")
@@ -435,7 +458,7 @@ def main():
     models = a.models.split(",")
     steps = []
     if "doors" in sections:
-        steps += [c.doors, c.memops]
+        steps += [c.doors, c.packed, c.memops]
     if "streams" in sections:
         steps.append(c.streams)
     if "trace" in sections:

@@ -1,8 +1,9 @@
 // Launches with packed arguments (`extra`: CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE / _END, as NCCL
 // launches) in graph mode, on the driver stand-in: with a known layout the block is the kernel's
 // parameters and the node is an ordinary one; with an unknown layout the node takes the block
-// through `extra`; both are patched when the block changes. A block of another size, one beside
-// kernelParams, or other `extra` entries stay eager, with the driver's own result. Results are
+// through `extra`, and so does a block smaller than a known layout's parameters (NCCL's); all are
+// patched when the block changes. A block larger than the parameters, one beside kernelParams,
+// or other `extra` entries stay eager, with the driver's own result. Results are
 // compared bit for bit with the same launches made eagerly.
 #include <gtest/gtest.h>
 
@@ -208,20 +209,30 @@ TEST_F(GraphPackedArgsTest, RecordedBlocksOfAnUnknownLayoutGoOutEagerlyThroughEx
   expect_all_accounted();
 }
 
-TEST_F(GraphPackedArgsTest, BlocksOfAnotherSizeStayEagerWithTheDriversResult) {
-  for (int n = 1; n <= 4; ++n) {
-    // Smaller than the parameters (the driver takes it; NCCL's blocks are), then larger (with
-    // the tail padding of a struct: the driver refuses it).
+TEST_F(GraphPackedArgsTest, SmallerBlocksAreNodesThroughExtraLargerOnesStayEager) {
+  // A kernel whose parameters end in space it reads only as far as the block reaches (NCCL's
+  // 4 KiB parameter, of which a launch passes the part it uses): a block that stops before that
+  // space is smaller than the parameters. The driver takes it; the node takes it through
+  // `extra` as the driver does, and is patched when the block changes.
+  const size_t sizes[5] = {4, 8, 8, 4, 64};
+  const FunctionInfo* tail = test::standin_kernel(&table_, "packed_axpy_tail", &axpy, 5, sizes);
+  ASSERT_TRUE(tail->params_known);
+  ASSERT_GT(tail->arg_bytes, kParamBytes);
+  for (int n = 1; n <= 6; ++n) {
     for (int i = 0; i < 4; ++i) {
-      ASSERT_EQ(both(known_, Args::kPacked, 1.0f, 32, kParamBytes - 4), CUDA_SUCCESS);
+      ASSERT_EQ(both(tail, Args::kPacked, i == 2 ? 0.5f * float(n) : 1.0f, 32 + i), CUDA_SUCCESS);
     }
-    EXPECT_EQ(both(known_, Args::kPacked, 1.0f, 32, sizeof(Block)),
+    // Larger than the parameters (the tail padding of a struct): the driver refuses it, every
+    // time, and so does the engine.
+    EXPECT_EQ(both(known_, Args::kPacked, 1.0f, 40, sizeof(Block)),
               CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
-    host_read("sizes");
+    host_read(("step " + std::to_string(n)).c_str());
   }
-  EXPECT_EQ(engine_.stats().recorded, 0u);
-  EXPECT_EQ(eager(EagerReason::kPackedArgsSize), 4u * 5u);
-  EXPECT_EQ(engine_.stats().eager_total(), 4u * 5u);
+  const EngineStats& s = engine_.stats();
+  // Steps 1-2 find the step (its refused launch ends each segment), 3-6 replay it.
+  EXPECT_EQ(s.replayed, 4u * 4u);
+  EXPECT_EQ(s.patched_nodes, 3u);  // launch 2's block changes every step
+  EXPECT_EQ(eager(EagerReason::kPackedArgsSize), 6u);
   expect_all_accounted();
 }
 

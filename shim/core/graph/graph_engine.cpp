@@ -62,22 +62,24 @@ EagerReason GraphEngine::packed_args(const EngineLaunch& l, Work* w) const {
   }
   // The driver refuses kernelParams and a buffer together (measured): it does so eagerly.
   if (l.params) return EagerReason::kPackedArgs;
-  // With a known layout the buffer is the parameter block, exactly: the driver refuses a larger
-  // one and takes a smaller one (NCCL passes less than its kernels' 4 KiB parameter) whose
-  // missing bytes a node built from the layout would not reproduce. With an unknown layout the
-  // node takes the buffer as it is, through `extra`, as the driver does.
-  const bool fits = l.info->params_known ? packed.size == l.info->arg_bytes
-                                         : packed.size > 0 && packed.size <= kMaxParamBytes;
-  if (!fits) return EagerReason::kPackedArgsSize;
-  if (!l.info->params_known && packed.size != l.info->packed_size_ok) {
+  // The driver refuses a block larger than the kernel's parameters and takes a smaller one
+  // (NCCL passes less than its kernels' 4 KiB parameter). With a known layout, a block of
+  // exactly the parameters' size is the parameter block: an ordinary node. Any other block
+  // the driver takes goes to the node as it is, through `extra`, as the driver takes it (a
+  // node built from the layout would hold zeros where the driver puts bytes of its own).
+  const bool known = l.info->params_known;
+  const bool exact = known && packed.size == l.info->arg_bytes;
+  const size_t limit = known ? l.info->arg_bytes : kMaxParamBytes;
+  if (!exact && (packed.size == 0 || packed.size > limit)) return EagerReason::kPackedArgsSize;
+  if (!known && packed.size != l.info->packed_size_ok) {
     // Not yet seen to launch at this size: eagerly, where the driver can refuse it (refuse()
-    // remembers the size once it did not).
+    // remembers the size once it did not). A known layout's limit is the driver's own.
     w->packed_size = static_cast<uint32_t>(packed.size);
     return EagerReason::kPackedArgsSize;
   }
   w->packed = packed.data;
   w->packed_size = static_cast<uint32_t>(packed.size);
-  w->packed_node = !l.info->params_known;
+  w->packed_node = !exact;
   return EagerReason::kCount;
 }
 
