@@ -2,7 +2,8 @@
 // (STANDIN_ASYNC=1): generated programs whose work is spread over three created streams, each
 // blocking or not, and the legacy default stream (whose implicit order with the blocking
 // streams the program's vector clocks follow), ordered by event records and waits (in half of
-// the programs a new event per wait, destroyed right after it, as PyTorch's wait_stream does),
+// the programs a new event per wait, destroyed right after it, as PyTorch's wait_stream does; in
+// a third of the others one event for every wait, as NCCL does),
 // printing a digest of everything the host read. Run
 // without the shim and under it: the digests must be equal for every seed
 // (tests/e2e/random_streams_test.cpp).
@@ -124,6 +125,10 @@ struct Program {
 
   bool blocking[kStreams] = {};
   bool fresh_events = false;
+  // NCCL's way: one event for every wait, recorded on one stream and then on another, each
+  // record after a wait on the one before (so a chunk can hold several records of it).
+  bool shared_event = false;
+  CUevent scratch = nullptr;
   // The legacy stream's implicit synchronization, before any op on s.
   void implicit(int s) {
     if (s == kStreams - 1) {
@@ -151,8 +156,9 @@ struct Program {
       OK(cu.wait_event(st[s], e, 0));
       OK(cu.event_destroy(e));
     } else {
-      OK(cu.event_record(ev[t], st[t]));
-      OK(cu.wait_event(st[s], ev[t], 0));
+      const CUevent e = shared_event ? scratch : ev[t];
+      OK(cu.event_record(e, st[t]));
+      OK(cu.wait_event(st[s], e, 0));
     }
   }
   // Makes stream s ordered after what its access to buffer b conflicts with.
@@ -198,6 +204,8 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
   }
   p.fresh_events = pick(2) == 0;
   if (std::getenv("RANDOM_STREAMS_NO_FRESH_EVENTS")) p.fresh_events = false;
+  p.shared_event = !p.fresh_events && seed % 3 == 0;  // not a pick: the programs stay the same
+  OK(cu.event_create(&p.scratch, 0));
   int legacy_weight = pick(3);  // 0: no work on the legacy stream
   if (std::getenv("RANDOM_STREAMS_NO_LEGACY")) legacy_weight = 0;
   for (int b = 0; b < kBuffers; ++b) {
@@ -326,6 +334,7 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
     OK(cu.event_destroy(p.ev[s]));
     if (p.st[s]) OK(cu.stream_destroy(p.st[s]));
   }
+  OK(cu.event_destroy(p.scratch));
   return d.h;
 }
 

@@ -34,6 +34,8 @@ TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
   EXPECT_GT(s["streams"]["event_records_in_graphs"].get<int>(), 1000);
   EXPECT_GT(s["streams"]["waits_as_edges"].get<int>(), 1000);
   EXPECT_GT(s["streams"]["side_streams_forked"].get<int>(), 100);
+  // A third of the programs with one event per wait relay one event for all, as NCCL does.
+  EXPECT_GT(s["streams"]["rerecords_in_graphs"].get<int>(), 100);
 }
 TEST(RandomStreams, WithStreamsOffEventsSubmitTheChunkAsBefore) {
   // PYGRAPH_STREAMS=0: event records and waits stay out of graphs.

@@ -167,12 +167,17 @@ class Check:
                      "equal" if same else "DIFFER", "equal", same)
             st = json.load(open(spath))
             per[cfg] = st["graphs"]["launches_per_replay"]
+            if cfg == "on":
+                # The relay's second record of its event, in the chunk of the first.
+                rerecords = st["streams"].get("rerecords_in_graphs", 0)
+                self.row("streams_loop: second records of an event in one graph", rerecords,
+                         "> 0", rerecords > 0)
             self.add((f"streams_loop, streams {cfg}: coverage %; launches/replay; flushes",
                       f"{st['coverage_percent']:.1f}; {per[cfg]:.1f}",
                       " ".join(f"{k}={v}" for k, v in sorted(
                           st["flushes"]["by_reason"].items(), key=lambda kv: -kv[1])[:3]),
                       "info"))
-        # 8 launches a step on two streams: with streams on, a graph holds whole steps.
+        # 9 launches a step on two streams: with streams on, a graph holds whole steps.
         self.row("streams_loop: launches per replay, streams on", f"{per['on']:.1f}",
                  "> 2x off", per["on"] > 2 * per["off"])
 

@@ -5,7 +5,9 @@
 // - events recorded with cudaEventRecordWithFlags (flags 0) as PyTorch records them;
 // - events created and destroyed while the loop runs (an event record node then records an
 //   event the graph has not seen before);
-// - event queries and single-stream syncs in the middle of the loop.
+// - event queries and single-stream syncs in the middle of the loop;
+// - one event recorded on each stream in turn, each record after a wait on the one before, as
+//   NCCL relays its scratch event (two record nodes of one event in one graph).
 // The kernels mix integers, so any lost or reordered launch changes the digests. Prints one
 // digest per host read; tests/gpu/check.py compares them with a run without the shim.
 //   streams_loop STEPS
@@ -64,7 +66,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMemsetAsync(z, 3, n * sizeof(uint32_t), a));
   CHECK(cudaMemsetAsync(w, 4, n * sizeof(uint32_t), a));
   CHECK(cudaStreamSynchronize(a));
-  cudaEvent_t fork, join, done;
+  cudaEvent_t fork, join, done, scratch;
+  CHECK(cudaEventCreateWithFlags(&scratch, cudaEventDisableTiming));
   CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
   CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
   CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
@@ -85,7 +88,12 @@ int main(int argc, char** argv) {
     mix<<<g, 256, 0, a>>>(x, y, step + 5u, n);  // a reads y after b wrote it
     spin_mix<<<g, 256, 0, a>>>(x, z, 13u, slow, n);
     CHECK(cudaEventRecord(done, a));
-    mix<<<g, 256, 0, b>>>(w, w, 17u, n);            // b goes on without a: no order between them
+    mix<<<g, 256, 0, b>>>(w, w, 17u, n);  // b goes on without a: no order between them
+    CHECK(cudaEventRecord(scratch, a));   // NCCL's relay: a's work so far, then
+    CHECK(cudaStreamWaitEvent(b, scratch, 0));
+    mix<<<g, 256, 0, b>>>(w, x, 19u, n);            // b reads x after a wrote it
+    CHECK(cudaEventRecord(scratch, b));             // the same event again, after the wait on it
+    CHECK(cudaStreamWaitEvent(a, scratch, 0));      // a's next write of x after b read it
     if (step % 7 == 3) (void)cudaEventQuery(join);  // its answer varies; only the call matters
     if (step % 10 == 9) {
       // A third stream waits for `done` (recorded inside a graph in graph mode) and copies x
@@ -109,5 +117,6 @@ int main(int argc, char** argv) {
   CHECK(cudaEventDestroy(fork));
   CHECK(cudaEventDestroy(join));
   CHECK(cudaEventDestroy(done));
+  CHECK(cudaEventDestroy(scratch));
   return 0;
 }

@@ -185,6 +185,33 @@ TEST_F(GraphStreamsTest, AStepWithASideStreamReplaysWholeAsOneGraph) {
   std::printf("launches per replay: %.1f\n", double(s.replayed) / double(s.replays));
 }
 
+TEST_F(GraphStreamsTest, OneEventRelayedBetweenTheStreamsReplaysWholeAsOneGraph) {
+  // NCCL's way: one scratch event, recorded on main and waited for by the side stream, then
+  // recorded on the side stream and waited for by main. The second record runs after the first
+  // through the wait, so the chunk takes both (before, the second record submitted the chunk
+  // first: two graphs a step).
+  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+  float a = 0.5f;
+  for (int n = 1; n <= 12; ++n) {
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    wait_stream(side_, main_, engine_scratch, eager_scratch);
+    both(scale_, &a, side_);
+    both(addk_, &n, side_);
+    wait_stream(main_, side_, engine_scratch, eager_scratch);
+    both(addk_, &n, main_);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+  }
+  const EngineStats& s = engine_.stats();
+  ASSERT_TRUE(engine_.idle());
+  EXPECT_EQ(s.replays, 10u);
+  EXPECT_EQ(s.replayed, 10u * 5u);
+  EXPECT_EQ(s.rerecords, 10u);
+  EXPECT_EQ(s.events_eager, 0u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+}
+
 TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
   // The side stream's first work of the step orders nothing with the main stream (its own
   // buffer): the main stream's launch after it joins the chunk without a wait. Before, it cut

@@ -80,6 +80,35 @@ TEST(StreamFork, AWaitNamesTheLatestRecordAndAForgottenEventNone) {
   EXPECT_FALSE(f.holds_event(kE1));
 }
 
+TEST(StreamFork, ASecondRecordFollowsTheFirstOnlyThroughTheChunksEdges) {
+  // NCCL's relay: E1 recorded on S, L waits, L works, then E1 recorded on L: the second record
+  // runs after the first. A third stream that never waited, or one whose wait came from
+  // before the first record, would not be ordered after it.
+  StreamFork f;
+  f.node(kS);                               // 0
+  f.record(kS, kE1);                        // 1
+  f.node(kT);                               // 2: T, no wait
+  EXPECT_TRUE(f.record_follows(kS, kE1));   // on the same stream, behind it
+  EXPECT_FALSE(f.record_follows(kL, kE1));  // L is not in the chunk
+  EXPECT_FALSE(f.record_follows(kT, kE1));  // T's work does not depend on it
+  f.wait(kL, kE1);
+  EXPECT_TRUE(f.record_follows(kL, kE1));  // the wait alone orders the record
+  f.node(kL);                              // 3: after 1
+  EXPECT_TRUE(f.record_follows(kL, kE1));  // through node 3
+  f.record(kL, kE1);                       // 4: the latest record of E1
+  f.wait(kS, kE1);
+  f.node(kS);  // 5: after 0's successor 1 and 4
+  EXPECT_TRUE(f.record_follows(kS, kE1));
+  EXPECT_FALSE(f.record_follows(kT, kE1));
+  EXPECT_EQ(deps_of(f, 5), (std::vector<uint32_t>{1, 4}));
+  // A record of another event on T, waited for by L: L's next record of E1 follows E1's latest
+  // record (4) through L's own chain, not through T.
+  f.record(kT, kE2);  // 6
+  f.wait(kL, kE2);
+  EXPECT_TRUE(f.record_follows(kL, kE1));
+  EXPECT_FALSE(f.record_follows(kT, kE2 + 1));  // an event not in the chunk
+}
+
 TEST(StreamFork, TheShapeTellsChunksWithOtherEdgesApart) {
   auto build = [](bool wait_first) {
     StreamFork f;

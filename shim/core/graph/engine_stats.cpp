@@ -149,7 +149,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                   {"waits_as_edges", s.event_waits},
                   {"event_ops_issued", s.events_eager},
                   {"side_streams_forked", s.side_streams},
-                  {"legacy_joins", s.legacy_joins}};
+                  {"legacy_joins", s.legacy_joins},
+                  {"rerecords_in_graphs", s.rerecords}};
   j["program_graphs"] = {
       {"launches", s.program_graphs},
       {"taken_into_chunks", s.program_graphs_recorded},

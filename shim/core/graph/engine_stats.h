@@ -98,6 +98,7 @@ struct EngineStats {
   // as they came, and side streams forked and joined at graph launches.
   uint64_t events_recorded = 0, event_waits = 0, events_eager = 0, side_streams = 0;
   uint64_t legacy_joins = 0;  // chunks begun on another stream that the legacy stream joined
+  uint64_t rerecords = 0;     // of events_recorded, those of an event recorded in the chunk before
   uint64_t memop_eager[static_cast<int>(EagerReason::kCount)] = {};
   // The program's own graph launches (program_graphs.h): taken into chunks as child graphs, of
   // them run inside replays or issued eagerly with their chunk, and launched as the program

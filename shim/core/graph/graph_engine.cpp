@@ -231,10 +231,11 @@ bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool sam
   if (e.flags != 0 || !e.event || is_per_thread_stream(stream)) return false;
   const uint64_t event = reinterpret_cast<uint64_t>(e.event);
   if (e.op != Op::StreamWaitEvent) {
-    // A record: of work in the chunk (or starting it, or a stream joining it); an event recorded
-    // twice in one chunk would leave which record is its latest to the graph's order.
-    return !fork_.holds_event(event) &&
-           (pending_.empty() || fork_.holds_stream(stream) || may_join(stream, same_thread));
+    // A record: of work in the chunk (or starting it, or a stream joining it). An event
+    // recorded twice in one chunk would leave which record is its latest to the graph's order,
+    // unless the second runs after the first (StreamFork::record_follows).
+    if (fork_.holds_event(event)) return fork_.record_follows(stream, event);
+    return pending_.empty() || fork_.holds_stream(stream) || may_join(stream, same_thread);
   }
   if (!fork_.holds_event(event)) return false;  // recorded outside the chunk: as today
   return fork_.holds_stream(stream) || may_join(stream, same_thread);
@@ -411,6 +412,7 @@ bool GraphEngine::record(const Work& w) {
       ++stats_.event_waits;
     } else {
       p.kind = NodeKind::kEventRecord;
+      stats_.rerecords += fork_.holds_event(event);
       fork_.record(stream, event);
       ++stats_.events_recorded;
     }

@@ -89,6 +89,29 @@ uint32_t StreamFork::record(uint64_t stream, uint64_t event) {
   return n;
 }
 
+bool StreamFork::record_follows(uint64_t stream, uint64_t event) const {
+  const uint32_t r = record_of(event);
+  const uint32_t o = ordinal(stream);
+  if (r == kNone || o == kNone || chain_) return false;
+  // Back from what the record would depend on, through earlier nodes only (an edge always
+  // points back), down to `r` at the earliest.
+  walk_.clear();
+  seen_.assign(nodes() - r, 0);
+  if (streams_[o].last != kNone) walk_.push_back(streams_[o].last);
+  walk_.insert(walk_.end(), streams_[o].waits.begin(), streams_[o].waits.end());
+  while (!walk_.empty()) {
+    const uint32_t n = walk_.back();
+    walk_.pop_back();
+    if (n == r) return true;
+    if (n < r || seen_[n - r]) continue;
+    seen_[n - r] = 1;
+    size_t count = 0;
+    const uint32_t* d = deps(n, &count);
+    walk_.insert(walk_.end(), d, d + count);
+  }
+  return false;
+}
+
 void StreamFork::wait(uint64_t stream, uint64_t event) {
   const uint32_t r = record_of(event);
   if (r == kNone) return;  // the caller checked holds_event

@@ -47,6 +47,11 @@ class StreamFork {
   uint32_t record(uint64_t stream, uint64_t event);
   // Whether `event`'s latest record is a node of this chunk.
   bool holds_event(uint64_t event) const { return record_of(event) != kNone; }
+  // Whether a record of `event` on `stream` now would run after the event's latest record in
+  // the chunk: a path of edges leads from that one to it (NCCL records one event on its
+  // stream and on the program's in turn, each after a wait on the other). Then the graph
+  // records the event in the program's order, and the later record is the one that stands.
+  bool record_follows(uint64_t stream, uint64_t event) const;
   // `stream` waits for `event`, whose latest record must be in the chunk: its next node depends
   // on that record. A stream not yet in the chunk joins it (a side stream).
   void wait(uint64_t stream, uint64_t event);
@@ -87,6 +92,8 @@ class StreamFork {
   std::vector<uint32_t> node_stream_;
   std::vector<uint32_t> dep_start_;  // node i's deps: deps_[dep_start_[i] .. dep_start_[i+1])
   std::vector<uint32_t> deps_;
+  mutable std::vector<uint32_t> walk_;  // record_follows: nodes to visit, and those seen from
+  mutable std::vector<uint8_t> seen_;   // the record on (capacities kept)
   uint64_t shape_ = 0;
   bool chain_ = true;
   uint32_t chain_nodes_ = 0;
