@@ -269,8 +269,11 @@ class Suite:
         a = self.a
         n = a.ddp_nproc
         groups, meta = {}, {}
-        for k, cell in enumerate(("eager", "eager+shim")):
-            tag = cell.replace("+", "_")
+        # Arms (--arm) run beside the shim cell as in the other workloads, whatever
+        # --arm-variants says: DDP has the eager variant only.
+        cells_run = ("eager", "eager+shim") + tuple(f"eager+shim:{n}" for n in self.arms)
+        for k, cell in enumerate(cells_run):
+            tag = cell.replace("+", "_").replace(":", "-")
             base = os.path.join(self.work, f"ddp.{tag}")
             ranks = [harness.Worker(f"ddp.{tag}.{r}", self.work, label=f"{cell} rank {r}")
                      for r in range(n)]
@@ -281,7 +284,8 @@ class Suite:
                     "--done", os.path.join(self.work, f"ddp.{tag}.{{rank}}.done"),
                     "--core", str(TIMING_CORE), "--stats-prefix", f"{base}.{{rank}}.",
                     "--result", f"{base}.{{rank}}.json"]
-            env = self.env(cell.endswith("+shim"), f"{base}.exit.%p.json")
+            env = self.env(shim_base(cell) is not None, f"{base}.exit.%p.json",
+                           arm=cell.partition("+shim:")[2] or None)
             env.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1",
                        NVSHMEM_DISABLE_NVLS="1")
             ranks[0].start(argv, env)
@@ -311,18 +315,19 @@ class Suite:
             cells[cell] = {"status": "ok", "chunk_ms": chunk_ms,
                            "ms_per_iter": sorted(chunk_ms)[len(chunk_ms) // 2],
                            "digest": ",".join(r["digest"] for r in ranks), "ranks": ranks}
-            if cell.endswith("+shim"):
+            if shim_base(cell) is not None:
                 cells[cell]["shim"] = ranks[0].get("shim")
         for g in groups.values():
             for wk in g:
                 wk.close()
         res = self.compare({"what": DDP_WHAT, "nproc": n, "chunks": a.chunks,
                             "steps_per_chunk": 10, "cells": cells})
-        if res["cells"].get("eager+shim", {}).get("status") == "ok" and \
-                res["cells"].get("eager", {}).get("status") == "ok":
-            ranks_eq = [x["digest"] == y["digest"] for x, y in
-                        zip(res["cells"]["eager"]["ranks"], res["cells"]["eager+shim"]["ranks"])]
-            res["cells"]["eager+shim"]["bitwise_per_rank"] = ranks_eq
+        for cell in cells_run[1:]:
+            if res["cells"].get(cell, {}).get("status") == "ok" and \
+                    res["cells"].get("eager", {}).get("status") == "ok":
+                ranks_eq = [x["digest"] == y["digest"] for x, y in
+                            zip(res["cells"]["eager"]["ranks"], res["cells"][cell]["ranks"])]
+                res["cells"][cell]["bitwise_per_rank"] = ranks_eq
         return res
 
 
