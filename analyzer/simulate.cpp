@@ -52,6 +52,7 @@ std::vector<FunctionInfo> functions_of(const Trace& trace) {
     info.id = f.id;
     info.handle = f.handle;
     info.name = f.name;
+    info.waits_for_peers = waits_for_peers(f.name);
     info.is_kernel_handle = f.is_kernel_handle;
     info.params_known = f.params_known;
     info.params = f.params;

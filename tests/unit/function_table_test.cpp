@@ -85,6 +85,15 @@ TEST(FunctionTable, DescribesEachKernelOnceWithItsLayout) {
   EXPECT_EQ(table.size(), 3u);
 }
 
+TEST(FunctionTable, NcclsKernelsWaitForTheirPeers) {
+  EXPECT_TRUE(waits_for_peers("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
+  EXPECT_TRUE(waits_for_peers("ncclKernel_AllReduce_RING_LL_Sum_float"));  // before NCCL 2.19
+  EXPECT_TRUE(waits_for_peers("ncclSymkDevKernel_AllReduce_AGxLL_R"));
+  EXPECT_FALSE(waits_for_peers("my_nccl_like_kernel"));
+  EXPECT_FALSE(waits_for_peers("_Z4axpyfPfS_i"));
+  EXPECT_FALSE(waits_for_peers(""));
+}
+
 TEST(FunctionTable, OlderDriverWithoutTheCallsStillGivesIds) {
   DriverApi none;
   FunctionTable table(&none);

@@ -212,6 +212,35 @@ TEST_F(GraphStreamsTest, OneEventRelayedBetweenTheStreamsReplaysWholeAsOneGraph)
   for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
 }
 
+TEST_F(GraphStreamsTest, AKernelItsPeersWaitForEndsItsChunk) {
+  // NCCL's kernel in the middle of a step (on the side stream, as DDP's all-reduce): the chunk
+  // goes out as soon as it is recorded, the rest of the step in a chunk of its own. Other ranks
+  // wait for it; held in a chunk until the step's end, it would hold them back too.
+  const size_t sizes[2] = {4, 8};
+  const FunctionInfo* nccl = test::standin_kernel(
+      &table_, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", &test::add_kernel, 2, sizes);
+  ASSERT_TRUE(nccl->waits_for_peers);
+  EXPECT_FALSE(addk_->waits_for_peers);
+  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+  float a = 0.5f;
+  for (int n = 1; n <= 12; ++n) {
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    wait_stream(side_, main_, engine_scratch, eager_scratch);
+    both(nccl, &n, side_);
+    wait_stream(main_, side_, engine_scratch, eager_scratch);
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+  }
+  const EngineStats& s = engine_.stats();
+  ASSERT_TRUE(engine_.idle());
+  EXPECT_EQ(s.replays, 2u * 10u);  // one graph a step without the rule
+  EXPECT_EQ(s.replayed, 10u * 5u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+}
+
 TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
   // The side stream's first work of the step orders nothing with the main stream (its own
   // buffer): the main stream's launch after it joins the chunk without a wait. Before, it cut

@@ -18,6 +18,11 @@ namespace pygraph {
 
 struct ModuleUnload;  // module_unload.h
 
+// Whether a kernel of this name waits for its peers in other processes: NCCL's kernels
+// (ncclDevKernel_*, ncclKernel_*, the symmetric ncclSymk*), whose collectives every rank must
+// reach before any finishes.
+bool waits_for_peers(const std::string& name);
+
 struct FunctionInfo {
   uint32_t id = 0;      // 1-based, in order of first launch
   uint64_t handle = 0;  // CUfunction (or CUkernel) value
@@ -35,6 +40,10 @@ struct FunctionInfo {
   // the kernel's parameters, and a recorded launch could not report that. Written by the
   // engine under its lock.
   mutable uint32_t packed_size_ok = 0;
+
+  // A communication kernel (NCCL's, by its name): it runs in step with kernels of other
+  // processes, which wait for it while it waits on this side (waits_for_peers()).
+  bool waits_for_peers = false;
 
   // Whether the layout leaves bytes no parameter covers (padding), which pack_args zeroes.
   // True until size_args has looked: a hand-made info always zeroes.

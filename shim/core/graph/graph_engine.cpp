@@ -669,8 +669,10 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       }
       // Only once recorded: the stream is in the fork then (a refused copy never joined it).
       if (!begins) leads_from_legacy(stream, w.stream());
-      // Complete (filled, or at the occurrence's end), or a pause comes next (pause_places.h).
-      const bool full = chunk_.full(position_, following_tokens_.size(), pending_.extra_weight());
+      // Complete (filled, or at the occurrence's end, or a kernel its peers wait for:
+      // chunk_policy.h), or a pause comes next (pause_places.h).
+      const bool full = chunk_.full(position_, following_tokens_.size(), pending_.extra_weight()) ||
+                        (w.launch && w.launch->info->waits_for_peers);
       const uint8_t cut =
           !full && plan_->pauses.any() ? plan_->pauses.before(position_ % plan_->length) : 0;
       if (full || cut) {
