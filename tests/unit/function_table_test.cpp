@@ -89,6 +89,12 @@ TEST(FunctionTable, NcclsKernelsWaitForTheirPeers) {
   EXPECT_TRUE(waits_for_peers("ncclDevKernel_AllReduce_Sum_f32_RING_LL"));
   EXPECT_TRUE(waits_for_peers("ncclKernel_AllReduce_RING_LL_Sum_float"));  // before NCCL 2.19
   EXPECT_TRUE(waits_for_peers("ncclSymkDevKernel_AllReduce_AGxLL_R"));
+  // As the driver names them: mangled.
+  EXPECT_TRUE(waits_for_peers("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL19ncclDevKernelArgs4K"));
+  EXPECT_TRUE(waits_for_peers("_ZL22ncclKernel_Broadcast_Xv"));
+  EXPECT_FALSE(waits_for_peers("_ZN5torch4ncclEv"));
+  EXPECT_FALSE(waits_for_peers("_Z4axpyfPfS_i"));
+  EXPECT_FALSE(waits_for_peers("_Z"));
   EXPECT_FALSE(waits_for_peers("my_nccl_like_kernel"));
   EXPECT_FALSE(waits_for_peers("_Z4axpyfPfS_i"));
   EXPECT_FALSE(waits_for_peers(""));

@@ -52,7 +52,17 @@ FunctionTable::~FunctionTable() {
 }
 
 bool waits_for_peers(const std::string& name) {
-  return name.rfind("nccl", 0) == 0;
+  // The driver gives the mangled name: _Z, a length, then NCCL's free function's name
+  // (_Z29ncclDevKernel_AllReduce_...); extern "C" names come as they are.
+  size_t at = 0;
+  if (name.rfind("_Z", 0) == 0) {
+    at = 2;
+    if (at < name.size() && name[at] == 'L') ++at;  // internal linkage
+    const size_t digits = at;
+    while (at < name.size() && name[at] >= '0' && name[at] <= '9') ++at;
+    if (at == digits) return false;  // a nested or special name: not NCCL's kernels
+  }
+  return name.compare(at, 4, "nccl") == 0;
 }
 
 FunctionInfo* FunctionTable::describe(uint64_t handle) {

@@ -18,9 +18,9 @@ namespace pygraph {
 
 struct ModuleUnload;  // module_unload.h
 
-// Whether a kernel of this name waits for its peers in other processes: NCCL's kernels
-// (ncclDevKernel_*, ncclKernel_*, the symmetric ncclSymk*), whose collectives every rank must
-// reach before any finishes.
+// Whether a kernel of this name (as the driver gives it: mangled) waits for its peers in other
+// processes: NCCL's kernels (ncclDevKernel_*, ncclKernel_*, the symmetric ncclSymk*), whose
+// collectives every rank must reach before any finishes.
 bool waits_for_peers(const std::string& name);
 
 struct FunctionInfo {
