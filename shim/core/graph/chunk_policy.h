@@ -16,9 +16,10 @@
 //  - A kernel that waits for its peers in other processes (NCCL's: waits_for_peers(),
 //    function_table.h) ends its chunk: the chunk goes out as soon as it is recorded. Held
 //    back in a chunk, it would hold back every other rank's collective too. Measured on two
-//    H100s (session 24, the suite's DDP workload, 24 chunks in one lockstep): NCCL's kernels
-//    held in chunks -6.5 % (-10.9 / +1.1) against -11.9 % (-16.7 / -6.7) when they went out
-//    eagerly, as before.
+//    H100s (session 24, the suite's DDP workload, one lockstep each): NCCL's kernels held in
+//    chunks -6.5 % (-10.9 / +1.1) against -11.9 % (-16.7 / -6.7) when they went out eagerly,
+//    as before (24 chunks); ending their chunks -8.8 % (-13.5 / -1.6) against -6.0 % (-10.2 /
+//    -1.1) for the eager ones (16 chunks), at 32.7 launches a replay against 23.1.
 //  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
 //    one graph win from N = 2 on (1 launch: +4.4 % / +2.7 % slower, 2: -12 to -31 %).
