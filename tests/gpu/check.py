@@ -111,18 +111,22 @@ class Check:
         self.add(("cuda_doors in graph mode: launches replayed in graphs", replayed,
                           sum(expected.values()), "info"))
 
+    def bitwise_steps(self, program, name, steps):
+        """`program STEPS`, which prints a line per step, without the shim and in graph mode:
+        the row saying whether the outputs are equal, and graph mode's stats."""
+        argv = [os.path.join(self.build, program), str(steps)]
+        plain = self.run(argv, name=name)
+        spath = os.path.join(self.out, f"{name}-graph-stats.json")
+        graph = self.run(argv, mode="graph", name=name, env_extra={"PYGRAPH_STATS": spath})
+        same = plain == graph and plain.count("\n") == steps
+        self.row(f"{program}: {steps} steps bitwise, graph vs no shim",
+                 "equal" if same else "DIFFER", "equal", same)
+        return json.load(open(spath))
+
     def packed(self, steps=40):
         """Packed arguments smaller than the kernel's 4 KiB parameter (NCCL's launches):
         bitwise equal in graph mode, and replayed in graphs rather than launched eagerly."""
-        program = os.path.join(self.build, "packed_args")
-        plain = self.run([program, str(steps)], name="packed")
-        spath = os.path.join(self.out, "packed-graph-stats.json")
-        graph = self.run([program, str(steps)], mode="graph", name="packed",
-                         env_extra={"PYGRAPH_STATS": spath})
-        same = plain == graph and plain.count("\n") == steps
-        self.row(f"packed_args: {steps} steps bitwise, graph vs no shim",
-                 "equal" if same else "DIFFER", "equal", same)
-        st = json.load(open(spath))
+        st = self.bitwise_steps("packed_args", "packed", steps)
         launches = st["launches"]
         eager = st.get("eager_launches_by_reason", {})
         self.row("packed_args: launches replayed in graphs", launches["replayed_in_graphs"],
@@ -133,15 +137,7 @@ class Check:
                   str(st["graphs"].get("last_failure", ""))[:40], "info"))
 
     def memops(self, steps=50):
-        program = os.path.join(self.build, "memop_loop")
-        plain = self.run([program, str(steps)], name="memops")
-        spath = os.path.join(self.out, "memops-graph-stats.json")
-        graph = self.run([program, str(steps)], mode="graph", name="memops",
-                         env_extra={"PYGRAPH_STATS": spath})
-        same = plain == graph and plain.count("\n") == steps
-        self.row(f"memop_loop: {steps} steps bitwise, graph vs no shim",
-                 "equal" if same else "DIFFER", "equal", same)
-        st = json.load(open(spath))
+        st = self.bitwise_steps("memop_loop", "memops", steps)
         m = st["memops"]
         self.row("memop_loop: memops replayed inside graphs", m["replayed_in_graphs"],
                  f"> 0 of {m['seen_by_engine']}", m["replayed_in_graphs"] > 0)

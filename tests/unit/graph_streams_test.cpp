@@ -144,6 +144,31 @@ class GraphStreamsTest : public ::testing::Test {
     EXPECT_EQ(s.launches, s.replayed + s.eager_total());
   }
 
+  // NCCL's way around its kernel: one scratch event, recorded on main and waited for by the
+  // side stream, then recorded on the side stream and waited for by main. 12 steps of 5
+  // launches (`side_kernel` on the side stream), a sync after each; steps 3 to 12 replay.
+  void relay_steps(const FunctionInfo* side_kernel) {
+    const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+    float a = 0.5f;
+    for (int n = 1; n <= 12; ++n) {
+      both(scale_, &a, main_);
+      both(addk_, &n, main_);
+      wait_stream(side_, main_, engine_scratch, eager_scratch);
+      both(side_kernel, &n, side_);
+      wait_stream(main_, side_, engine_scratch, eager_scratch);
+      both(scale_, &a, main_);
+      both(addk_, &n, main_);
+      ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+    }
+    const EngineStats& s = engine_.stats();
+    ASSERT_TRUE(engine_.idle());
+    EXPECT_EQ(s.replayed, 10u * 5u);
+    EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+    for (CUevent e : {engine_scratch, eager_scratch}) {
+      ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+    }
+  }
+
   // A context sync through the engine and the driver; both buffers equal in both arms.
   void sync_and_compare(int n) {
     ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
@@ -186,59 +211,27 @@ TEST_F(GraphStreamsTest, AStepWithASideStreamReplaysWholeAsOneGraph) {
 }
 
 TEST_F(GraphStreamsTest, OneEventRelayedBetweenTheStreamsReplaysWholeAsOneGraph) {
-  // NCCL's way: one scratch event, recorded on main and waited for by the side stream, then
-  // recorded on the side stream and waited for by main. The second record runs after the first
-  // through the wait, so the chunk takes both (before, the second record submitted the chunk
-  // first: two graphs a step).
-  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
-  float a = 0.5f;
-  for (int n = 1; n <= 12; ++n) {
-    both(scale_, &a, main_);
-    both(addk_, &n, main_);
-    wait_stream(side_, main_, engine_scratch, eager_scratch);
-    both(scale_, &a, side_);
-    both(addk_, &n, side_);
-    wait_stream(main_, side_, engine_scratch, eager_scratch);
-    both(addk_, &n, main_);
-    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
-  }
+  // The second record of the step's one event runs after the first through the wait, so the
+  // chunk takes both (before, the second record was issued in place after the chunk was
+  // submitted: two graphs a step).
+  ASSERT_NO_FATAL_FAILURE(relay_steps(addk_));
   const EngineStats& s = engine_.stats();
-  ASSERT_TRUE(engine_.idle());
   EXPECT_EQ(s.replays, 10u);
-  EXPECT_EQ(s.replayed, 10u * 5u);
   EXPECT_EQ(s.rerecords, 10u);
   EXPECT_EQ(s.events_eager, 0u);
-  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
-  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
 }
 
 TEST_F(GraphStreamsTest, AKernelItsPeersWaitForEndsItsChunk) {
-  // NCCL's kernel in the middle of a step (on the side stream, as DDP's all-reduce): the chunk
-  // goes out as soon as it is recorded, the rest of the step in a chunk of its own. Other ranks
-  // wait for it; held in a chunk until the step's end, it would hold them back too.
+  // The same steps with NCCL's kernel on the side stream (as DDP's all-reduce): the chunk goes
+  // out as soon as it is recorded, the rest of the step in a chunk of its own. Other ranks wait
+  // for it; held in a chunk until the step's end, it would hold them back too.
   const size_t sizes[2] = {4, 8};
   const FunctionInfo* nccl = test::standin_kernel(
       &table_, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", &test::add_kernel, 2, sizes);
   ASSERT_TRUE(nccl->waits_for_peers);
   EXPECT_FALSE(addk_->waits_for_peers);
-  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
-  float a = 0.5f;
-  for (int n = 1; n <= 12; ++n) {
-    both(scale_, &a, main_);
-    both(addk_, &n, main_);
-    wait_stream(side_, main_, engine_scratch, eager_scratch);
-    both(nccl, &n, side_);
-    wait_stream(main_, side_, engine_scratch, eager_scratch);
-    both(scale_, &a, main_);
-    both(addk_, &n, main_);
-    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
-  }
-  const EngineStats& s = engine_.stats();
-  ASSERT_TRUE(engine_.idle());
-  EXPECT_EQ(s.replays, 2u * 10u);  // one graph a step without the rule
-  EXPECT_EQ(s.replayed, 10u * 5u);
-  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
-  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(relay_steps(nccl));
+  EXPECT_EQ(engine_.stats().replays, 2u * 10u);  // one graph a step without the rule
 }
 
 TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
