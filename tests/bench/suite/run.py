@@ -272,6 +272,9 @@ class Suite:
         # Arms (--arm) run beside the shim cell as in the other workloads, whatever
         # --arm-variants says: DDP has the eager variant only.
         cells_run = ("eager", "eager+shim") + tuple(f"eager+shim:{n}" for n in self.arms)
+        # --traces: the ranks in trace mode too; the first rank to use CUDA writes
+        # DDP.eager_trace.trace, the other .trace.<pid> beside it.
+        cells_run += ("eager+trace",) if a.traces else ()
         for k, cell in enumerate(cells_run):
             tag = cell.replace("+", "_").replace(":", "-")
             base = os.path.join(self.work, f"ddp.{tag}")
@@ -284,7 +287,8 @@ class Suite:
                     "--done", os.path.join(self.work, f"ddp.{tag}.{{rank}}.done"),
                     "--core", str(TIMING_CORE), "--stats-prefix", f"{base}.{{rank}}.",
                     "--result", f"{base}.{{rank}}.json"]
-            env = self.env(shim_base(cell) is not None, f"{base}.exit.%p.json",
+            trace = base + ".trace" if cell.endswith("+trace") else None
+            env = self.env(shim_base(cell) is not None, f"{base}.exit.%p.json", trace,
                            arm=cell.partition("+shim:")[2] or None)
             env.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1",
                        NVSHMEM_DISABLE_NVLS="1")
@@ -317,6 +321,13 @@ class Suite:
                            "digest": ",".join(r["digest"] for r in ranks), "ranks": ranks}
             if shim_base(cell) is not None:
                 cells[cell]["shim"] = ranks[0].get("shim")
+                # The ranks' whole-run stats, each named by its pid (torchrun itself uses no CUDA
+                # and writes none): their mean coverage.
+                wholes = [harness.read_json(f) for f in
+                          sorted(glob.glob(glob.escape(base) + ".exit.*.json"))]
+                covs = [w["coverage_percent"] for w in wholes if w and "coverage_percent" in w]
+                if covs:
+                    cells[cell]["shim_whole_run_coverage"] = sum(covs) / len(covs)
         for g in groups.values():
             for wk in g:
                 wk.close()
