@@ -3,7 +3,11 @@
 # workload there, then runs tests/bench/suite/run.py (every workload in every variant that
 # applies, with and without the shim, side by side) and prints a short table last.
 #   ./scripts/bench.sh [--parts small,infer,train,ddp] [--workloads a,b] [--chunks N] [--quick]
-#                      [--traces] [--budget SECONDS] [--merge FILE.json ...]
+#                      [--traces] [--budget SECONDS] [--merge FILE.json ...] [--old]
+# --old: another commit side by side, in the same lockstep: scripts/old-src.sh COMMIT here
+# writes its source into .oldsrc (carry it with .debs); here it is built into build-old and
+# each "+shim" cell of --arm-variants (run.py; DDP's always) runs once more with it, as
+# "VARIANT+shim:old".
 # Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls
@@ -25,6 +29,11 @@ args=() merge=()
 while (($#)); do
   case $1 in
     --merge) merge+=("$2"); shift 2 ;;
+    --old)
+      [[ -f .oldsrc/CMakeLists.txt ]] || { echo "bench: --old needs .oldsrc (scripts/old-src.sh)" >&2; exit 2; }
+      SRC=.oldsrc ./scripts/gpu-build.sh build-old "$out/build-old.log" -DPYGRAPH_BUILD_TESTS=OFF
+      args+=(--arm "old:LD_PRELOAD=build-old/libpygraph.so")
+      shift ;;
     *) args+=("$1"); shift ;;
   esac
 done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds pygraph on the GPU machine (Release, into the folder given), for gpu-check.sh and
 # bench.sh. libunwind is not on that machine: Debian's libunwind8 and libunwind-dev packages
-# carried in .debs/ are unpacked into .debs/root and found there.
-#   ./scripts/gpu-build.sh BUILD_DIR LOG [extra cmake arguments]
+# carried in .debs/ are unpacked into .debs/root and found there. SRC=DIR builds another source
+# tree (scripts/old-src.sh's .oldsrc).
+#   [SRC=DIR] ./scripts/gpu-build.sh BUILD_DIR LOG [extra cmake arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$1 log=$2
@@ -13,6 +14,6 @@ if ! ldconfig -p | grep -q 'libunwind.so.8 '; then
   for f in .debs/*.deb; do dpkg -x "$f" .debs/root; done
   prefix=(-DCMAKE_PREFIX_PATH="$PWD/.debs/root/usr")
 fi
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" "$@" >"$log" 2>&1 ||
+cmake -S "${SRC:-.}" -B "$build" -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" "$@" >"$log" 2>&1 ||
   { tail -20 "$log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" >>"$log" 2>&1 || { tail -40 "$log"; exit 1; }
