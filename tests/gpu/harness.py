@@ -310,7 +310,7 @@ def pair_change(times, base):
 COUNTERS = (("launches", ("seen_by_engine", "recorded", "replayed_in_graphs", "eager")),
             ("graphs", ("instantiated", "replays", "replays_borrowed", "patched_nodes",
                         "mismatches", "variant_switches", "sequences_disabled",
-                        "sequences_cut_short", "pause_cuts")),
+                        "sequences_cut_short", "pause_cuts", "peer_cuts")),
             ("memops", ("seen_by_engine", "replayed_in_graphs", "eager", "staged_bytes",
                         "kind_queries")))
 BY_REASON = (("flushes", "by_reason"), ("eager_launches_by_reason",), ("memops", "eager_by_reason"))

@@ -7,7 +7,8 @@
 //   event the graph has not seen before);
 // - event queries and single-stream syncs in the middle of the loop;
 // - one event recorded on each stream in turn, each record after a wait on the one before, as
-//   NCCL relays its scratch event (two record nodes of one event in one graph).
+//   NCCL relays its scratch event (two record nodes of one event in one graph), and a third
+//   stream's wait on it after the graph went out, which must bind the later record.
 // The kernels mix integers, so any lost or reordered launch changes the digests. Prints one
 // digest per host read; tests/gpu/check.py compares them with a run without the shim.
 //   streams_loop STEPS
@@ -91,10 +92,10 @@ int main(int argc, char** argv) {
     mix<<<g, 256, 0, b>>>(w, w, 17u, n);  // b goes on without a: no order between them
     CHECK(cudaEventRecord(scratch, a));   // NCCL's relay: a's work so far, then
     CHECK(cudaStreamWaitEvent(b, scratch, 0));
-    mix<<<g, 256, 0, b>>>(w, x, 19u, n);            // b reads x after a wrote it
-    CHECK(cudaEventRecord(scratch, b));             // the same event again, after the wait on it
-    CHECK(cudaStreamWaitEvent(a, scratch, 0));      // a's next write of x after b read it
-    if (step % 7 == 3) (void)cudaEventQuery(join);  // its answer varies; only the call matters
+    spin_mix<<<g, 256, 0, b>>>(w, x, 19u, slow, n);  // b reads x after a wrote it
+    CHECK(cudaEventRecord(scratch, b));              // the same event again, after the wait on it
+    CHECK(cudaStreamWaitEvent(a, scratch, 0));       // a's next write of x after b read it
+    if (step % 7 == 3) (void)cudaEventQuery(join);   // its answer varies; only the call matters
     if (step % 10 == 9) {
       // A third stream waits for `done` (recorded inside a graph in graph mode) and copies x
       // while the slow kernel may still run; then a host sync on the event, and on b alone.
@@ -103,6 +104,13 @@ int main(int argc, char** argv) {
       CHECK(cudaEventSynchronize(done));
       CHECK(cudaStreamSynchronize(reader));
       std::printf("x %d %016llx\n", step, static_cast<unsigned long long>(digest(host, n)));
+      // After the graph went out (the event sync above submits it): the relay event's latest
+      // record is b's, behind b's slow relay kernel. A wait on it that bound the earlier record
+      // (a's) would copy w while that kernel may still run.
+      CHECK(cudaStreamWaitEvent(reader, scratch, 0));
+      CHECK(cudaMemcpyAsync(host, w, n * sizeof(uint32_t), cudaMemcpyDeviceToHost, reader));
+      CHECK(cudaStreamSynchronize(reader));
+      std::printf("r %d %016llx\n", step, static_cast<unsigned long long>(digest(host, n)));
       CHECK(cudaStreamSynchronize(b));
       CHECK(cudaMemcpy(host, w, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
       std::printf("w %d %016llx\n", step, static_cast<unsigned long long>(digest(host, n)));

@@ -234,6 +234,42 @@ TEST_F(GraphStreamsTest, AKernelItsPeersWaitForEndsItsChunk) {
   EXPECT_EQ(engine_.stats().replays, 2u * 10u);  // one graph a step without the rule
 }
 
+TEST_F(GraphStreamsTest, ALoopOfCollectivesKeepsTheRestOfItsStepsInGraphs) {
+  // 40 collectives in a row between compute (a loop of all_reduce calls): each ends a chunk of
+  // one launch, which goes out eagerly. Counted as cut short, 32 of them in a row stopped the
+  // whole sequence's deferral for 1,024 occurrences (found by review: 2 replays in 40 steps);
+  // the compute launches around them stay in graphs.
+  const size_t sizes[2] = {4, 8};
+  const FunctionInfo* nccl = test::standin_kernel(
+      &table_, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", &test::add_kernel, 2, sizes);
+  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+  float a = 0.5f;
+  constexpr int kSteps = 40, kCollectives = 40;
+  for (int n = 1; n <= kSteps; ++n) {
+    for (int i = 0; i < 4; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
+    for (int c = 0; c < kCollectives; ++c) {
+      wait_stream(side_, main_, engine_scratch, eager_scratch);
+      both(nccl, &n, side_);
+      wait_stream(main_, side_, engine_scratch, eager_scratch);
+    }
+    both(scale_, &a, main_);
+    both(addk_, &n, main_);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+  }
+  const EngineStats& s = engine_.stats();
+  ASSERT_TRUE(engine_.idle());
+  EXPECT_EQ(s.cut_short, 0u);
+  // Steps 3 to 40: the 4 launches before the first collective go out with it, the 2 after the
+  // last in a chunk of their own, and the collectives between one by one.
+  EXPECT_EQ(s.replays, 2u * (kSteps - 2));
+  EXPECT_EQ(s.replayed, 7u * (kSteps - 2));
+  // (and some earlier: the collectives' own loop is followed from step 2)
+  EXPECT_GE(s.peer_cuts, uint64_t(kCollectives) * (kSteps - 2));
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+}
+
 TEST_F(GraphStreamsTest, AStepThatBeginsOnTheSideStreamReplaysWholeAsOneGraph) {
   // The side stream's first work of the step orders nothing with the main stream (its own
   // buffer): the main stream's launch after it joins the chunk without a wait. Before, it cut

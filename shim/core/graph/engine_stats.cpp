@@ -95,7 +95,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"pause_light", s.pauses.light},
       {"pause_weighing", s.pauses.weighing},
       {"pause_unweighed", s.pauses.unweighed},
-      {"tail_splits", s.pauses.tail_splits}};
+      {"tail_splits", s.pauses.tail_splits},
+      {"peer_cuts", s.peer_cuts}};
   if (!s.last_graph_failure.empty()) j["graphs"]["last_failure"] = s.last_graph_failure;
   ordered_json flushes = ordered_json::object();
   for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {

@@ -82,6 +82,7 @@ struct EngineStats {
   uint64_t cut_short = 0;           // times a sequence's chunks were cut to one launch too often
   PauseCounts pauses;               // places where the program pauses (pause_places.h)
   uint64_t pause_cuts = 0;          // chunks submitted at one of them before filling
+  uint64_t peer_cuts = 0;           // chunks ended by a kernel its peers wait for (chunk_policy.h)
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};

@@ -36,7 +36,8 @@ class StreamFork;
 
 // A node as graph mode records it: a kernel launch, a 1-D memset or a 1-D copy. A kernel's `args`
 // hold function->arg_bytes bytes at the layout's offsets, or, for a launch with packed arguments
-// whose layout is unknown, the packed block of packed_size bytes, which the node takes through
+// whose layout is unknown or whose block is smaller than the parameters (NCCL's), the packed
+// block of packed_size bytes, which the node takes through
 // `extra` as the driver takes it in a launch (the driver copies it when the node is added or
 // updated, as it copies kernelParams: measured on an H100, driver 580).
 struct RecordedNode {

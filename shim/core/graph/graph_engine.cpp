@@ -671,13 +671,15 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       if (!begins) leads_from_legacy(stream, w.stream());
       // Complete (filled, or at the occurrence's end, or a kernel its peers wait for:
       // chunk_policy.h), or a pause comes next (pause_places.h).
-      const bool full = chunk_.full(position_, following_tokens_.size(), pending_.extra_weight()) ||
-                        (w.launch && w.launch->info->waits_for_peers);
+      const bool peers = w.launch && w.launch->info->waits_for_peers;
+      const bool full =
+          chunk_.full(position_, following_tokens_.size(), pending_.extra_weight()) || peers;
       const uint8_t cut =
           !full && plan_->pauses.any() ? plan_->pauses.before(position_ % plan_->length) : 0;
       if (full || cut) {
         stats_.pause_cuts += cut == PausePlaces::kPause;
-        r = submit();
+        stats_.peer_cuts += peers;
+        r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
       }
       return result != CUDA_SUCCESS ? result : r;
@@ -838,16 +840,18 @@ void GraphEngine::drop_all_graphs() {
   for (auto& [id, plan] : plans_) stats_.graphs_context_ended += destroy_chunks(plan);
 }
 
-CUresult GraphEngine::submit() {
+CUresult GraphEngine::submit(bool at_peers) {
   if (pending_.empty()) return CUDA_SUCCESS;
   // The next chunk of this occurrence is `chunk_growth` times as large, up to max_chunk
   // (chunk_policy.h).
   const size_t start = chunk_.start();
   // Filled, not cut short: a chunk of one launch that weighs its size (a program's graph
   // weighing its nodes) is no reason to stop deferring. The occurrence's last launch alone is
-  // (a copy the program syncs right after).
+  // (a copy the program syncs right after). Nor is a chunk that a kernel its peers wait for
+  // ended (`at_peers`): a loop of collectives makes one of those per collective, and counted as
+  // cut short they would stop the whole sequence's deferral.
   const size_t extra = pending_.extra_weight();
-  const bool full = chunk_.filled(position_, extra);
+  const bool full = chunk_.filled(position_, extra) || at_peers;
   chunk_.submitted(position_, extra);
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   // While its pauses are weighed, every chunk of a round (pause_places.h) is timed: its GPU

@@ -188,7 +188,8 @@ class GraphEngine {
     const ProgramGraphCall* graph = nullptr;
     MemKind src = MemKind::kOther;  // copies: the source's memory
     // Launches with packed arguments (`extra`): the block, and whether the node takes it through
-    // `extra` (layout unknown) rather than as the kernel's parameters (layout known).
+    // `extra` (layout unknown, or a block smaller than the parameters) rather than as the
+    // kernel's parameters (a known layout's block of exactly their size).
     const void* packed = nullptr;
     uint32_t packed_size = 0;
     bool packed_node = false;
@@ -318,8 +319,9 @@ class GraphEngine {
   void count_eager(const Work& w, EagerReason reason);  // a program graph counted apart
   CUresult flush(FlushCause cause, Op op);              // counted, then submit()
   // The current chunk, as a graph replay (eagerly if it cannot be one): which one, and what it
-  // means for the sequence (chunk_submit.h sends it).
-  CUresult submit();
+  // means for the sequence (chunk_submit.h sends it). `at_peers`: a kernel its peers wait for
+  // ended it (chunk_policy.h), which no short chunk counts against the sequence.
+  CUresult submit(bool at_peers = false);
   ChunkWork chunk_work() const;  // the current chunk, as the submitter reads it
   // GPU times of replays that weigh pauses (gpu_timer.h), read where they completed: each to its
   // sequence's pauses (pause_places.h).

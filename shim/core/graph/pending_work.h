@@ -22,7 +22,8 @@ struct Pending {
   ProgramGraphCall graph;  // the program's graph launches (child graph nodes)
   uint32_t args_offset;    // into the engine's argument arena
   uint32_t attrs_offset;   // into the engine's attribute arena
-  uint32_t packed_size;    // kernels: >0, the arena holds a block for `extra` (layout unknown)
+  uint32_t packed_size;    // kernels: >0, the arena holds a block for `extra` (layout unknown,
+                           // or a block smaller than the parameters)
   MemKind src;             // memops: the source's memory (for the signature)
   uint32_t position;       // in the sequence (event ops issued at once leave gaps)
 };

@@ -92,7 +92,7 @@ uint32_t StreamFork::record(uint64_t stream, uint64_t event) {
 bool StreamFork::record_follows(uint64_t stream, uint64_t event) const {
   const uint32_t r = record_of(event);
   const uint32_t o = ordinal(stream);
-  if (r == kNone || o == kNone || chain_) return false;
+  if (r == kNone || o == kNone) return false;  // (a record left the chain: deps() are kept)
   // Back from what the record would depend on, through earlier nodes only (an edge always
   // points back), down to `r` at the earliest.
   walk_.clear();
