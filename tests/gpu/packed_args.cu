@@ -3,7 +3,9 @@
 // block that stops after the part the launch uses (a varying count of items). Each step is 8
 // such launches with changing scalars and items, then a copy back and a sync; prints one line
 // per step (a digest of the buffer), which scripts/gpu-check.sh compares between a run without
-// the shim and one in graph mode.
+// the shim and one in graph mode. Launch 6's block is the whole parameter every other step (a
+// node then switches between the parameters and `extra`), launch 7's size changes every step
+// (a node patched to another size).
 //   packed_args [STEPS]
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -60,9 +62,11 @@ int main(int argc, char** argv) {
       a.y = d;
       a.n = n;
       a.scale = k == 3 ? 1.0f - 0.001f * float(s) : 0.75f;  // one launch's block changes per step
-      a.count = 1 + (k * 37) % 200;  // the block's size varies by launch, not by step
+      a.count = 1 + (k * 37) % 200;                         // the block's size varies by launch
+      if (k == 7) a.count = 1 + s % 9;                      // and this one's by step
       for (int i = 0; i < a.count; ++i) a.items[i] = s * (k == 5) + i;
       size_t size = offsetof(Args4K, items) + a.count * sizeof(int);
+      if (k == 6 && s % 2) size = sizeof a;  // the whole parameter: an ordinary node
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &a, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                        CU_LAUNCH_PARAM_END};
       CHECK(cuLaunchKernel(f, n / 256, 1, 1, 256, 1, 1, 0, nullptr, nullptr, extra));
