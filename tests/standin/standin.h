@@ -35,6 +35,8 @@ unsigned long long standin_graph_launches(void);
 unsigned long long standin_node_attributes(void);  // attributes set on kernel nodes
 unsigned long long standin_child_nodes(void);      // child graph nodes added
 long long standin_graph_execs_live(void);          // instantiated and not destroyed
+// Records of an event so far, by calls and by graph record nodes (0 for an unknown handle).
+unsigned long long standin_event_records(CUevent e);
 
 // The simulated GPU time each kernel takes when it runs (1000 ns by default, or
 // STANDIN_KERNEL_NS): cuEventElapsedTime answers the sum between two events' records.

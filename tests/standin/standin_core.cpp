@@ -314,6 +314,12 @@ extern "C" __attribute__((visibility("default"))) unsigned long long standin_chi
   std::lock_guard<std::recursive_mutex> g(state().mu);
   return state().child_nodes;
 }
+extern "C" __attribute__((visibility("default"))) unsigned long long standin_event_records(
+    CUevent e) {
+  std::lock_guard<std::recursive_mutex> g(state().mu);
+  const Event* ev = event_of(e);
+  return ev ? ev->recorded : 0;
+}
 extern "C" __attribute__((visibility("default"))) unsigned long long standin_graph_launches(void) {
   return state().graph_launches;
 }

@@ -221,6 +221,27 @@ TEST_F(GraphStreamsTest, OneEventRelayedBetweenTheStreamsReplaysWholeAsOneGraph)
   EXPECT_EQ(s.events_eager, 0u);
 }
 
+TEST_F(GraphStreamsTest, AnEventRecordedAgainInAChunkIsRecordedOnceByItsGraph) {
+  // The earlier record names a spare event instead: the graph records the program's event
+  // once, at its latest record, whatever the driver makes of two record nodes of one event.
+  // The program's scratch event: 2 records in each of steps 1 and 2 (eager), then 1 in each
+  // replayed step; the eager arm's event 2 in every step.
+  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+  float a = 0.5f;
+  for (int n = 1; n <= 12; ++n) {
+    both(scale_, &a, main_);
+    wait_stream(side_, main_, engine_scratch, eager_scratch);
+    both(addk_, &n, side_);
+    wait_stream(main_, side_, engine_scratch, eager_scratch);
+    both(addk_, &n, main_);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+  }
+  EXPECT_EQ(engine_.stats().replays, 10u);
+  EXPECT_EQ(standin_event_records(engine_scratch), 2u * 2u + 10u);
+  EXPECT_EQ(standin_event_records(eager_scratch), 2u * 12u);
+  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+}
+
 TEST_F(GraphStreamsTest, AKernelItsPeersWaitForEndsItsChunk) {
   // The same steps with NCCL's kernel on the side stream (as DDP's all-reduce): the chunk goes
   // out as soon as it is recorded, the rest of the step in a chunk of its own. Other ranks wait

@@ -47,21 +47,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
           // instead: a destroyed handle cannot be recorded or waited for when the chunk goes out
           // eagerly (a wait on it would order nothing), and a new event given the same handle
           // must not be recorded by the graph later.
-          CUevent spare = nullptr;
-          {
-            ContextScope scope(*api_, chunk_context_, current_context());
-            spare = spare_event();
-          }
-          if (spare) {
-            for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
-              if (is_event_op(p->kind) && reinterpret_cast<uint64_t>(p->event.event) == handle) {
-                p->event.event = spare;
-              }
-            }
-            fork_.forget_event(handle);
-          } else {
-            r = flush(FlushCause::kOp, op);
-          }
+          if (!spare_for(handle)) r = flush(FlushCause::kOp, op);
         } else {
           r = flush(FlushCause::kOp, op);  // a query or sync of an event the chunk records
         }

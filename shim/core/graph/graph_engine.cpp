@@ -412,7 +412,6 @@ bool GraphEngine::record(const Work& w) {
       ++stats_.event_waits;
     } else {
       p.kind = NodeKind::kEventRecord;
-      stats_.rerecords += fork_.holds_event(event);
       fork_.record(stream, event);
       ++stats_.events_recorded;
     }
@@ -647,6 +646,19 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       r = issue_event_in_place(w, stream);
       return result != CUDA_SUCCESS ? result : r;
     }
+    if (w.event && w.event->op != Op::StreamWaitEvent &&
+        fork_.holds_event(reinterpret_cast<uint64_t>(w.event->event))) {
+      // Recorded again, after its earlier record (event_recordable): that one records a spare
+      // instead, so that the graph holds one record of the program's event, its latest, however
+      // the driver orders two. Nothing outside the chunk can have waited for the earlier one
+      // (a query, sync or outside wait of it submits the chunk first), and the chunk's own
+      // waits on it are edges, or waits on the spare where the chunk goes out eagerly.
+      if (!spare_for(reinterpret_cast<uint64_t>(w.event->event))) {
+        r = issue_event_in_place(w, stream);
+        return result != CUDA_SUCCESS ? result : r;
+      }
+      ++stats_.rerecords;
+    }
     if (!w.event && !pending_.empty() && !fork_.holds_stream(stream) &&
         !may_join(stream, same_thread)) {
       // Work of a stream the chunk cannot hold: a new chunk. A stream that may join starts
@@ -732,6 +744,22 @@ CUresult GraphEngine::issue_event_in_place(const Work& w, uint64_t stream) {
     end_of_occurrence();
   }
   return r != CUDA_SUCCESS ? r : e;
+}
+
+bool GraphEngine::spare_for(uint64_t event) {
+  CUevent spare = nullptr;
+  {
+    ContextScope scope(*api_, chunk_context_, current_context());
+    spare = spare_event();
+  }
+  if (!spare) return false;
+  for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
+    if (is_event_op(p->kind) && reinterpret_cast<uint64_t>(p->event.event) == event) {
+      p->event.event = spare;
+    }
+  }
+  fork_.forget_event(event);
+  return true;
 }
 
 CUevent GraphEngine::spare_event() {

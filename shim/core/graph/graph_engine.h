@@ -280,8 +280,12 @@ class GraphEngine {
   // An event op at a followed position that stays out of the chunk: issued where it is.
   CUresult issue_event_in_place(const Work& w, uint64_t stream);
   // An engine event of the chunk's context that no pending node names: the stand-in for one
-  // destroyed event in the chunk (own_events.h).
+  // destroyed event in the chunk, or for an event's records before its latest (own_events.h).
   CUevent spare_event();
+  // The chunk's records of `event` and the waits on them name a spare instead, and the fork
+  // forgets the event: a destroyed event, or one about to be recorded again in the chunk.
+  // False: no spare (nothing changed).
+  bool spare_for(uint64_t event);
   // Whether a stream the chunk does not hold may join it as a side stream (from the chunk's
   // thread).
   bool may_join(uint64_t stream, bool same_thread) const;

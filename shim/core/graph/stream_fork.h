@@ -50,7 +50,8 @@ class StreamFork {
   // Whether a record of `event` on `stream` now would run after the event's latest record in
   // the chunk: a path of edges leads from that one to it (NCCL records one event on its
   // stream and on the program's in turn, each after a wait on the other). Then the graph
-  // records the event in the program's order, and the later record is the one that stands.
+  // records the event in the program's order (and the engine has the earlier record record a
+  // spare event: GraphEngine::spare_for).
   bool record_follows(uint64_t stream, uint64_t event) const;
   // `stream` waits for `event`, whose latest record must be in the chunk: its next node depends
   // on that record. A stream not yet in the chunk joins it (a side stream).
