@@ -490,6 +490,7 @@ API cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) {
   return cuStreamWaitEvent(s, e, f);
 }
 API cuEventCreate(CUevent* e, unsigned int) {
+  if (CUresult r = injected("cuEventCreate")) return r;
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   auto* ev = new Event;
   std::lock_guard<std::recursive_mutex> g(state().mu);

@@ -242,6 +242,28 @@ TEST_F(GraphStreamsTest, AnEventRecordedAgainInAChunkIsRecordedOnceByItsGraph) {
   for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
 }
 
+TEST_F(GraphStreamsTest, WithNoSpareEventTheSecondRecordSubmitsTheChunkFirst) {
+  // The driver creates no event for the engine (its fork event and spares): each second
+  // record is issued where the program made it, after the chunk, and results stay the same.
+  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+  standin_inject_failure("cuEventCreate", 1 << 20, CUDA_ERROR_OUT_OF_MEMORY);
+  float a = 0.5f;
+  for (int n = 1; n <= 12; ++n) {
+    both(scale_, &a, main_);
+    wait_stream(side_, main_, engine_scratch, eager_scratch);
+    both(addk_, &n, side_);
+    wait_stream(main_, side_, engine_scratch, eager_scratch);
+    both(addk_, &n, main_);
+    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
+  }
+  standin_inject_failure("cuEventCreate", 0, CUDA_SUCCESS);
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.rerecords, 0u);
+  EXPECT_GT(s.events_eager, 0u);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+}
+
 TEST_F(GraphStreamsTest, AKernelItsPeersWaitForEndsItsChunk) {
   // The same steps with NCCL's kernel on the side stream (as DDP's all-reduce): the chunk goes
   // out as soon as it is recorded, the rest of the step in a chunk of its own. Other ranks wait
