@@ -48,7 +48,14 @@ class GraphStreamsTest : public ::testing::Test {
     for (int i = 0; i < kN; ++i)
       y_engine_[i] = y_eager_[i] = z_engine_[i] = z_eager_[i] = float(i) * 0.25f;
   }
-  void TearDown() override { standin_set_async(0); }
+  void TearDown() override {
+    standin_set_async(0);
+    for (CUevent e : scratch_) {
+      if (e) {
+        EXPECT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+      }
+    }
+  }
 
   // A launch through the engine on `engine_buf` and directly on `eager_buf`.
   void both(const FunctionInfo* f, void* scalar, CUstream stream, float* engine_buf = nullptr,
@@ -147,26 +154,26 @@ class GraphStreamsTest : public ::testing::Test {
   // NCCL's way around its kernel: one scratch event, recorded on main and waited for by the
   // side stream, then recorded on the side stream and waited for by main. 12 steps of 5
   // launches (`side_kernel` on the side stream), a sync after each; steps 3 to 12 replay.
+  // The scratch events are scratch_[0] (the engine's arm) and scratch_[1] (the eager arm),
+  // created here unless the test made them.
   void relay_steps(const FunctionInfo* side_kernel) {
-    const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+    for (CUevent& e : scratch_) {
+      if (!e) e = new_event();
+    }
     float a = 0.5f;
     for (int n = 1; n <= 12; ++n) {
       both(scale_, &a, main_);
       both(addk_, &n, main_);
-      wait_stream(side_, main_, engine_scratch, eager_scratch);
+      wait_stream(side_, main_, scratch_[0], scratch_[1]);
       both(side_kernel, &n, side_);
-      wait_stream(main_, side_, engine_scratch, eager_scratch);
+      wait_stream(main_, side_, scratch_[0], scratch_[1]);
       both(scale_, &a, main_);
       both(addk_, &n, main_);
       ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
     }
     const EngineStats& s = engine_.stats();
     ASSERT_TRUE(engine_.idle());
-    EXPECT_EQ(s.replayed, 10u * 5u);
     EXPECT_EQ(s.launches, s.replayed + s.eager_total());
-    for (CUevent e : {engine_scratch, eager_scratch}) {
-      ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
-    }
   }
 
   // A context sync through the engine and the driver; both buffers equal in both arms.
@@ -192,6 +199,7 @@ class GraphStreamsTest : public ::testing::Test {
   const FunctionInfo* addk_ = nullptr;
   float y_engine_[kN], y_eager_[kN];
   float z_engine_[kN], z_eager_[kN];  // the side stream's own buffer
+  CUevent scratch_[2] = {};           // relay_steps' events
 };
 
 TEST_F(GraphStreamsTest, AStepWithASideStreamReplaysWholeAsOneGraph) {
@@ -217,6 +225,7 @@ TEST_F(GraphStreamsTest, OneEventRelayedBetweenTheStreamsReplaysWholeAsOneGraph)
   ASSERT_NO_FATAL_FAILURE(relay_steps(addk_));
   const EngineStats& s = engine_.stats();
   EXPECT_EQ(s.replays, 10u);
+  EXPECT_EQ(s.replayed, 10u * 5u);
   EXPECT_EQ(s.rerecords, 10u);
   EXPECT_EQ(s.events_eager, 0u);
 }
@@ -226,42 +235,24 @@ TEST_F(GraphStreamsTest, AnEventRecordedAgainInAChunkIsRecordedOnceByItsGraph) {
   // once, at its latest record, whatever the driver makes of two record nodes of one event.
   // The program's scratch event: 2 records in each of steps 1 and 2 (eager), then 1 in each
   // replayed step; the eager arm's event 2 in every step.
-  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
-  float a = 0.5f;
-  for (int n = 1; n <= 12; ++n) {
-    both(scale_, &a, main_);
-    wait_stream(side_, main_, engine_scratch, eager_scratch);
-    both(addk_, &n, side_);
-    wait_stream(main_, side_, engine_scratch, eager_scratch);
-    both(addk_, &n, main_);
-    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
-  }
+  ASSERT_NO_FATAL_FAILURE(relay_steps(addk_));
   EXPECT_EQ(engine_.stats().replays, 10u);
-  EXPECT_EQ(standin_event_records(engine_scratch), 2u * 2u + 10u);
-  EXPECT_EQ(standin_event_records(eager_scratch), 2u * 12u);
-  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+  EXPECT_EQ(standin_event_records(scratch_[0]), 2u * 2u + 10u);
+  EXPECT_EQ(standin_event_records(scratch_[1]), 2u * 12u);
 }
 
 TEST_F(GraphStreamsTest, WithNoSpareEventTheSecondRecordSubmitsTheChunkFirst) {
   // The driver creates no event for the engine (its fork event and spares): each second
   // record is issued where the program made it, after the chunk, and results stay the same.
-  const CUevent engine_scratch = new_event(), eager_scratch = new_event();
+  // The program's events first: the injection fails every creation after them.
+  for (CUevent& e : scratch_) e = new_event();
   standin_inject_failure("cuEventCreate", 1 << 20, CUDA_ERROR_OUT_OF_MEMORY);
-  float a = 0.5f;
-  for (int n = 1; n <= 12; ++n) {
-    both(scale_, &a, main_);
-    wait_stream(side_, main_, engine_scratch, eager_scratch);
-    both(addk_, &n, side_);
-    wait_stream(main_, side_, engine_scratch, eager_scratch);
-    both(addk_, &n, main_);
-    ASSERT_NO_FATAL_FAILURE(sync_and_compare(n));
-  }
+  relay_steps(addk_);
   standin_inject_failure("cuEventCreate", 0, CUDA_SUCCESS);
+  if (HasFatalFailure()) return;
   const EngineStats& s = engine_.stats();
   EXPECT_EQ(s.rerecords, 0u);
   EXPECT_GT(s.events_eager, 0u);
-  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
-  for (CUevent e : {engine_scratch, eager_scratch}) ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
 }
 
 TEST_F(GraphStreamsTest, AKernelItsPeersWaitForEndsItsChunk) {
@@ -275,6 +266,7 @@ TEST_F(GraphStreamsTest, AKernelItsPeersWaitForEndsItsChunk) {
   EXPECT_FALSE(addk_->waits_for_peers);
   ASSERT_NO_FATAL_FAILURE(relay_steps(nccl));
   EXPECT_EQ(engine_.stats().replays, 2u * 10u);  // one graph a step without the rule
+  EXPECT_EQ(engine_.stats().replayed, 10u * 5u);
 }
 
 TEST_F(GraphStreamsTest, ALoopOfCollectivesKeepsTheRestOfItsStepsInGraphs) {
