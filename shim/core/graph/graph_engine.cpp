@@ -642,22 +642,10 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       chunk_thread_ = thread_id();
     }
     if (r != CUDA_SUCCESS && result == CUDA_SUCCESS) result = r;
-    if (w.event && !event_recordable(*w.event, stream, same_thread)) {
+    if (w.event &&
+        (!event_recordable(*w.event, stream, same_thread) || !spare_earlier_record(*w.event))) {
       r = issue_event_in_place(w, stream);
       return result != CUDA_SUCCESS ? result : r;
-    }
-    if (w.event && w.event->op != Op::StreamWaitEvent &&
-        fork_.holds_event(reinterpret_cast<uint64_t>(w.event->event))) {
-      // Recorded again, after its earlier record (event_recordable): that one records a spare
-      // instead, so that the graph holds one record of the program's event, its latest, however
-      // the driver orders two. Nothing outside the chunk can have waited for the earlier one
-      // (a query, sync or outside wait of it submits the chunk first), and the chunk's own
-      // waits on it are edges, or waits on the spare where the chunk goes out eagerly.
-      if (!spare_for(reinterpret_cast<uint64_t>(w.event->event))) {
-        r = issue_event_in_place(w, stream);
-        return result != CUDA_SUCCESS ? result : r;
-      }
-      ++stats_.rerecords;
     }
     if (!w.event && !pending_.empty() && !fork_.holds_stream(stream) &&
         !may_join(stream, same_thread)) {
@@ -744,6 +732,19 @@ CUresult GraphEngine::issue_event_in_place(const Work& w, uint64_t stream) {
     end_of_occurrence();
   }
   return r != CUDA_SUCCESS ? r : e;
+}
+
+bool GraphEngine::spare_earlier_record(const EventCall& e) {
+  const uint64_t event = reinterpret_cast<uint64_t>(e.event);
+  if (e.op == Op::StreamWaitEvent || !fork_.holds_event(event)) return true;
+  // Recorded again, after its earlier record (event_recordable): that one records a spare
+  // instead, so that the graph holds one record of the program's event, its latest, however
+  // the driver orders two. Nothing outside the chunk can have waited for the earlier one (a
+  // query, sync or outside wait of it submits the chunk first), and the chunk's own waits on
+  // it are edges, or waits on the spare where the chunk goes out eagerly.
+  if (!spare_for(event)) return false;
+  ++stats_.rerecords;
+  return true;
 }
 
 bool GraphEngine::spare_for(uint64_t event) {

@@ -286,6 +286,9 @@ class GraphEngine {
   // forgets the event: a destroyed event, or one about to be recorded again in the chunk.
   // False: no spare (nothing changed).
   bool spare_for(uint64_t event);
+  // Before a recordable event op goes into the chunk: a record of an event the chunk records
+  // already has its earlier record take a spare (spare_for). False: no spare, so it cannot go in.
+  bool spare_earlier_record(const EventCall& e);
   // Whether a stream the chunk does not hold may join it as a side stream (from the chunk's
   // thread).
   bool may_join(uint64_t stream, bool same_thread) const;
