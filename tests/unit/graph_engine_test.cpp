@@ -479,6 +479,42 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
   EXPECT_EQ(small.stats().graphs_evicted, 2u);
 }
 
+TEST_F(GraphEngineTest, SequencesTheDetectorForgetsTakeTheirPlansAndGraphsWithThem) {
+  // A program whose steps never repeat for long (a shape per batch, an autotuner) makes new
+  // sequences for good. The detector keeps 8; the plans and graphs of those it dropped go too.
+  EngineOptions o;
+  o.first_chunk = 8;
+  o.max_sequences = 8;
+  GraphEngine e{&api_, o};
+  float a = 0.5f;
+  CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+  CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+  for (unsigned shape = 0; shape < 40; ++shape) {
+    for (int rep = 0; rep < 4; ++rep) {
+      for (int i = 0; i < 4; ++i) {
+        void* pe[] = {&a, &ye};
+        void* pr[] = {&a, &yr};
+        const unsigned block = 32 + shape;
+        const EngineLaunch l = engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
+                                             scale_, 1, block, nullptr, pe);
+        ASSERT_EQ(e.launch(l), CUDA_SUCCESS);
+        ASSERT_EQ(launch_(l.function, 1, 1, 1, block, 1, 1, 0, nullptr, pr, nullptr), CUDA_SUCCESS);
+      }
+      read_on(e, int(shape));
+    }
+  }
+  const EngineStats& s = e.stats();
+  EXPECT_EQ(s.sequences_followed, 40u);
+  EXPECT_GT(s.sequences_forgotten, 25u);
+  // Plans of the sequences the detector still knows, and the one followed last.
+  EXPECT_LE(e.sequence_stats(100).size(), 9u);
+  EXPECT_EQ(s.graphs_built, 40u);
+  EXPECT_LE(s.graphs_live, 9u);
+  EXPECT_EQ(s.graphs_built - s.graphs_evicted, s.graphs_live);
+  EXPECT_EQ(standin_graph_execs_live() - execs_before_, (long long)s.graphs_live);
+  EXPECT_EQ(s.replayed, 40u * 2 * 4);  // the third and fourth occurrence of each, in graphs
+}
+
 TEST_F(GraphEngineTest, ASequenceWhoseCutsVaryStaysWithinTheGraphBound) {
   // One sequence between syncs, cut by a flush at another launch each time: its windows add up
   // without end. Before, the sequence being followed never lost a graph, whatever max_graphs

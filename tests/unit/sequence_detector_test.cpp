@@ -165,6 +165,8 @@ TEST(SequenceDetector, MemoryIsBounded) {
   }
   EXPECT_EQ(d.sequences().size(), 3u);
   EXPECT_EQ(d.sequences().back().id, 10u);  // the newest stay
+  EXPECT_EQ(d.evictions(), 7u);             // one dropped each time it was full
+  EXPECT_EQ(d.find(7), nullptr);
   std::vector<uint64_t> long_segment(9, 5);
   long_segment[3] = 6;
   feed(d, long_segment);

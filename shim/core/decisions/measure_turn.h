@@ -64,6 +64,10 @@ class MeasureTurn {
     holder_ = nullptr;
     return starts_ + kBlockedStarts;
   }
+  // `who` is gone (its sequence forgotten): it holds the turn no more.
+  void forget(const Key* who) {
+    if (holder_ == who) holder_ = nullptr;
+  }
   const Key* holder() const { return holder_; }
   uint64_t starts() const { return starts_; }
 

@@ -82,7 +82,10 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
       r = graph->build(*api_, nodes_.data(), nodes_.size(), w.context, &w.fork);
       if (r == CUDA_SUCCESS) {
         ++stats_->graphs_built;
-        event_graphs_ |= graph->records_events();
+        if (graph->records_events() && std::find(event_sequences_.begin(), event_sequences_.end(),
+                                                 sequence) == event_sequences_.end()) {
+          event_sequences_.push_back(sequence);
+        }
         ++stats_->graphs_live;
         if (observer_) observer_->chunk_built(sequence, chunk.start, chunk.end, nodes_.size());
       }

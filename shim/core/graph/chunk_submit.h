@@ -118,9 +118,9 @@ class ChunkSubmitter {
     if (observer_) observer_->eager(memop, reason);
   }
 
-  // Whether a graph with event record nodes was ever built: only then may a destroyed event sit
-  // in one (the engine parks it).
-  bool built_event_graphs() const { return event_graphs_; }
+  // The sequences that built graphs with event record nodes: only there may a destroyed event
+  // sit (the engine parks it, and drops the sequences whose graphs hold none any more).
+  std::vector<uint32_t>& event_graph_sequences() { return event_sequences_; }
 
  private:
   CUresult issue(const ChunkWork& w, const Pending& p);
@@ -134,7 +134,7 @@ class ChunkSubmitter {
   StagingRing* staging_;
   OwnEvents* events_;
   EngineObserver* observer_ = nullptr;
-  bool event_graphs_ = false;
+  std::vector<uint32_t> event_sequences_;
   // The prepared chunk's nodes as the graph takes them (memops and event records among them),
   // and a drained kernel's parameter pointers: capacity kept across chunks, no allocation in
   // steady state.

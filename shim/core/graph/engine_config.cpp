@@ -6,6 +6,7 @@ EngineOptions engine_options(const Config& config) {
   EngineOptions options;
   options.min_repeats = config.min_repeats;
   options.max_graphs = config.max_graphs;
+  options.max_sequences = config.max_sequences;
   options.first_chunk = config.first_chunk;
   options.max_chunk = config.max_chunk;
   options.chunk_growth = config.chunk_growth;

@@ -17,6 +17,7 @@
 namespace pygraph {
 
 void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
+  forget_plans();
   ++stats_.sequences_followed;
   if (observer_) observer_->followed(s.id, s.periodic, s.tokens.size());
   plan->policy = SequencePolicy(options_.policy);
@@ -26,6 +27,24 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
                      options_.pause_idle_ratio, &stats_.pauses);
   plan->names.resize(s.tokens.size());
   plan->names_left = s.tokens.size();
+}
+
+void GraphEngine::forget_plans() {
+  if (detector_.evictions() == detector_evictions_) return;
+  detector_evictions_ = detector_.evictions();
+  for (auto it = plans_.begin(); it != plans_.end();) {
+    Plan& plan = it->second;
+    // The plan being followed stays (the detector may drop a sequence while it runs): the next
+    // eviction takes it. A measured verdict is in the store already (record_decision).
+    if (&plan == plan_ || detector_.find(it->first)) {
+      ++it;
+      continue;
+    }
+    turn_.forget(&plan);
+    stats_.graphs_evicted += destroy_chunks(plan);
+    ++stats_.sequences_forgotten;
+    it = plans_.erase(it);
+  }
 }
 
 void GraphEngine::name_nodes(Plan& plan) {

@@ -2,6 +2,8 @@
 // and waits: before each, what its flush rule (flush_rules.h) asks of the recorded work; after
 // it, what its result changes (contexts, memory kinds, destroyed events). Called per op, never
 // per launch: apart from graph_engine.cpp, which holds the launch path.
+#include <span>
+
 #include "graph/context_scope.h"
 #include "graph/flush_rules.h"
 #include "graph/graph_engine.h"
@@ -52,7 +54,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
           r = flush(FlushCause::kOp, op);  // a query or sync of an event the chunk records
         }
       }
-      if (op == Op::EventDestroy && handle && submitter_.built_event_graphs()) {
+      if (op == Op::EventDestroy && handle && !submitter_.event_graph_sequences().empty()) {
         park_destroyed(handle);
       }
       if (op == Op::EventDestroy) event_tick_.erase(handle);
@@ -112,17 +114,31 @@ void GraphEngine::park_destroyed(uint64_t handle) {
   // refuses to repoint a node whose event was destroyed, so each one moves to the engine's
   // fork event of its context first (never launched so: a replay patches it to the event of
   // its time). PyTorch creates and destroys events every step (wait_stream).
+  // Only the sequences that built such graphs are walked, and those whose graphs went leave
+  // the list: a program that follows many sequences destroys events all the time.
   const CUevent from = reinterpret_cast<CUevent>(handle);
   const CUcontext current = current_context();  // each scope below restores it
-  for (auto& entry : plans_) {
-    for (Chunk& c : entry.second.chunks.all()) {
+  std::vector<uint32_t>& ids = submitter_.event_graph_sequences();
+  for (size_t i = 0; i < ids.size();) {
+    auto plan = plans_.find(ids[i]);
+    bool holds = false;
+    for (Chunk& c : plan != plans_.end() ? plan->second.chunks.all() : std::span<Chunk>{}) {
       if (!c.graph.records_events() || !c.graph.usable()) continue;
       ContextScope scope(*api_, c.graph.context(), current);
       CUevent own = own_events_.fork(c.graph.context());
-      if (own && c.graph.repoint_event(*api_, from, own) == CUDA_SUCCESS) continue;
+      if (own && c.graph.repoint_event(*api_, from, own) == CUDA_SUCCESS) {
+        holds = true;
+        continue;
+      }
       // It could not be patched later: built again at its next use.
       --stats_.graphs_live;
       c.graph.destroy(*api_);
+    }
+    if (holds) {
+      ++i;
+    } else {
+      ids[i] = ids.back();
+      ids.pop_back();
     }
   }
 }

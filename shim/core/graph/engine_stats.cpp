@@ -88,6 +88,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"resume_mismatches", s.resume_mismatches},
       {"sequences_followed", s.sequences_followed},
       {"sequences_known", s.sequences_known},
+      {"sequences_forgotten", s.sequences_forgotten},
       {"sequences_disabled", s.graph_failures},
       {"sequences_cut_short", s.cut_short},
       {"pause_places", s.pauses.places},

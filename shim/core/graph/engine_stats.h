@@ -72,17 +72,18 @@ struct EngineStats {
   // keep eager.
   uint64_t decided_cached = 0, decided_config = 0;
   uint64_t patched_nodes = 0;
-  uint64_t mismatches = 0;          // recorded prefixes sent out eagerly
-  uint64_t variant_switches = 0;    // a sequence with the same prefix took over instead
-  uint64_t loops_resumed = 0;       // a loop cut by a boundary went on after it where it stopped
-  uint64_t resume_mismatches = 0;   // of those, the wrong guesses (counted in mismatches too)
-  uint64_t sequences_followed = 0;  // distinct sequences recorded from (each has one plan)
-  uint64_t sequences_known = 0;     // the detector's, now (at most 1024; the oldest go first)
-  uint64_t graph_failures = 0;      // sequences disabled
-  uint64_t cut_short = 0;           // times a sequence's chunks were cut to one launch too often
-  PauseCounts pauses;               // places where the program pauses (pause_places.h)
-  uint64_t pause_cuts = 0;          // chunks submitted at one of them before filling
-  uint64_t peer_cuts = 0;           // chunks ended by a kernel its peers wait for (chunk_policy.h)
+  uint64_t mismatches = 0;           // recorded prefixes sent out eagerly
+  uint64_t variant_switches = 0;     // a sequence with the same prefix took over instead
+  uint64_t loops_resumed = 0;        // a loop cut by a boundary went on after it where it stopped
+  uint64_t resume_mismatches = 0;    // of those, the wrong guesses (counted in mismatches too)
+  uint64_t sequences_followed = 0;   // distinct sequences recorded from (each has one plan)
+  uint64_t sequences_known = 0;      // the detector's, now (at most 1024; the oldest go first)
+  uint64_t sequences_forgotten = 0;  // plans dropped with their graphs: the detector forgot them
+  uint64_t graph_failures = 0;       // sequences disabled
+  uint64_t cut_short = 0;            // times a sequence's chunks were cut to one launch too often
+  PauseCounts pauses;                // places where the program pauses (pause_places.h)
+  uint64_t pause_cuts = 0;           // chunks submitted at one of them before filling
+  uint64_t peer_cuts = 0;            // chunks ended by a kernel its peers wait for (chunk_policy.h)
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};

@@ -16,7 +16,7 @@ namespace pygraph {
 GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
     : api_(api),
       options_(options),
-      detector_(DetectorOptions{options.min_repeats, 2, 4096, 1024}),
+      detector_(DetectorOptions{options.min_repeats, 2, 4096, options.max_sequences}),
       staging_(api, options.staging_bytes),
       own_events_(api),
       program_graphs_(api, &stats_.program_graphs_takeable),

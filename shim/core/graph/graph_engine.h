@@ -68,8 +68,9 @@ struct EngineOptions {
   // one of 2 about as long as no shim); large later chunks keep graph launches few.
   uint32_t first_chunk = 2;
   uint32_t max_chunk = 128;
-  uint32_t chunk_growth = 2;   // each next chunk this many times the one before (chunk_policy.h)
-  uint32_t max_graphs = 1024;  // instantiated chunk graphs kept; least recently used go first
+  uint32_t chunk_growth = 2;      // each next chunk this many times the one before (chunk_policy.h)
+  uint32_t max_graphs = 1024;     // instantiated chunk graphs kept; least recently used go first
+  uint32_t max_sequences = 1024;  // the detector's table (its least recently seen go first)
   // Loops without syncs are followed as a power-of-two multiple of their period of at least
   // this many launches (period.h): a graph of a 2-launch period would replace only 2 launches.
   uint32_t min_period = 8;
@@ -311,6 +312,9 @@ class GraphEngine {
   void interrupt_occurrence();
   // A sequence followed for the first time: counted, and given its policy.
   void new_plan(Plan* plan, const Sequence& s);
+  // Plans of sequences the detector dropped since the last look go, with their graphs: their
+  // ids never come again (a program that makes new sequences for good would keep every plan).
+  void forget_plans();
   // The current chunk's nodes, from position `start`, named in the plan; the last one missing
   // completes its signature (name_plan).
   void name_nodes(Plan& plan);
@@ -369,6 +373,7 @@ class GraphEngine {
   EngineStats stats_;
   EngineObserver* observer_ = nullptr;
   std::unordered_map<uint32_t, Plan> plans_;
+  uint64_t detector_evictions_ = 0;         // as forget_plans last saw them
   uint64_t clock_ = 0;                      // submissions, for least-recently-used eviction
   CUresult deferred_error_ = CUDA_SUCCESS;  // see defer_error
   std::vector<uint64_t> capturing_;         // streams the program is capturing

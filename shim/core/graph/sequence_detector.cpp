@@ -50,6 +50,7 @@ uint64_t SequenceDetector::at(uint64_t position) const {
 void SequenceDetector::evict() {
   // Ids stay unique; the survivors keep their order, their indices shift and the indexes are
   // rebuilt (from the stored hashes: no token is read again).
+  ++evictions_;
   const size_t drop = std::max<size_t>(1, sequences_.size() / 8);
   std::vector<uint64_t> ends;
   ends.reserve(sequences_.size());

@@ -75,6 +75,9 @@ class SequenceDetector {
   const Sequence* latest_found_segment(uint64_t first_token) const;
   uint64_t launches() const { return launches_; }
   const DetectorOptions& options() const { return options_; }
+  // How many times the table was full and dropped its least recently seen: a user keeping state
+  // per sequence id compares it to find ids that are gone for good (ids are never reused).
+  uint64_t evictions() const { return evictions_; }
 
  private:
   static constexpr size_t kNone = ~size_t(0);
@@ -114,6 +117,7 @@ class SequenceDetector {
   std::unordered_map<uint64_t, uint32_t> latest_by_first_;  // first token -> id (see above)
   uint64_t launches_ = 0;
   uint32_t next_id_ = 1;
+  uint64_t evictions_ = 0;
 
   // The current segment (tokens since the last boundary); overflow: longer than max_length.
   std::vector<uint64_t> segment_;

@@ -31,7 +31,7 @@ struct Config {
   unsigned max_chunk{};         // graph mode: the largest chunk graph, in launches
   unsigned chunk_growth{};      // graph mode: each next chunk is this many times the one before
   unsigned max_graphs{};        // graph mode: instantiated graphs kept (least recently used go)
-  unsigned max_sequences{};     // graph mode: sequences the detector keeps (not in effect yet)
+  unsigned max_sequences{};     // graph mode: sequences the detector keeps
   unsigned staging_mb{};        // graph mode: pinned staging for pageable copies; 0: none
   unsigned stall_check_ms{};    // graph mode: the stall watchdog's check; 0: no watchdog
   unsigned pause_us{};          // graph mode: a host pause this long ends a chunk; 0: never

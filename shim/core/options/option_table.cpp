@@ -57,8 +57,8 @@ const OptionSpec kTable[] = {
      "recently replayed graph, unless replayed in its last two occurrences).",
      false},
     {"max_sequences", &Config::max_sequences, "1024", 1, 1000000,
-     "Graph mode: repeating sequences the detector keeps track of (the least recently seen are "
-     "dropped). Not in effect yet: the engine keeps 1024.",
+     "Graph mode: repeating sequences the detector keeps track of; when full, the least "
+     "recently seen eighth is dropped, with the graphs of those that were followed.",
      false},
     {"staging_mb", &Config::staging_mb, "4", 0, 1024,
      "Graph mode: pinned host memory holding snapshots of deferred copies from pageable host "
