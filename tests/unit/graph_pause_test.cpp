@@ -63,16 +63,17 @@ class GraphPauseTest : public ::testing::Test {
               CUDA_SUCCESS);
   }
 
-  // `iterations` of the loop, 5 us between launches and `pause` ns before launch kPauseBefore.
-  // Returns in how many of the last `tail` iterations nothing was left waiting when the pause
-  // began.
-  int run(int iterations, uint64_t pause, int tail) {
+  // `iterations` of the loop, 5 us between launches and `pause` ns before launch kPauseBefore,
+  // the GPU idling `idle` ns meanwhile. Returns in how many of the last `tail` iterations
+  // nothing was left waiting when the pause began.
+  int run(int iterations, uint64_t pause, int tail, uint64_t idle = 0) {
     int submitted = 0;
     for (int it = 0; it < iterations; ++it) {
       for (int i = 0; i < kLoop; ++i) {
         if (i == kPauseBefore) {
           submitted += it >= iterations - tail && engine_->idle();
           g_now += pause;
+          if (idle) standin_gpu_idle(idle);
         } else {
           g_now += 5'000;
         }
@@ -179,6 +180,22 @@ TEST_F(GraphPauseTest, APauseWithMuchGpuWorkWaitingKeepsCutting) {
   EXPECT_EQ(s.pauses.light, 0u);
   EXPECT_EQ(s.pauses.weighing, 0u);  // weighed, kept
   EXPECT_GE(s.pause_cuts, 40u);
+}
+
+TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
+  // The loop above (500 us of GPU work an iteration, a cut at 100 us) where the GPU idles 2 ms
+  // at each pause: over a round it idles more than twice its work, so the pause is dropped and
+  // the chunks fill. With the ratio at 0 it keeps cutting.
+  standin_set_kernel_ns(50'000);
+  make_engine(200'000, 100'000, 2);
+  EXPECT_LE(run(120, 1'000'000, 40, 2'000'000), 40 / 8);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.pauses.places, 0u);
+  EXPECT_EQ(s.pauses.light, 1u);
+  EXPECT_EQ(s.pauses.weighing, 0u);
+  make_engine(200'000, 100'000, 0);
+  EXPECT_EQ(run(120, 1'000'000, 40, 2'000'000), 40);
+  EXPECT_EQ(engine_->stats().pauses.places, 1u);
 }
 
 TEST_F(GraphPauseTest, APauseWithLittleGpuWorkWaitingIsDropped) {

@@ -170,16 +170,50 @@ TEST(PausePlaces, InALoopTheWorkWaitingCarriesIntoTheNextPeriod) {
   // Pauses before places 2, 5 and 8 of a loop of 10, with 60, 150 and 60 us of work before
   // them (the work before 2 ran in the period's last chunk and its first): the work after the
   // pause at 5 waits at 8 (60 us, dropped), and then at 2 of the next period with its own
-  // (120 us): that pause still cuts. A loop's idle time is not weighed.
+  // (120 us): that pause still cuts. The GPU never idles (it runs behind the host).
   PausePlaces p = learned(10, {2, 5, 8}, 100'000, 2);
-  weigh(p, 10,
-        {{0, 2, 20'000, 900'000},
-         {2, 5, 150'000, 900'000},
-         {5, 8, 60'000, 900'000},
-         {8, 10, 40'000, 900'000}});
+  weigh(p, 10, {{0, 2, 20'000, 0}, {2, 5, 150'000, 0}, {5, 8, 60'000, 0}, {8, 10, 40'000, 0}});
   EXPECT_FALSE(p.weighing());
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 2 || i == 5) << i;
   EXPECT_EQ(p.light(), 1u);
+}
+
+// The loop above where the GPU idles `idle` ns before each chunk but the first (the gap
+// before a round's first chunk is not measured), weighed with `idle_ratio`; in round
+// `short_round` (-1: none) it idles 10 us only.
+PausePlaces loop_weighed(uint64_t idle, uint32_t idle_ratio, int short_round = -1) {
+  PausePlaces p = learned(10, {2, 5, 8}, 100'000, idle_ratio);
+  weigh(p, 10, {{0, 2, 20'000}, {2, 5, 150'000, idle}, {5, 8, 60'000, idle}, {8, 10, 40'000, idle}},
+        8, [&](int r, const Chunk& c) {
+          Chunk t = c;
+          if (r == short_round && t.idle_ns != GpuTimerLost) t.idle_ns = 10'000;
+          return t;
+        });
+  EXPECT_FALSE(p.weighing());
+  return p;
+}
+
+TEST(PausePlaces, ALoopWhoseGpuIdlesTwiceItsWorkInEveryRoundCutsAtNoPause) {
+  // 270 us of work a round; the GPU idles 3 x (100 - 5) = 285 us: at least twice the work
+  // (540 us) only with more. A batch-1 loop on a slow host idles far more than it works.
+  PausePlaces p = loop_weighed(200'000, 2);
+  EXPECT_FALSE(p.any());
+  EXPECT_EQ(p.count(), 0u);
+  EXPECT_EQ(p.light(), 3u);
+  // 95 us idle before each of three chunks: 285 us, less than twice 270: the cuts stay.
+  PausePlaces q = loop_weighed(100'000, 2);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(q.before(i), i == 2 || i == 5) << i;
+  // Ratio 0 weighs no idle time.
+  PausePlaces r = loop_weighed(200'000, 0);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(r.before(i), i == 2 || i == 5) << i;
+}
+
+TEST(PausePlaces, ALoopRoundWhoseGpuWasBusyKeepsItsPausesCutting) {
+  // The least idle of the whole rounds counts: one of the two where it idled only 3 x 5 us.
+  for (int round : {0, 1}) {
+    PausePlaces p = loop_weighed(200'000, 2, round);
+    for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 2 || i == 5) << round << " " << i;
+  }
 }
 
 TEST(PausePlaces, TheLargestSampleCounts) {

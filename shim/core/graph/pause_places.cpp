@@ -124,9 +124,11 @@ void PausePlaces::settle(uint32_t round) {
   timed_.erase(std::remove_if(timed_.begin(), timed_.end(),
                               [round](const Timed& t) { return t.round == round; }),
                timed_.end());
-  // A segment's split is weighed on kSamples whole rounds too.
-  const bool split_weighed = wraps_ || !idle_ratio_ || !split_fits_ || split_rounds_ >= kSamples;
-  if ((!unweighed_ && split_weighed) || over()) finish_weighing();
+  // A segment's split, and a loop's idle time, are weighed on kSamples whole rounds too (a
+  // loop's unrolled round may give every place its samples alone).
+  const bool rounds_weighed = !idle_ratio_ || (wraps_ ? loop_rounds_ >= kSamples
+                                                      : !split_fits_ || split_rounds_ >= kSamples);
+  if ((!unweighed_ && rounds_weighed) || over()) finish_weighing();
 }
 
 bool PausePlaces::over() const {
@@ -146,8 +148,20 @@ void PausePlaces::take(uint32_t round) {
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
-  uint64_t idle_after = 0;  // in a segment (a loop's idle time is not weighed)
+  uint64_t idle_after = 0;  // in a segment (a loop's is weighed over its whole round, below)
   for (size_t k = 0; k < chunks && !wraps_; ++k) idle_after += idle_before(timed_[k]);
+  if (wraps_) {
+    // A loop's round: the GPU's idle time in it (where measured: the gap before its first chunk
+    // is not, and counts nothing) against its work.
+    uint64_t idle = 0, work = 0;
+    for (size_t k = 0; k < chunks; ++k) {
+      idle += idle_before(timed_[k]);
+      work += timed_[k].gpu_ns;
+    }
+    loop_idle_ = std::min(loop_idle_, idle);
+    loop_work_ = std::max(loop_work_, work);
+    ++loop_rounds_;
+  }
   // The work since the last pause: a loop's first pause waits for the end of the period too,
   // so its chunks are walked twice and the second walk counts.
   const int walks = wraps_ ? 2 : 1;
@@ -161,7 +175,7 @@ void PausePlaces::take(uint32_t round) {
       if ((!wraps_ && t.end >= length_) || pauses_.empty() || !pauses_[place]) continue;
       if (walk + 1 == walks && weight_samples_[place] < kSamples) {
         // The GPU's idle time after the chunk that follows the pause (whose gap is the pause
-        // itself). A loop goes on with no end to reach: no idle time is weighed there.
+        // itself). A loop's is weighed over its whole rounds instead (finish_weighing).
         const bool next = k + 1 < chunks && timed_[k + 1].start == t.end;
         const uint64_t later = wraps_ ? 0 : idle_after - (next ? idle_before(timed_[k + 1]) : 0);
         if (since > work_[place]) work_[place] = since;
@@ -183,6 +197,14 @@ void PausePlaces::finish_weighing() {
   const std::vector<uint8_t> learned = split_rounds_ ? pauses_ : std::vector<uint8_t>{};
   const int rounds = wraps_ ? 3 : 1;
   uint64_t waiting = 0;
+  // A loop whose GPU idles at least idle_ratio times its work in every whole round keeps up
+  // with the host however its work is cut: held back at a pause, the work runs in time the
+  // GPU idles anyway, and nothing waits for the loop's end but a sync, where what is pending
+  // goes out (at most a chunk). No pause cuts there: the chunks fill. Per place, as a segment
+  // weighs it, the work held back would grow from one period to the next in the walk, which
+  // its rounds no longer settle.
+  const bool loop_keeps_up = wraps_ && idle_ratio_ && loop_rounds_ >= kSamples &&
+                             loop_idle_ != ~0ull && loop_work_ <= loop_idle_ / idle_ratio_;
   for (int round = 0; round < rounds && count_; ++round) {
     const bool last = round + 1 == rounds;
     for (size_t i = 0; i < pauses_.size(); ++i) {
@@ -191,7 +213,8 @@ void PausePlaces::finish_weighing() {
       const uint64_t w = measured ? work_[i] : ~0ull;  // unmeasured: keeps cutting
       waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
       // The GPU idles long enough later on to catch up with the work held back here.
-      const bool absorbed = measured && idle_ratio_ && waiting <= idle_[i] / idle_ratio_;
+      const bool absorbed =
+          loop_keeps_up || (measured && idle_ratio_ && waiting <= idle_[i] / idle_ratio_);
       const bool cuts = waiting >= light_ns_ && !absorbed;
       if (cuts) waiting = 0;
       if (!last) continue;
