@@ -47,6 +47,7 @@ that the measuring windows run while the other cell already waits; the timed chu
      sequences (timing), not a lost entry; the info row lists what is missing and whether the
      joint run's ranks decided it.
 
+DECIDE_PARTS=launch_bound,... runs only those parts (names as in parts()).
 Run time on an H100: about 3 minutes (1: 25 s, 2: 40 s, 3: 80-110 s, most of it compile-ro's
 cold compile, 200 chunk pairs about 20 s, 4: 25 s, 5: 30 s; the processes of each part start torch, about 5-10 s). Files
 in OUT/decide/: per run the worker's result, its stats snapshots and exit stats, its cache file
@@ -295,8 +296,13 @@ class Decide:
         self.ready_timeout, self.run_timeout = 300, 300
 
     def parts(self):
-        return [self.decide_gpu_bound, self.decide_launch_bound, self.decide_reduce_overhead,
-                self.decide_warm_start, self.decide_shared_cache]
+        parts = [self.decide_gpu_bound, self.decide_launch_bound, self.decide_reduce_overhead,
+                 self.decide_warm_start, self.decide_shared_cache]
+        # DECIDE_PARTS=launch_bound,warm_start: only these (a short device call re-checks one).
+        only = os.environ.get("DECIDE_PARTS")
+        if only:
+            parts = [f for f in parts if f.__name__.removeprefix("decide_") in only.split(",")]
+        return parts
 
     # -------------------------------------------------------- helpers
 
