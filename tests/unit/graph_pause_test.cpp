@@ -193,9 +193,22 @@ TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
   EXPECT_EQ(s.pauses.places, 0u);
   EXPECT_EQ(s.pauses.light, 1u);
   EXPECT_EQ(s.pauses.weighing, 0u);
+  // The stats say so of the loop itself: its pause dropped, its replays long.
+  std::vector<SequenceStat> seqs = engine_->sequence_stats(1);
+  ASSERT_EQ(seqs.size(), 1u);
+  EXPECT_EQ(seqs[0].pause_state, "settled");
+  EXPECT_EQ(seqs[0].pauses_cutting, 0u);
+  EXPECT_EQ(seqs[0].pauses_dropped, 1u);
+  const double dropped_lpr = seqs[0].launches_per_replay;  // learning and weighing included
   make_engine(200'000, 100'000, 0);
   EXPECT_EQ(run(120, 1'000'000, 40, 2'000'000), 40);
   EXPECT_EQ(engine_->stats().pauses.places, 1u);
+  seqs = engine_->sequence_stats(1);
+  ASSERT_EQ(seqs.size(), 1u);
+  EXPECT_EQ(seqs[0].pauses_cutting, 1u);
+  EXPECT_LE(seqs[0].launches_per_replay, 10.0);  // an iteration a chunk at most
+  EXPECT_GT(seqs[0].replays, 80u);
+  EXPECT_GT(dropped_lpr, 2 * seqs[0].launches_per_replay);
 }
 
 TEST_F(GraphPauseTest, APauseWithLittleGpuWorkWaitingIsDropped) {

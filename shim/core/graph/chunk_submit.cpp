@@ -113,9 +113,10 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
     return out;
   }
   out.nodes = nodes_.size();
+  out.launches = nodes_.size() - memops_ - events_recorded_ - program_graphs_;
   ++stats_->replays;
   if (observer_) observer_->replayed(sequence, nodes_.size(), out.patched);
-  stats_->replayed += nodes_.size() - memops_ - events_recorded_ - program_graphs_;
+  stats_->replayed += out.launches;
   stats_->program_graphs_replayed += program_graphs_;
   stats_->memops_replayed += memops_;
   stats_->patched_nodes += out.patched;

@@ -71,6 +71,7 @@ struct Replayed {
   // The graph ran, but its side streams' join failed: the submission's error to report.
   CUresult join_error = CUDA_SUCCESS;
   size_t nodes = 0;      // graph nodes replayed (launches, memops, event records, child graphs)
+  size_t launches = 0;   // of them, kernel launches
   uint32_t patched = 0;  // of them, updated before the launch
   bool timed = false;    // its GPU time is in flight on the timer asked for (gpu_timer.h)
 };

@@ -150,6 +150,14 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     SequenceStat s;
     s.signature = plan.signature;
     s.launches = plan.followed;
+    s.replays = plan.graph_replays;
+    s.launches_per_replay =
+        plan.graph_replays ? double(plan.graph_launches) / double(plan.graph_replays) : 0.0;
+    const PausePlaces& pauses = plan.pauses;
+    s.pause_state = pauses.learning() ? "learning" : pauses.weighing() ? "weighing" : "settled";
+    s.pauses_cutting = pauses.count();
+    s.pauses_dropped = pauses.light();
+    s.split = pauses.split();
     if (plan.disabled) {
       s.verdict = "eager";
       s.source = "disabled";

@@ -131,7 +131,14 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                     {"launches", q.launches},
                     {"gain_percent", q.gain_percent},
                     {"eager_us", q.eager_us},
-                    {"graph_us", q.graph_us}});
+                    {"graph_us", q.graph_us},
+                    {"replays", q.replays},
+                    {"launches_per_replay", q.launches_per_replay},
+                    {"pauses",
+                     {{"state", q.pause_state},
+                      {"cutting", q.pauses_cutting},
+                      {"dropped", q.pauses_dropped},
+                      {"split", q.split}}}});
   }
   j["decisions"] = {{"graph", s.decided_graph},
                     {"eager", s.decided_eager},

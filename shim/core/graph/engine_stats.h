@@ -128,6 +128,12 @@ struct SequenceStat {
   std::string why;        // SequencePolicy::why()
   uint64_t launches = 0;  // launches and memops of its occurrences, as started
   double gain_percent = 0, eager_us = 0, graph_us = 0;
+  uint64_t replays = 0;  // graph replays of its chunks
+  double launches_per_replay = 0;
+  // Its pause places (pause_places.h): "learning", "weighing", "settled" (learned and weighed,
+  // or none to learn); those that cut, those dropped once weighed, and its split (0: none).
+  std::string pause_state;
+  uint64_t pauses_cutting = 0, pauses_dropped = 0, split = 0;
 };
 
 // The JSON document PYGRAPH_STATS receives (docs/stats-format.md).

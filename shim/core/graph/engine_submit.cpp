@@ -178,6 +178,8 @@ CUresult GraphEngine::submit(bool at_peers) {
     stop_following();
     return eager;
   }
+  ++plan_->graph_replays;
+  plan_->graph_launches += done.launches;
   plan_->short_chunks.replayed();
   plan_->lone_starts.replayed(start % plan_->length);
   if (options_.measure) {

@@ -238,8 +238,9 @@ class GraphEngine {
     std::string signature;      // "" until known
     bool config_eager = false;  // a kernel's name is denied (or not allowed): always eager
     uint64_t followed = 0;      // launches and memops of its occurrences, as started
-    uint64_t occurrences = 0;   // started (a loop: each unrolled period)
-    uint64_t graph_arms = 0;    // of them, recorded as graphs (no eager arm)
+    uint64_t graph_replays = 0, graph_launches = 0;  // its replays, and the launches in them
+    uint64_t occurrences = 0;                        // started (a loop: each unrolled period)
+    uint64_t graph_arms = 0;                         // of them, recorded as graphs (no eager arm)
     // Chunks cut to one launch (a boundary right after it: the program's own graph launch):
     // deferring such a launch only delays it (chunk_policy.h).
     ShortChunks short_chunks;
