@@ -22,11 +22,12 @@ using test::take;
 class GraphStreamsTest : public ::testing::Test {
  protected:
   // first_chunk 32 by default: one chunk per step, the whole step in one graph.
-  explicit GraphStreamsTest(uint32_t first_chunk = 32)
-      : options_([first_chunk] {
+  explicit GraphStreamsTest(uint32_t first_chunk = 32, uint32_t max_sequences = 1024)
+      : options_([first_chunk, max_sequences] {
           EngineOptions o;
           o.first_chunk = first_chunk;
           o.multi_stream = true;
+          o.max_sequences = max_sequences;
           return o;
         }()),
         engine_(&api_, options_) {}
@@ -501,6 +502,44 @@ TEST_F(GraphStreamsLoopTest, TheAllocatorsEventQueryIsNoBoundaryInALoopWithoutSy
   EXPECT_EQ(s.graph_failures, 0u);
   EXPECT_EQ(s.launches, s.replayed + s.eager_total());
   ASSERT_EQ(api_.event_destroy(freed), CUDA_SUCCESS);
+}
+
+// A detector that keeps 8 sequences.
+class GraphStreamsSmallTableTest : public GraphStreamsTest {
+ protected:
+  GraphStreamsSmallTableTest() : GraphStreamsTest(32, 8) {}
+};
+
+TEST_F(GraphStreamsSmallTableTest, ForgottenSequencesLeaveTheEventGraphListWhenNoEventIsDestroyed) {
+  // Steps of 60 shapes (another number of launches on the side stream each), wait_stream both
+  // ways with four events made once and reused, as NCCL does: no event is ever destroyed, so
+  // park_destroyed never prunes the list of sequences with event graphs. Forgotten plans leave
+  // it themselves (a review found it growing by one sequence for good per shape).
+  CUevent e1 = new_event(), e2 = new_event(), r1 = new_event(), r2 = new_event();
+  float a = 0.5f;
+  for (int shape = 0; shape < 60; ++shape) {
+    for (int n = 0; n < 4; ++n) {
+      both(scale_, &a, main_);
+      wait_stream(side_, main_, e1, r1);
+      for (int i = 0; i <= shape; ++i)
+        both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, side_);
+      wait_stream(main_, side_, e2, r2);
+      both(addk_, &n, main_);
+      ASSERT_NO_FATAL_FAILURE(sync_and_compare(shape * 4 + n));
+    }
+  }
+  const EngineStats& s = engine_.stats();
+  EXPECT_EQ(s.sequences_followed, 60u);
+  EXPECT_GE(s.sequences_forgotten, 50u);
+  EXPECT_LE(engine_.plans(), 9u);
+  EXPECT_GE(engine_.event_graph_plans(), 1u);  // graphs that record events were built
+  EXPECT_LE(engine_.event_graph_plans(), engine_.plans());
+  EXPECT_EQ(s.graph_failures, 0u);
+  for (CUevent e : {e1, e2, r1, r2}) {
+    ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
+              CUDA_SUCCESS);
+    ASSERT_EQ(api_.event_destroy(e), CUDA_SUCCESS);
+  }
 }
 
 }  // namespace

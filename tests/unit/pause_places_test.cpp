@@ -500,6 +500,34 @@ TEST(PausePlaces, ALoopNeverSplits) {
   EXPECT_EQ(p.split(), 0u);
 }
 
+TEST(PausePlaces, WeighingEndsWhenNoMoreWholeRoundsCome) {
+  // A loop of period 10 followed unrolled twice, a pause before place 5, weighed with a ratio
+  // (two whole rounds wanted). One whole round (place 5 gets both its samples), one cut short
+  // by a sync, and then the loop is only taken up mid-period (resumed after each sync and cut by
+  // the next before it wraps): no round begins again. (Found by a review: weighing never ended,
+  // and the pause cut as if weighed for good.)
+  PausePlaces p = learned(10, {5}, 100'000, 2);
+  ASSERT_TRUE(p.weighing());
+  p.occurrence(true);
+  for (auto [s, e] : {std::pair{0u, 5u}, {5u, 15u}, {15u, 20u}}) {
+    const uint32_t r = p.round(s, e);
+    ASSERT_NE(r, 0u);
+    p.weighed({r, s, e, 150'000, 200'000});
+  }
+  p.ended();
+  p.occurrence(true);
+  const uint32_t r = p.round(0, 5);
+  p.weighed({r, 0, 5, 10'000, GpuTimerLost});
+  p.left();
+  for (uint32_t i = 0; i < PausePlaces::kWeighOccurrences && p.weighing(); ++i) {
+    p.occurrence(false);
+    p.left();
+  }
+  EXPECT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(5));  // weighed on its one whole round: 150 us wait there, it cuts
+  EXPECT_EQ(p.unweighed(), 0u);
+}
+
 TEST(PausePlaces, NoLightThresholdWeighsNothing) {
   PausePlaces p = learned(10, {5}, 0);
   EXPECT_FALSE(p.weighing());

@@ -122,6 +122,7 @@ class ChunkSubmitter {
   // The sequences that built graphs with event record nodes: only there may a destroyed event
   // sit (the engine parks it, and drops the sequences whose graphs hold none any more).
   std::vector<uint32_t>& event_graph_sequences() { return event_sequences_; }
+  const std::vector<uint32_t>& event_graph_sequences() const { return event_sequences_; }
 
  private:
   CUresult issue(const ChunkWork& w, const Pending& p);

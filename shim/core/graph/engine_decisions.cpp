@@ -41,6 +41,8 @@ void GraphEngine::forget_plans() {
       continue;
     }
     turn_.forget(&plan);
+    std::erase(submitter_.event_graph_sequences(), it->first);  // a program that destroys no
+                                                                // event never prunes the list
     stats_.graphs_evicted += destroy_chunks(plan);
     ++stats_.sequences_forgotten;
     it = plans_.erase(it);

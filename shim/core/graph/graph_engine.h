@@ -172,6 +172,10 @@ class GraphEngine {
   bool capturing() const { return !capturing_.empty(); }
   bool idle() const { return pending_.empty(); }
   const EngineStats& stats() const { return stats_; }
+  // Plans kept (one per followed sequence the detector still knows), and how many sequences are
+  // listed as having built graphs with event record nodes (park_destroyed walks those).
+  size_t plans() const { return plans_.size(); }
+  size_t event_graph_plans() const { return submitter_.event_graph_sequences().size(); }
   // Each followed sequence's decision, most launches first, at most `max` (stats' "sequences").
   std::vector<SequenceStat> sequence_stats(size_t max) const;
   // Told what the engine does where it is slow anyway (engine_observer.h); null: nobody.

@@ -86,7 +86,10 @@ void PausePlaces::occurrence(bool recorded) {
     rounds_[current_] = Round{};
     next_start_ = 0;
   }
-  if (over()) finish_weighing();
+  // Rounds begin only at occurrences recorded from their start: a loop taken up mid-period
+  // after every sync, or measured in eager windows, may never give another. It ends with what
+  // it has (what was never weighed keeps cutting).
+  if (over() || ++occurrences_ > kWeighOccurrences) finish_weighing();
 }
 
 uint32_t PausePlaces::round(size_t start, size_t end) {
@@ -218,7 +221,7 @@ void PausePlaces::finish_weighing() {
       const bool cuts = waiting >= light_ns_ && !absorbed;
       if (cuts) waiting = 0;
       if (!last) continue;
-      unweighed_kept_ += !measured;
+      unweighed_kept_ += !measured && cuts;
       if (cuts) continue;
       pauses_[i] = 0;
       --count_;

@@ -77,6 +77,7 @@ class PausePlaces {
   static constexpr uint8_t kSamples = 2;
   static constexpr uint32_t kRounds = 16;
   static constexpr uint32_t kWeighRounds = 6;
+  static constexpr uint32_t kWeighOccurrences = 4 * kWeighRounds;  // weighing ends by then
 
   // Learning starts for a sequence of `length` places (a loop: its period; `wraps`: its first
   // place follows its last, else what comes before it is a boundary and no gap of its own). A
@@ -177,6 +178,7 @@ class PausePlaces {
   Round rounds_[kWeighRounds + 1];
   std::vector<Timed> timed_;  // of the rounds not complete yet, as they came
   uint32_t begun_ = 0;        // rounds begun
+  uint32_t occurrences_ = 0;  // occurrences begun while weighing, recorded or not
   uint32_t current_ = 0;      // the round of the occurrence going out (0: none)
   size_t next_start_ = 0;     // where its last chunk ended
   size_t unweighed_ = 0;
