@@ -34,15 +34,16 @@ void GraphEngine::forget_plans() {
   detector_evictions_ = detector_.evictions();
   for (auto it = plans_.begin(); it != plans_.end();) {
     Plan& plan = it->second;
-    // The plan being followed stays (the detector may drop a sequence while it runs): the next
-    // eviction takes it. A measured verdict is in the store already (record_decision).
+    // The plan about to be followed stays whatever the detector did (it is the new one, whose
+    // sequence the detector has). A measured verdict is in the store already (record_decision).
     if (&plan == plan_ || detector_.find(it->first)) {
       ++it;
       continue;
     }
     turn_.forget(&plan);
-    std::erase(submitter_.event_graph_sequences(), it->first);  // a program that destroys no
-                                                                // event never prunes the list
+    // park_destroyed prunes the list only at an event's destroy, which a program that reuses
+    // its events (NCCL) never calls.
+    std::erase(submitter_.event_graph_sequences(), it->first);
     stats_.graphs_evicted += destroy_chunks(plan);
     ++stats_.sequences_forgotten;
     it = plans_.erase(it);
