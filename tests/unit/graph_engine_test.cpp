@@ -79,15 +79,17 @@ class GraphEngineTest : public ::testing::Test {
   // Launch `i` of a 40-launch step with no period inside (kernel and block by position),
   // through engine `e` and directly.
   void step_launch(GraphEngine& e, int i) {
-    CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
-    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
     float a = 0.5f;
     int step = i;
     const FunctionInfo* f = i % 3 ? scale_ : addk_;
-    void* scalar = f == scale_ ? static_cast<void*>(&a) : &step;
+    both_on(e, f, f == scale_ ? static_cast<void*>(&a) : &step, 32 + i % 5);
+  }
+  // One launch of `f` with `block` threads through engine `e` and directly.
+  void both_on(GraphEngine& e, const FunctionInfo* f, void* scalar, unsigned block) {
+    CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
     void* pe[] = {scalar, &ye};
     void* pr[] = {scalar, &yr};
-    const unsigned block = 32 + i % 5;
     const EngineLaunch l =
         engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_), f, 1, block, nullptr, pe);
     ASSERT_EQ(e.launch(l), CUDA_SUCCESS);
@@ -482,24 +484,13 @@ TEST_F(GraphEngineTest, GraphMemoryIsBoundedLeastRecentlyUsedFirst) {
 TEST_F(GraphEngineTest, SequencesTheDetectorForgetsTakeTheirPlansAndGraphsWithThem) {
   // A program whose steps never repeat for long (a shape per batch, an autotuner) makes new
   // sequences for good. The detector keeps 8; the plans and graphs of those it dropped go too.
-  EngineOptions o;
-  o.first_chunk = 8;
+  EngineOptions o = chunks_from_8();
   o.max_sequences = 8;
   GraphEngine e{&api_, o};
   float a = 0.5f;
-  CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
-  CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
   for (unsigned shape = 0; shape < 40; ++shape) {
     for (int rep = 0; rep < 4; ++rep) {
-      for (int i = 0; i < 4; ++i) {
-        void* pe[] = {&a, &ye};
-        void* pr[] = {&a, &yr};
-        const unsigned block = 32 + shape;
-        const EngineLaunch l = engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
-                                             scale_, 1, block, nullptr, pe);
-        ASSERT_EQ(e.launch(l), CUDA_SUCCESS);
-        ASSERT_EQ(launch_(l.function, 1, 1, 1, block, 1, 1, 0, nullptr, pr, nullptr), CUDA_SUCCESS);
-      }
+      for (int i = 0; i < 4; ++i) both_on(e, scale_, &a, 32 + shape);
       read_on(e, int(shape));
     }
   }
