@@ -26,18 +26,19 @@ using random_support::Digest;
 constexpr int kBuffers = 3;
 constexpr int kLen = 64;  // ints per buffer
 
-// Kernels whose results depend on the order of every launch before them.
+// Kernels whose results depend on the order of every launch before them (wrapping arithmetic
+// in unsigned: a signed overflow is undefined behaviour).
 void k_axpy(const unsigned*, const unsigned*, void** p) {  // y = 3y + x + a
   const int a = *static_cast<int*>(p[0]);
   auto* x = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
   auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[2]));
-  for (int i = 0; i < kLen; ++i) y[i] = y[i] * 3 + x[i] + a;
+  for (int i = 0; i < kLen; ++i) y[i] = int(unsigned(y[i]) * 3u + unsigned(x[i]) + unsigned(a));
 }
 void k_rotate(const unsigned*, const unsigned*, void** p) {  // y rotated by a, plus its index
   const int a = *static_cast<int*>(p[0]) & 15;
   auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
   int tmp[kLen];
-  for (int i = 0; i < kLen; ++i) tmp[i] = y[(i + a) % kLen] + i;
+  for (int i = 0; i < kLen; ++i) tmp[i] = int(unsigned(y[(i + a) % kLen]) + unsigned(i));
   std::memcpy(y, tmp, sizeof tmp);
 }
 void k_xor(const unsigned*, const unsigned*, void** p) {  // y ^= a * golden ratio, once

@@ -37,17 +37,18 @@ using random_support::Digest;
 constexpr int kBuffers = 4;
 constexpr int kLen = 256;  // ints per buffer
 
-// Kernels: they use grid.x so that a grid change is visible in the results.
+// Kernels: they use grid.x so that a grid change is visible in the results. Their arithmetic
+// wraps in unsigned (a signed overflow is undefined behaviour; the bits are the same).
 void k_add(const unsigned g[3], const unsigned*, void** p) {  // y[i] += a * (i % grid)
   int a = *static_cast<int*>(p[0]);
   auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
-  for (int i = 0; i < kLen; ++i) y[i] += a * int(i % g[0] + 1);
+  for (int i = 0; i < kLen; ++i) y[i] = int(unsigned(y[i]) + unsigned(a) * (i % g[0] + 1));
 }
 void k_mix(const unsigned*, const unsigned*, void** p) {  // y[i] = y[i] * 3 + x[i] - a
   int a = *static_cast<int*>(p[0]);
   auto* x = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[1]));
   auto* y = reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p[2]));
-  for (int i = 0; i < kLen; ++i) y[i] = y[i] * 3 + x[i] - a;
+  for (int i = 0; i < kLen; ++i) y[i] = int(unsigned(y[i]) * 3u + unsigned(x[i]) - unsigned(a));
 }
 void k_shift(const unsigned*, const unsigned*, void** p) {  // y[i] = y[(i + s) % n]
   int s = *static_cast<int*>(p[0]) & 31;

@@ -54,16 +54,17 @@ void host_noop(void*) {}
 int* ints(void* p) {
   return reinterpret_cast<int*>(*static_cast<CUdeviceptr*>(p));
 }
+// Wrapping arithmetic in unsigned: a signed overflow is undefined behaviour.
 void k_add(const unsigned*, const unsigned*, void** p) {  // y[i] += a + i
   int a = *static_cast<int*>(p[0]);
   int* y = ints(p[1]);
-  for (int i = 0; i < kLen; ++i) y[i] += a + i;
+  for (int i = 0; i < kLen; ++i) y[i] = int(unsigned(y[i]) + unsigned(a) + unsigned(i));
 }
 void k_mix(const unsigned*, const unsigned*, void** p) {  // y[i] = y[i] * 3 + x[i] - a
   int a = *static_cast<int*>(p[0]);
   const int* x = ints(p[1]);
   int* y = ints(p[2]);
-  for (int i = 0; i < kLen; ++i) y[i] = y[i] * 3 + x[i] - a;
+  for (int i = 0; i < kLen; ++i) y[i] = int(unsigned(y[i]) * 3u + unsigned(x[i]) - unsigned(a));
 }
 void k_shift(const unsigned*, const unsigned*, void** p) {  // y[i] = y[(i + s) % n] ^ s
   int s = *static_cast<int*>(p[0]) & 15;

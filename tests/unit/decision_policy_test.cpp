@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -103,7 +104,9 @@ TEST(DecisionPolicy, PairsThatDisagreeAreMeasuredTwiceAsLong) {
   uint64_t clock = 1;
   const double ratio[6] = {0.70, 1.05, 0.99, 0.85, 0.85, 0.85};
   drive(
-      p, 97, [&](Arm a, int i) { return a == Arm::kGraph ? 1e6 * ratio[i / 16] : 1e6; }, &clock);
+      p, 97,
+      [&](Arm a, int i) { return a == Arm::kGraph ? 1e6 * ratio[std::min(i / 16, 5)] : 1e6; },
+      &clock);
   ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
   EXPECT_EQ(p.pairs_won(), 5u);
   EXPECT_NEAR(p.gain_percent(), 15.0, 1e-9);
