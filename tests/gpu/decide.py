@@ -92,8 +92,9 @@ PLAN = {
     # Many short chunks: the median's confidence interval narrows with their number.
     "reduce_overhead": {"workload": "mlp-train", "variant": "compile-ro", "warmup": 1000,
                         "chunks": 200},
-    "warm_start": {"workload": "mlp-train", "variant": "eager", "warmup": 0, "chunks": 120,
-                   "steps": 4, "first": 100},
+    # From the first iteration: no warm-up, no untimed chunks (worker.py runs 8 by default).
+    "warm_start": {"workload": "mlp-train", "variant": "eager", "warmup": 0, "warm_chunks": 0,
+                   "chunks": 120, "steps": 4, "first": 100},
     "shared_cache": [
         {"workload": "mlp-train", "variant": "eager", "warmup": 400, "chunks": 4},
         {"workload": "compiled-b1", "variant": "eager", "warmup": 1000, "chunks": 4},
@@ -323,10 +324,11 @@ class Decide:
 
     def worker_args(self, spec, base, extra=()):
         """worker.py's command line after the interpreter (script first)."""
+        warm = ["--warm-chunks", str(spec["warm_chunks"])] if "warm_chunks" in spec else []
         return self.worker_cmd + [
             spec["workload"], spec["variant"], "--chunks", str(spec["chunks"]),
             "--steps", str(self.steps(spec)), "--warmup", str(spec["warmup"]),
-            "--stats-prefix", base + ".", "--result", base + ".json"] + list(extra)
+            "--stats-prefix", base + ".", "--result", base + ".json"] + warm + list(extra)
 
     def clean(self, base):
         for f in glob.glob(glob.escape(base) + ".*"):

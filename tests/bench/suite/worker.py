@@ -1,8 +1,8 @@
 """One cell of the benchmark suite in one process: a workload in one variant, timed chunk by
 chunk under the lockstep protocol of tests/gpu/harness.py.
 
-    python worker.py WORKLOAD VARIANT --steps S [--chunks C --warmup W --go F --done F
-                     --core K --stats-prefix P --result R]
+    python worker.py WORKLOAD VARIANT --steps S [--chunks C --warmup W --warm-chunks N
+                     --go F --done F --core K --stats-prefix P --result R]
 
 Run by tests/bench/suite/run.py, with LD_PRELOAD=libpygraph.so for the "+shim" cells (the code is
 the same either way). Without --go/--done it runs its chunks back to back and prints the times.
@@ -35,6 +35,9 @@ def main():
                                               if w.builder))
     p.add_argument("variant", choices=workloads.TRAIN_VARIANTS)
     harness.add_worker_args(p)
+    p.add_argument("--warm-chunks", type=int, default=WARM_CHUNKS,
+                   help="untimed chunks of the timed shape after the warm-up (0: timing starts "
+                        "at the first iteration after it)")
     a = p.parse_args()
     w = workloads.WORKLOADS[a.workload]
     if a.variant not in w.variants:
@@ -48,7 +51,7 @@ def main():
     # Then chunks as the timed ones, untimed: a loop that never syncs inside a chunk is, to the
     # shim, a sequence of one chunk's length between two syncs (compiled-b1 under
     # reduce-overhead: 200 launches of the program's graph), followed from its third occurrence.
-    for _ in range(WARM_CHUNKS):
+    for _ in range(a.warm_chunks):
         for _ in range(a.steps):
             task.step()
         task.sync()
