@@ -9,19 +9,12 @@
 #include <cstdio>
 #include <vector>
 
+#include "check_call.h"
+
 __global__ void add_one(int* p, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) p[i] += 1;
 }
-
-#define CHECK(x)                                                   \
-  do {                                                             \
-    int r_ = static_cast<int>(x);                                  \
-    if (r_ != 0) {                                                 \
-      std::fprintf(stderr, "cuda_doors: %s failed: %d\n", #x, r_); \
-      return 1;                                                    \
-    }                                                              \
-  } while (0)
 
 int main() {
   const int n = 1 << 14, runtime = 100, exported = 50, dlsymmed = 25;

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <vector>
 
+#include "check_call.h"
+
 // 4,096 bytes, as NCCL's kernel parameter.
 struct Args4K {
   float* y;
@@ -34,15 +36,6 @@ __global__ void apply(Args4K a) {
   for (int k = 0; k < a.count; ++k) v += float(a.items[k] % 7) * 0.125f;
   a.y[i] = v;
 }
-
-#define CHECK(x)                                                    \
-  do {                                                              \
-    int r_ = static_cast<int>(x);                                   \
-    if (r_ != 0) {                                                  \
-      std::fprintf(stderr, "packed_args: %s failed: %d\n", #x, r_); \
-      return 1;                                                     \
-    }                                                               \
-  } while (0)
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 40;

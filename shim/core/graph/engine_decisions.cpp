@@ -34,9 +34,9 @@ void GraphEngine::forget_plans() {
   detector_evictions_ = detector_.evictions();
   for (auto it = plans_.begin(); it != plans_.end();) {
     Plan& plan = it->second;
-    // The plan about to be followed stays whatever the detector did (it is the new one, whose
-    // sequence the detector has). A measured verdict is in the store already (record_decision).
-    if (&plan == plan_ || detector_.find(it->first)) {
+    // The plan about to be followed is kept with the others: its sequence came from the
+    // detector. A measured verdict is in the store already (record_decision).
+    if (detector_.find(it->first)) {
       ++it;
       continue;
     }

@@ -151,17 +151,16 @@ void PausePlaces::take(uint32_t round) {
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
-  uint64_t idle_after = 0;  // in a segment (a loop's is weighed over its whole round, below)
-  for (size_t k = 0; k < chunks && !wraps_; ++k) idle_after += idle_before(timed_[k]);
+  // The GPU's idle time in the round (where measured: the gap before its first chunk is not,
+  // and counts nothing), and its work. A segment's is spent down chunk by chunk below; a loop
+  // is weighed on its whole rounds (finish_weighing).
+  uint64_t idle_after = 0, work = 0;
+  for (size_t k = 0; k < chunks; ++k) {
+    idle_after += idle_before(timed_[k]);
+    work += timed_[k].gpu_ns;
+  }
   if (wraps_) {
-    // A loop's round: the GPU's idle time in it (where measured: the gap before its first chunk
-    // is not, and counts nothing) against its work.
-    uint64_t idle = 0, work = 0;
-    for (size_t k = 0; k < chunks; ++k) {
-      idle += idle_before(timed_[k]);
-      work += timed_[k].gpu_ns;
-    }
-    loop_idle_ = std::min(loop_idle_, idle);
+    loop_idle_ = std::min(loop_idle_, idle_after);
     loop_work_ = std::max(loop_work_, work);
     ++loop_rounds_;
   }
