@@ -302,7 +302,12 @@ class Decide:
         # DECIDE_PARTS=launch_bound,warm_start: only these (a short device call re-checks one).
         only = os.environ.get("DECIDE_PARTS")
         if only:
-            parts = [f for f in parts if f.__name__.removeprefix("decide_") in only.split(",")]
+            names = {f.__name__.removeprefix("decide_"): f for f in parts}
+            unknown = [n for n in only.split(",") if n not in names]
+            if unknown:
+                raise SystemExit(f"decide: DECIDE_PARTS names no part: {', '.join(unknown)} "
+                                 f"(parts: {', '.join(names)})")
+            parts = [names[n] for n in only.split(",")]
         return parts
 
     # -------------------------------------------------------- helpers

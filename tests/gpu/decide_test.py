@@ -282,6 +282,19 @@ class RulesTest(unittest.TestCase):
         self.assertAlmostEqual(v["gain"], 10.0)
         self.assertIsNone(decide.main_verdict({}))
 
+    def test_decide_parts_chooses_parts_and_refuses_unknown_names(self):
+        d = REAL_DECIDE(check.Check("build", tempfile.gettempdir()))
+        with mock.patch.dict(os.environ, {"DECIDE_PARTS": "warm_start,launch_bound"}):
+            self.assertEqual([f.__name__ for f in d.parts()],
+                             ["decide_warm_start", "decide_launch_bound"])
+        with mock.patch.dict(os.environ, {"DECIDE_PARTS": "launch_bound,warmstart"}):
+            with self.assertRaises(SystemExit) as e:
+                d.parts()
+            self.assertIn("warmstart", str(e.exception))
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("DECIDE_PARTS", None)
+            self.assertEqual(len(d.parts()), 5)
+
     def test_first_graph_chunk_and_first_iterations(self):
         snaps = [None, {"launches": {"replayed_in_graphs": 0}}, {"launches": {}},
                  {"launches": {"replayed_in_graphs": 5}}, {"launches": {"replayed_in_graphs": 9}}]
