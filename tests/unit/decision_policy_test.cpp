@@ -222,6 +222,61 @@ TEST(DecisionPolicy, AGraphVerdictIsMeasuredAgainWhenThingsChange) {
   }
 }
 
+TEST(DecisionPolicy, AGraphVerdictMeasuredAgainStaysWhileItsMedianPairGains) {
+  // Pairs that split near the threshold, as compiled-b1's did on a slow host (session 26):
+  // graphs win 3 of 6 pairs, and the median ratio is 0.97 (a 3 % gain).
+  const double split[6] = {0.90, 1.0, 0.92, 1.0, 0.94, 1.0};
+  auto split_pairs = [&](Arm a, int i) {
+    return a == Arm::kGraph ? 1e6 * split[std::min(i / 16, 5)] : 1e6;
+  };
+  auto drifted = [](SequencePolicy* p, uint64_t* clock) {
+    drive(
+        *p, 49, [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; }, clock);
+    ASSERT_EQ(p->phase(), SequencePolicy::Phase::kGraph);
+    drive(
+        *p, 8, [](Arm, int) { return 800'000.0; }, clock);  // the reference
+    drive(
+        *p, 24, [](Arm, int) { return 950'000.0; }, clock);  // three slow windows
+    ASSERT_EQ(p->phase(), SequencePolicy::Phase::kMeasuring);
+  };
+  {  // first measured so: no majority, eager
+    SequencePolicy p;
+    uint64_t clock = 1;
+    drive(p, 97, split_pairs, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
+    EXPECT_EQ(p.pairs_won(), 3u);
+    EXPECT_EQ(p.why().find("kept"), std::string::npos) << p.why();
+  }
+  {  // a graph verdict measured again so: stays graph, and says why
+    SequencePolicy p;
+    uint64_t clock = 1;
+    drifted(&p, &clock);
+    drive(p, 97, split_pairs, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    EXPECT_EQ(p.pairs(), 6u);
+    EXPECT_EQ(p.pairs_won(), 3u);
+    EXPECT_NEAR(p.gain_percent(), 3.0, 1e-6);
+    EXPECT_NE(p.why().find("kept: a graph verdict measured again needs no majority"),
+              std::string::npos)
+        << p.why();
+    EXPECT_NE(p.why().find("measured again: graph iterations drifted from 800.0 to 950.0 us"),
+              std::string::npos)
+        << p.why();
+  }
+  {  // measured again under the threshold: eager, however the pairs split
+    SequencePolicy p;
+    uint64_t clock = 1;
+    drifted(&p, &clock);
+    const double small[6] = {0.97, 1.01, 0.99, 1.0, 0.985, 1.0};
+    drive(
+        p, 97,
+        [&](Arm a, int i) { return a == Arm::kGraph ? 1e6 * small[std::min(i / 16, 5)] : 1e6; },
+        &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
+    EXPECT_LT(p.gain_percent(), 2.0);
+  }
+}
+
 TEST(DecisionPolicy, ASteadyStateUnlikeTheMeasurementIsNoDrift) {
   // A GPU-bound program timed on the CPU: while windows alternate, graph iterations take
   // 6.5 ms; once graphs run alone the GPU's queue sets the pace, 9 to 11 ms. That is where the

@@ -14,6 +14,9 @@
 //  - verdict "graph" when the median ratio shows a gain of at least `min_gain_percent` and the
 //    graph window won in at least two thirds of the pairs; otherwise "eager" (graphs that do not
 //    measurably pay are not kept: an eager sequence then costs what off mode costs);
+//  - hysteresis: a "graph" verdict measured again (below) stays "graph" while the median ratio
+//    still shows the gain, however the pairs split; it turns "eager" once the gain is under the
+//    threshold. Near the threshold the pairs split on noise, and the verdict would flip on it;
 //  - the verdict's figures are the eager windows' median and the graph time that the median
 //    ratio gives it, so that 1 - graph / eager is the gain the rule used.
 // Measuring costs at most the eager windows' share of the gain: with the defaults, 3 pairs of 8
@@ -34,7 +37,7 @@
 // 6.5 ms measured, its steady state drifted from it, and its verdict was measured again and
 // again). A measurement that confirms the verdict doubles the drift windows needed next time.
 // An "eager" verdict is tried again after `recheck_iterations` iterations (doubling each time it
-// is confirmed). why() says what started the running measurement again.
+// is confirmed). why() says what started the running measurement again, and the verdict after it.
 //
 // A unit of its own: the engine asks it which way to run the next iteration and tells it the
 // time; it never reaches into the engine.
@@ -131,6 +134,7 @@ class SequencePolicy {
   std::string again_;             // what started the running measurement, "" at the first
   uint64_t eager_iterations_ = 0, recheck_after_ = 0;
   bool last_verdict_eager_ = false;  // a confirmed eager verdict doubles recheck_after_
+  bool kept_standing_ = false;       // the verdict is graph by the hysteresis alone
   uint32_t measurements_ = 0;
   uint32_t windows_ = 0;
 };
