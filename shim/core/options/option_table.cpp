@@ -121,13 +121,14 @@ const OptionSpec kTable[] = {
      false},
     {"min_gain_percent", &Config::min_gain_percent, "2", 0, 100,
      "Graph mode, with measure_windows > 0: a sequence keeps its graphs only if its replayed "
-     "iterations are at least this many percent faster than its eager ones.",
+     "iterations are at least this many percent faster than its eager ones (and, measured the "
+     "first time, faster in two thirds of the window pairs).",
      false},
     {"measure_windows", &Config::measure_windows, "0", 0, 100,
      "Graph mode: pairs of measurement windows (one replayed, one eager) that decide whether a "
      "sequence's graphs pay, twice as many where the first disagree (some won by graphs, some "
-     "lost); 0: every sequence is graphed, unmeasured (the default until the measured "
-     "decisions are checked on the GPU).",
+     "lost); 0: every sequence is graphed, unmeasured (the default: measuring costs part of "
+     "the gain while it runs; README, Configuration).",
      false},
     {"measure_iterations", &Config::measure_iterations, "8", 2, 10000,
      "Graph mode, with measure_windows > 0: occurrences of the sequence in one measurement "
