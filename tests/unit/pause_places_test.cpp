@@ -257,6 +257,12 @@ TEST(PausePlaces, ARoundWithALostChunkSaysNothing) {
     EXPECT_TRUE(p.before(2) && p.before(5)) << lone;
     EXPECT_EQ(p.unweighed(), 2u) << lone;
     EXPECT_EQ(p.light(), 0u) << lone;
+    // The stats say why: every round spoiled, by the lost chunk or by the launch issued as it
+    // came (the engine left the round there).
+    EXPECT_EQ(p.rounds().whole, 0u) << lone;
+    EXPECT_EQ(p.rounds().untimed, lone ? 0u : PausePlaces::kWeighRounds) << lone;
+    EXPECT_EQ(p.rounds().left, lone ? PausePlaces::kWeighRounds : 0u) << lone;
+    EXPECT_EQ(p.rounds().unrecorded, 0u) << lone;
   }
 }
 
@@ -307,6 +313,12 @@ TEST(PausePlaces, AnOccurrenceLeftBeforeItsEndSaysNothing) {
   weigh(p, 10, {{0, 5, 500'000}, {5, 10, 0}});
   EXPECT_FALSE(p.weighing());
   EXPECT_TRUE(p.before(5));
+  // Three rounds left (each counted once, though answered after), one occurrence that began
+  // none, two whole.
+  EXPECT_EQ(p.rounds().left, 3u);
+  EXPECT_EQ(p.rounds().unrecorded, 1u);
+  EXPECT_EQ(p.rounds().whole, 2u);
+  EXPECT_EQ(p.rounds().untimed, 0u);
 }
 
 TEST(PausePlaces, ARoundNeedsNoChunkAtEitherEnd) {

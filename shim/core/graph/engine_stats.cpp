@@ -138,7 +138,12 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                      {{"state", q.pause_state},
                       {"cutting", q.pauses_cutting},
                       {"dropped", q.pauses_dropped},
-                      {"split", q.split}}}});
+                      {"split", q.split},
+                      {"rounds",
+                       {{"whole", q.rounds_whole},
+                        {"untimed", q.rounds_untimed},
+                        {"left", q.rounds_left},
+                        {"unrecorded", q.rounds_unrecorded}}}}}});
   }
   j["decisions"] = {{"graph", s.decided_graph},
                     {"eager", s.decided_eager},

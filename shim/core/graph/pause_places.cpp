@@ -85,6 +85,8 @@ void PausePlaces::occurrence(bool recorded) {
     current_ = ++begun_;
     rounds_[current_] = Round{};
     next_start_ = 0;
+  } else {
+    ++round_counts_.unrecorded;
   }
   // Rounds begin only at occurrences recorded from their start: a loop taken up mid-period
   // after every sync, or measured in eager windows, may never give another. It ends with what
@@ -107,7 +109,7 @@ void PausePlaces::weighed(const Timed& t) {
   if (!weighing_ || !t.round || t.round > kWeighRounds || !rounds_[t.round].pending) return;
   Round& r = rounds_[t.round];
   --r.pending;
-  if (t.gpu_ns == ~0ull) r.spoiled = true;
+  if (t.gpu_ns == ~0ull) r.spoiled = r.untimed = true;
   if (!r.spoiled) timed_.push_back(t);
   settle(t.round);
 }
@@ -123,6 +125,10 @@ void PausePlaces::close(bool whole) {
 void PausePlaces::settle(uint32_t round) {
   Round& r = rounds_[round];
   if (r.pending || (!r.whole && !r.spoiled)) return;  // more to come
+  if (!r.counted) {
+    r.counted = true;
+    ++(!r.spoiled ? round_counts_.whole : r.untimed ? round_counts_.untimed : round_counts_.left);
+  }
   if (!r.spoiled) take(round);
   timed_.erase(std::remove_if(timed_.begin(), timed_.end(),
                               [round](const Timed& t) { return t.round == round; }),

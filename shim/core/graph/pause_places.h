@@ -133,6 +133,16 @@ class PausePlaces {
   void left() { close(false); }
   size_t light() const { return light_; }  // pauses dropped once weighed (they cut no chunk)
   size_t unweighed() const { return unweighed_kept_; }  // kept: no GPU time was measured
+  // How its weighing went, for the stats: rounds taken whole; rounds that said nothing because
+  // a chunk went out untimed (a graph's first launch, no free timer slot, work issued as it
+  // came) or because the engine left the occurrence before its end (a mismatch, a flush, a
+  // variant); occurrences while weighing that began no round (not recorded from their start:
+  // an eager window, a loop taken up mid-period, or every round already begun). A place that
+  // stays weighing, or ends unweighed, is explained by these.
+  struct RoundCounts {
+    uint32_t whole = 0, untimed = 0, left = 0, unrecorded = 0;
+  };
+  const RoundCounts& rounds() const { return round_counts_; }
 
  private:
   void finish();
@@ -174,7 +184,10 @@ class PausePlaces {
     uint32_t pending = 0;  // chunks not answered yet
     bool whole = false;    // the occurrence reached its end
     bool spoiled = false;  // a chunk untimed or lost, or the occurrence left before its end
+    bool untimed = false;  // spoiled by a chunk untimed or lost
+    bool counted = false;  // in round_counts_ (a spoiled round settles before its end too)
   };
+  RoundCounts round_counts_;
   Round rounds_[kWeighRounds + 1];
   std::vector<Timed> timed_;  // of the rounds not complete yet, as they came
   uint32_t begun_ = 0;        // rounds begun
