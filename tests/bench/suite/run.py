@@ -47,6 +47,11 @@ PARTS = {
     "ddp": ("ddp",),
 }
 SHIM_PAIRED = ("eager", "compile", "compile-ro")
+# DDP's step syncs every 10 steps (ddp_train.py), so each timed chunk is one occurrence of its
+# 10-step segment, and a warm-up of 10 steps left learning and weighing it to the timed chunks
+# (session 26: its main sequence was first followed there). The warm-up runs as many segments
+# as weighing may take (pause_places.h, kWeighOccurrences): 24, about 3.5 s a cell.
+DDP_WARM_STEPS = 240
 
 
 def parse_arm(text):
@@ -282,7 +287,7 @@ class Suite:
                      for r in range(n)]
             argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(n),
                     "--master-port", str(29400 + k), os.path.join(HERE, "ddp_train.py"),
-                    "--chunks", str(a.chunks), "--steps", "10", "--warmup", "10",
+                    "--chunks", str(a.chunks), "--steps", "10", "--warmup", str(DDP_WARM_STEPS),
                     "--go", os.path.join(self.work, f"ddp.{tag}.{{rank}}.go"),
                     "--done", os.path.join(self.work, f"ddp.{tag}.{{rank}}.done"),
                     "--core", str(TIMING_CORE), "--stats-prefix", f"{base}.{{rank}}.",
