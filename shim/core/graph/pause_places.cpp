@@ -81,15 +81,9 @@ void PausePlaces::finish() {
 void PausePlaces::occurrence(bool recorded) {
   if (!weighing_) return;
   left();  // the one before did not end
-  // A round that said nothing (spoiled) frees its slot: rounds begin until kWeighRounds are
-  // whole, or weighing ends by the occurrences. With the slots spent on spoiled rounds, DDP's
-  // step (rounds left at a mismatch, or untimed at a graph's first launch) ended weighing with
-  // one whole round of six, and its places kept cutting unweighed (session 26).
-  const uint32_t slot = recorded ? free_slot() : 0;
-  if (slot) {
-    current_ = slot;
+  if (recorded && begun_ < kWeighRounds) {
+    current_ = ++begun_;
     rounds_[current_] = Round{};
-    rounds_[current_].used = true;
     next_start_ = 0;
   } else {
     ++round_counts_.unrecorded;
@@ -146,20 +140,10 @@ void PausePlaces::settle(uint32_t round) {
   if ((!unweighed_ && rounds_weighed) || over()) finish_weighing();
 }
 
-uint32_t PausePlaces::free_slot() const {
-  for (uint32_t id = 1; id <= kWeighRounds; ++id) {
-    const Round& r = rounds_[id];
-    // Settled spoiled, with no answer in flight (a late one would land in the new round).
-    if (!r.used || (r.counted && r.spoiled && !r.pending)) return id;
-  }
-  return 0;
-}
-
 bool PausePlaces::over() const {
-  if (current_) return false;
-  for (uint32_t id = 1; id <= kWeighRounds; ++id) {
-    const Round& r = rounds_[id];
-    if (!r.used || r.pending || !r.counted || r.spoiled) return false;
+  if (begun_ < kWeighRounds || current_) return false;
+  for (const Round& r : rounds_) {
+    if (r.pending) return false;
   }
   return true;
 }

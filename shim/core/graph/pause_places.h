@@ -186,15 +186,14 @@ class PausePlaces {
     bool spoiled = false;  // a chunk untimed or lost, or the occurrence left before its end
     bool untimed = false;  // spoiled by a chunk untimed or lost
     bool counted = false;  // in round_counts_ (a spoiled round settles before its end too)
-    bool used = false;     // begun (a slot whose round settled spoiled is free again)
   };
   RoundCounts round_counts_;
   Round rounds_[kWeighRounds + 1];
-  std::vector<Timed> timed_;   // of the rounds not complete yet, as they came
-  uint32_t free_slot() const;  // a round id to begin, 0: none
-  uint32_t occurrences_ = 0;   // occurrences begun while weighing, recorded or not
-  uint32_t current_ = 0;       // the round of the occurrence going out (0: none)
-  size_t next_start_ = 0;      // where its last chunk ended
+  std::vector<Timed> timed_;  // of the rounds not complete yet, as they came
+  uint32_t begun_ = 0;        // rounds begun
+  uint32_t occurrences_ = 0;  // occurrences begun while weighing, recorded or not
+  uint32_t current_ = 0;      // the round of the occurrence going out (0: none)
+  size_t next_start_ = 0;     // where its last chunk ended
   size_t unweighed_ = 0;
   size_t light_ = 0;
   size_t unweighed_kept_ = 0;
@@ -202,7 +201,7 @@ class PausePlaces {
   void close(bool whole);  // the current round: its occurrence ended (whole) or was left
   void take(uint32_t round);
   void settle(uint32_t round);
-  bool over() const;  // every slot holds a whole round, answered
+  bool over() const;  // every round begun and answered
 };
 
 }  // namespace pygraph
