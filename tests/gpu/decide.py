@@ -78,6 +78,11 @@ GPU_BOUND_LIMIT = 1.0  # %: the GPU-bound workload's median change at most this
 SETTLED_SHARE = 90.0  # %: of its launches in sequences decided eager or graph-not-slower
 RO_LIMIT = 2.0  # %: the reduce-overhead variant's median change known to be below this
 
+def warm_chunks(spec):
+    """Untimed chunks of the timed shape after the warm-up, in the lockstep's turns."""
+    return spec.get("warm_chunks", workloads.WARM_CHUNKS)
+
+
 # What each part runs (worker.py's arguments); steps left out are the suite's. "warmup" is the
 # cell with decisions: long enough to measure its sequences, 3 pairs of windows of 8
 # occurrences, where a loop's occurrence is its period unrolled up to 128 launches (by its
@@ -92,7 +97,8 @@ PLAN = {
     # Many short chunks: the median's confidence interval narrows with their number.
     "reduce_overhead": {"workload": "mlp-train", "variant": "compile-ro", "warmup": 1000,
                         "chunks": 200},
-    # From the first iteration: no warm-up, no untimed chunks (worker.py runs 8 by default).
+    # From the first iteration: no warm-up, no untimed chunks (the others run the suite's
+    # workloads.WARM_CHUNKS, in the lockstep's turns).
     "warm_start": {"workload": "mlp-train", "variant": "eager", "warmup": 0, "warm_chunks": 0,
                    "chunks": 120, "steps": 4, "first": 100},
     "shared_cache": [
@@ -329,7 +335,7 @@ class Decide:
 
     def worker_args(self, spec, base, extra=()):
         """worker.py's command line after the interpreter (script first)."""
-        warm = ["--warm-chunks", str(spec["warm_chunks"])] if "warm_chunks" in spec else []
+        warm = ["--warm-chunks", str(warm_chunks(spec))]
         return self.worker_cmd + [
             spec["workload"], spec["variant"], "--chunks", str(spec["chunks"]),
             "--steps", str(self.steps(spec)), "--warmup", str(spec["warmup"]),
@@ -364,7 +370,7 @@ class Decide:
                 groups[cell] = [wk]
                 bases[cell] = (base, cache)
             ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout, chunk_timeout=120)
-            ls.run(spec["chunks"])
+            ls.run(spec["chunks"], warm=warm_chunks(spec))
         finally:
             for g in groups.values():
                 for wk in g:

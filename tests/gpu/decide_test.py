@@ -154,7 +154,7 @@ def fake_worker(argv):
         wiggle = 1 + 0.001 * (((k + (1 if engine else 0)) * 7) % 5 - 2)
         factor = 1.0
         if engine:
-            n = a.warmup + (k + 1) * a.steps
+            n = a.warmup + (a.warm_chunks + k + 1) * a.steps
             factor = SHIM_FACTOR[a.workload, a.variant] if all(
                 engine.decided(s, n) for s, _, _ in engine.seqs) else 1.0
             if os.environ.get("FAKE_SLOW") == a.workload:
@@ -192,8 +192,8 @@ SMALL_PLAN = {
     ],
     "reduce_overhead": {"workload": "mlp-train", "variant": "compile-ro", "warmup": 12,
                         "chunks": 8},
-    "warm_start": {"workload": "mlp-train", "variant": "eager", "warmup": 0, "chunks": 30,
-                   "steps": 4, "first": 100},
+    "warm_start": {"workload": "mlp-train", "variant": "eager", "warmup": 0, "warm_chunks": 0,
+                   "chunks": 30, "steps": 4, "first": 100},
     "shared_cache": [
         {"workload": "mlp-train", "variant": "eager", "warmup": 12, "chunks": 2},
         {"workload": "compiled-b1", "variant": "eager", "warmup": 12, "chunks": 2},
@@ -391,6 +391,8 @@ class CheckTest(unittest.TestCase):
         ws = plan["warm_start"]
         self.assertGreaterEqual(ws["chunks"] * ws["steps"], ws["first"])
         self.assertEqual(ws["warmup"], 0)
+        self.assertEqual(decide.warm_chunks(ws), 0)  # its first iterations are the run's
+        self.assertEqual(decide.warm_chunks(plan["gpu_bound"]), decide.workloads.WARM_CHUNKS)
         self.assertEqual(len(plan["shared_cache"]), 2)
         self.assertTrue(os.path.exists(decide.WORKER) and os.path.exists(decide.RANKS))
 

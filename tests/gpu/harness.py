@@ -43,6 +43,9 @@ def add_worker_args(parser, steps=None, warmup=10):
     parser.add_argument("--steps", type=int, default=steps, required=steps is None,
                         help="iterations per chunk")
     parser.add_argument("--warmup", type=int, default=warmup)
+    parser.add_argument("--warm-chunks", type=int, default=0,
+                        help="untimed chunks of the timed shape before the timed ones, each on "
+                             "the driver's go as a timed one is (one cell at a time)")
     parser.add_argument("--go", help="FIFO: one byte starts a chunk")
     parser.add_argument("--done", help="FIFO: one byte when ready, one after each chunk")
     parser.add_argument("--core", type=int, default=-1, help="CPU to time on (-1: no pinning)")
@@ -88,9 +91,11 @@ def pin_all_threads(core, on_core=True):
 
 def run_chunks(args, step, sync):
     """Steps 2-6 of the protocol around `step()` (one iteration) and `sync()` (a device
-    synchronize). Returns ms per iteration of each chunk. Without --go/--done the chunks run back
-    to back (a plain run)."""
-    if args.stats_prefix:
+    synchronize). Returns ms per iteration of each timed chunk. Without --go/--done the chunks
+    run back to back (a plain run). With --warm-chunks N, N untimed chunks come first, each on a
+    go as a timed one: the warm snapshot follows them."""
+    warm = getattr(args, "warm_chunks", 0)
+    if args.stats_prefix and not warm:
         write_stats(args.stats_prefix + "warm.json")
     pin_all_threads(args.core, on_core=False)
     go = done = None
@@ -100,7 +105,7 @@ def run_chunks(args, step, sync):
         os.write(done, b"r")
     every_chunk = args.stats_prefix and getattr(args, "stats_every_chunk", False)
     chunk_ms = []
-    for k in range(args.chunks):
+    for k in range(-warm, args.chunks):
         if go is not None:
             os.read(go, 1)
         pin_all_threads(args.core)
@@ -109,9 +114,12 @@ def run_chunks(args, step, sync):
         for _ in range(args.steps):
             step()
         sync()
-        chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
-        if every_chunk:
-            write_stats(chunk_stats_path(args.stats_prefix, k))
+        if k >= 0:
+            chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
+            if every_chunk:
+                write_stats(chunk_stats_path(args.stats_prefix, k))
+        elif k == -1 and args.stats_prefix:
+            write_stats(args.stats_prefix + "warm.json")
         pin_all_threads(args.core, on_core=False)
         if done is not None:
             os.write(done, b"c")
@@ -242,24 +250,28 @@ class Lockstep:
     def live(self):
         return [c for c in self.groups if c not in self.failed]
 
-    def run(self, chunks, progress=None):
-        # Warm-ups run in parallel (compiles take most of a cell's time); timing is one at a time.
+    def run(self, chunks, progress=None, warm=0):
+        # Warm-ups run in parallel (compiles take most of a cell's time); timing is one at a
+        # time, and so are the `warm` untimed chunks before it (the workers' --warm-chunks):
+        # what the shim learns and weighs there (pauses, the GPU's idle time) it learns as the
+        # timed chunks run, not with every other cell's warm-up on the GPU and the CPU.
         start = time.monotonic()
         for cell in list(self.groups):
             left = self.ready_timeout - (time.monotonic() - start)
             self._wait_group(cell, max(left, 1), "ready after warm-up")
-        for k in range(chunks):
+        for k in range(-warm, chunks):
             # Each round starts one cell later than the one before, so that no cell always
             # follows the same one (in a fixed order the shim's cells always followed the cell
             # without it). Off mode, which changes nothing the GPU runs, reads up to +-0.5 %
             # with tight quartiles either way (session 19): that offset is not the order's.
             live = self.live()
             turn = k % max(len(live), 1)
+            what = f"end of chunk {k + 1}" if k >= 0 else f"end of untimed chunk {k + warm + 1}"
             for cell in live[turn:] + live[:turn]:
                 for w in self.groups[cell]:
                     os.write(w.go_fd, b"g")
-                self._wait_group(cell, self.chunk_timeout, f"end of chunk {k + 1}")
-            if progress:
+                self._wait_group(cell, self.chunk_timeout, what)
+            if progress and k >= 0:
                 progress(k + 1, chunks)
         for cell in self.live():
             for w in self.groups[cell]:

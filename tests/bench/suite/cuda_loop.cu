@@ -4,7 +4,7 @@
 // tests/gpu/harness.py (run_chunks), as the Python workers do.
 //
 //   nvcc -O2 -o cuda_loop tests/bench/suite/cuda_loop.cu
-//   cuda_loop --steps S [--chunks C --warmup W --go FIFO --done FIFO --core K
+//   cuda_loop --steps S [--chunks C --warmup W --warm-chunks N --go FIFO --done FIFO --core K
 //             --stats-prefix PREFIX --result PATH]
 //
 // One iteration is 12 launches of 4 kernels over three float buffers of 16384 elements (64 blocks
@@ -132,7 +132,8 @@ void get_byte(int fd) {
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
-               "usage: cuda_loop --steps S [--chunks C] [--warmup W] [--go FIFO --done FIFO] "
+               "usage: cuda_loop --steps S [--chunks C] [--warmup W] [--warm-chunks N] "
+               "[--go FIFO --done FIFO] "
                "[--core K] [--stats-prefix PREFIX] [--result PATH]\n");
   std::exit(2);
 }
@@ -149,7 +150,7 @@ int to_int(const char* s, int min) {
 
 int main(int argc, char** argv) {
   // The defaults of harness.add_worker_args.
-  int chunks = 12, steps = -1, warmup = 10, core = -1;
+  int chunks = 12, steps = -1, warmup = 10, warm_chunks = 0, core = -1;
   std::string go_path, done_path, prefix, result_path;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
@@ -161,6 +162,8 @@ int main(int argc, char** argv) {
       steps = to_int(v, 1);
     } else if (flag == "--warmup") {
       warmup = to_int(v, 0);
+    } else if (flag == "--warm-chunks") {
+      warm_chunks = to_int(v, 0);
     } else if (flag == "--core") {
       core = to_int(v, -1);
     } else if (flag == "--go") {
@@ -177,7 +180,8 @@ int main(int argc, char** argv) {
   }
   if (steps < 0 || go_path.empty() != done_path.empty()) usage();
   // The iteration counter is a kernel argument (int): it must not overflow.
-  if (warmup + static_cast<long long>(chunks) * steps > 2147483647) usage();
+  const long long iterations = warmup + static_cast<long long>(warm_chunks + chunks) * steps;
+  if (iterations > 2147483647) usage();
 
   // 1. Buffers, initialised without zeros (a kernel that did not run shows in the digest), and
   // the warm-up.
@@ -201,7 +205,7 @@ int main(int argc, char** argv) {
 
   // 2-4. Snapshot, off the timing core, ready. O_RDWR: opening a FIFO so never blocks, whoever
   // comes first.
-  write_stats(prefix, "warm.json");
+  if (!warm_chunks) write_stats(prefix, "warm.json");
   pin_all_threads(core, false);
   int go = -1, done = -1;
   if (!go_path.empty()) {
@@ -210,9 +214,10 @@ int main(int argc, char** argv) {
     put_byte(done, 'r');
   }
 
-  // 5. The chunks, each started by the driver of the lockstep (without FIFOs: back to back).
+  // 5. The chunks, each started by the driver of the lockstep (without FIFOs: back to back):
+  // the untimed ones first (--warm-chunks), then the snapshot, then the timed ones.
   std::vector<double> chunk_ms;
-  for (int c = 0; c < chunks; ++c) {
+  for (int c = -warm_chunks; c < chunks; ++c) {
     if (go >= 0) get_byte(go);
     pin_all_threads(core, true);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a chunk");
@@ -222,9 +227,11 @@ int main(int argc, char** argv) {
     const auto t1 = std::chrono::steady_clock::now();
     // Checked after the timing: one call per chunk, not per launch.
     check(cudaGetLastError(), "a launch in a chunk");
+    if (c == -1) write_stats(prefix, "warm.json");
     pin_all_threads(core, false);
     if (done >= 0) put_byte(done, 'c');
-    chunk_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() / steps);
+    if (c >= 0)
+      chunk_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count() / steps);
   }
 
   // 6-7. Snapshot, then the result: FNV-1a 64 over the three buffers' bytes.
@@ -247,9 +254,7 @@ int main(int argc, char** argv) {
   std::fprintf(f, "{\"chunk_ms\": [");
   for (size_t c = 0; c < chunk_ms.size(); ++c) std::fprintf(f, c ? ", %.9g" : "%.9g", chunk_ms[c]);
   std::fprintf(f, "], \"digest\": \"%016llx\", \"iters\": %lld, \"launches_per_iter\": %d}\n",
-               static_cast<unsigned long long>(h),
-               static_cast<long long>(warmup) + static_cast<long long>(chunks) * steps,
-               kLaunchesPerIter);
+               static_cast<unsigned long long>(h), iterations, kLaunchesPerIter);
   if (std::fclose(f) != 0) fail(result_path.c_str(), std::strerror(errno));
   return 0;
 }

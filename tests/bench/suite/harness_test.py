@@ -62,17 +62,18 @@ def fake_worker(argv):
 
 
 class LockstepTest(unittest.TestCase):
-    def start(self, tmp, modes, chunks=4, chunk_timeout=5):
+    def start(self, tmp, modes, chunks=4, chunk_timeout=5, warm=0):
         groups = {}
         for k, mode in enumerate(modes):
             name = f"cell{k}"
             w = harness.Worker(name, tmp, label=f"{name}:{mode}")
             w.start([sys.executable, os.path.abspath(__file__), "--worker", mode, "--chunks",
-                     str(chunks), "--steps", "3", "--warmup", "0", "--go", w.go, "--done",
-                     w.done, "--result", os.path.join(tmp, name + ".json")], dict(os.environ))
+                     str(chunks), "--steps", "3", "--warmup", "0", "--warm-chunks", str(warm),
+                     "--go", w.go, "--done", w.done, "--result",
+                     os.path.join(tmp, name + ".json")], dict(os.environ))
             groups[name] = [w]
         ls = harness.Lockstep(groups, ready_timeout=30, chunk_timeout=chunk_timeout)
-        ls.run(chunks)
+        ls.run(chunks, warm=warm)
         for g in groups.values():
             for w in g:
                 w.close()
@@ -96,6 +97,36 @@ class LockstepTest(unittest.TestCase):
             for (s0, e0, _), (s1, _, _) in zip(spans, spans[1:]):
                 self.assertLessEqual(e0, s1)
             self.assertEqual([k for _, _, k in spans], [0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2])
+
+    def test_untimed_chunks_take_turns_too_and_are_not_timed(self):
+        """--warm-chunks 2: each cell runs 6 chunks, one cell at a time, and reports the last 4;
+        the warm snapshot comes after the untimed ones (in a plain run too)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            ls = self.start(tmp, ["ok", "ok"], warm=2)
+            self.assertEqual(ls.failed, {})
+            spans = []
+            for k in range(2):
+                r = harness.read_json(os.path.join(tmp, f"cell{k}.json"))
+                self.assertEqual(len(r["chunk_ms"]), 4)
+                with open(os.path.join(tmp, f"cell{k}.json.turns")) as f:
+                    t = [float(x) for x in f]
+                self.assertEqual(len(t), 12)  # 6 chunks, a sync before and after each
+                spans += [(t[i], t[i + 1], k) for i in range(0, len(t), 2)]
+            spans.sort()
+            for (s0, e0, _), (s1, _, _) in zip(spans, spans[1:]):
+                self.assertLessEqual(e0, s1)
+        p = argparse.ArgumentParser()
+        harness.add_worker_args(p)
+        a = p.parse_args(["--chunks", "2", "--steps", "1", "--warm-chunks", "2",
+                          "--stats-prefix", "/x/w."])
+        steps, written = [], []
+        saved = harness.write_stats
+        harness.write_stats = lambda path: written.append((path, len(steps)))
+        try:
+            self.assertEqual(len(harness.run_chunks(a, lambda: steps.append(1), lambda: None)), 2)
+        finally:
+            harness.write_stats = saved
+        self.assertEqual(written, [("/x/w.warm.json", 2), ("/x/w.end.json", 4)])
 
     def test_a_dead_or_hung_worker_is_dropped_and_the_rest_finish(self):
         with tempfile.TemporaryDirectory() as tmp:

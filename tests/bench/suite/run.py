@@ -6,7 +6,7 @@ without the shim, side by side (run by scripts/bench.sh on the GPU machine).
 
 Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
-tests/gpu/harness.py). Per cell: time per iteration (median chunk) and its change against eager
+tests/gpu/harness.py): first workloads.WARM_CHUNKS untimed chunks, then the timed ones. Per cell: time per iteration (median chunk) and its change against eager
 and against the same variant without the shim (median of chunk pairs, with quartiles), peak GPU
 memory of the process, for "+shim" cells the shim's steady-state figures (stats after warm-up to
 the end) and whether the result is bit for bit equal to the same variant without the shim. A cell
@@ -47,11 +47,11 @@ PARTS = {
     "ddp": ("ddp",),
 }
 SHIM_PAIRED = ("eager", "compile", "compile-ro")
-# DDP's step syncs every 10 steps (ddp_train.py), so each timed chunk is one occurrence of its
+# DDP's step syncs every 10 steps (ddp_train.py), so each chunk is one occurrence of its
 # 10-step segment, and a warm-up of 10 steps left learning and weighing it to the timed chunks
-# (session 26: its main sequence was first followed there). The warm-up runs as many segments
-# as weighing may take (pause_places.h, kWeighOccurrences): 24, about 3.5 s a cell.
-DDP_WARM_STEPS = 240
+# (session 26: its main sequence was first followed there). Its untimed chunks are as many
+# segments as weighing may take (pause_places.h, kWeighOccurrences): 24, about 3.5 s a cell.
+DDP_WARM_CHUNKS = 24
 
 
 def parse_arm(text):
@@ -174,6 +174,7 @@ class Suite:
 
     def worker_argv(self, w, variant, base, chunks, steps):
         tail = ["--chunks", str(chunks), "--steps", str(steps), "--warmup", str(w.warmup),
+                "--warm-chunks", str(workloads.WARM_CHUNKS),
                 "--core", str(TIMING_CORE), "--stats-prefix", base + ".",
                 "--result", base + ".json"]
         if w.program:
@@ -210,7 +211,7 @@ class Suite:
         t0 = time.monotonic()
         ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
         print(f"[{name}] {len(groups)} cells warming up", flush=True)
-        ls.run(chunks, progress=None)
+        ls.run(chunks, progress=None, warm=workloads.WARM_CHUNKS)
         print(f"[{name}] done in {time.monotonic() - t0:.0f} s", flush=True)
         cells = {}
         for cell, (variant, shim, base) in meta.items():
@@ -287,7 +288,8 @@ class Suite:
                      for r in range(n)]
             argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(n),
                     "--master-port", str(29400 + k), os.path.join(HERE, "ddp_train.py"),
-                    "--chunks", str(a.chunks), "--steps", "10", "--warmup", str(DDP_WARM_STEPS),
+                    "--chunks", str(a.chunks), "--steps", "10", "--warmup", "10",
+                    "--warm-chunks", str(DDP_WARM_CHUNKS),
                     "--go", os.path.join(self.work, f"ddp.{tag}.{{rank}}.go"),
                     "--done", os.path.join(self.work, f"ddp.{tag}.{{rank}}.done"),
                     "--core", str(TIMING_CORE), "--stats-prefix", f"{base}.{{rank}}.",
@@ -303,7 +305,7 @@ class Suite:
             groups[cell], meta[cell] = ranks, base
         ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
         print(f"[ddp] {n} ranks per cell, warming up", flush=True)
-        ls.run(a.chunks)
+        ls.run(a.chunks, warm=DDP_WARM_CHUNKS)
         cells = {}
         for cell, base in meta.items():
             if cell in ls.failed:

@@ -21,23 +21,12 @@ import harness  # noqa: E402
 import workloads  # noqa: E402
 
 
-# Untimed chunks of the timed shape first. A chunk is, to the shim, one segment between two
-# syncs: followed from its third occurrence, its pauses learned on two more and weighed on at
-# least two whole rounds after them (pause_places.h). With 3, a host whose Python gaps pass
-# pause_us learned and weighed in the first timed chunks (session 25: 1,131 pause cuts in
-# compiled-b1's timed chunks), and the steady state read as learning.
-WARM_CHUNKS = 8
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("workload", choices=sorted(n for n, w in workloads.WORKLOADS.items()
                                               if w.builder))
     p.add_argument("variant", choices=workloads.TRAIN_VARIANTS)
     harness.add_worker_args(p)
-    p.add_argument("--warm-chunks", type=int, default=WARM_CHUNKS,
-                   help="untimed chunks of the timed shape after the warm-up (0: timing starts "
-                        "at the first iteration after it)")
     a = p.parse_args()
     w = workloads.WORKLOADS[a.workload]
     if a.variant not in w.variants:
@@ -48,13 +37,7 @@ def main():
     for _ in range(a.warmup):
         task.step()
     task.sync()
-    # Then chunks as the timed ones, untimed: a loop that never syncs inside a chunk is, to the
-    # shim, a sequence of one chunk's length between two syncs (compiled-b1 under
-    # reduce-overhead: 200 launches of the program's graph), followed from its third occurrence.
-    for _ in range(a.warm_chunks):
-        for _ in range(a.steps):
-            task.step()
-        task.sync()
+    # Then the untimed chunks (--warm-chunks) and the timed ones, in the lockstep's turns.
     chunk_ms = harness.run_chunks(a, task.step, task.sync)
     extra = {}
     if a.workload != "cupy-loop":

@@ -26,6 +26,17 @@ TRAIN_VARIANTS = ("eager", "cuda-graph", "graphed-callables", "compile", "compil
 # with the program's graphs in it as a new sequence (gpt2-train: 84.6 % and +3.7 % at 27e2943).
 WARMUP = 20
 
+# Then untimed chunks of the timed shape, in the lockstep's turns like the timed ones
+# (harness.run_chunks --warm-chunks). A chunk is, to the shim, one segment between two syncs:
+# followed from its third occurrence, its pauses learned on two more and weighed on at least
+# two whole rounds after them (pause_places.h). With 3, a host whose Python gaps pass pause_us
+# learned and weighed in the first timed chunks (session 25: 1,131 pause cuts in compiled-b1's
+# timed chunks), and the steady state read as learning. In turns, not beside every other cell's
+# warm-up: what is learned there (a gap on the host, the GPU's idle time) is then what the timed
+# chunks meet (session 26: DDP's two shim cells, learning by the same code, learned 4 and 16 pause places
+# in one sequence).
+WARM_CHUNKS = 8
+
 
 class Workload:
     def __init__(self, name, what, builder, steps, warmup=WARMUP, variants=TORCH_VARIANTS, na=None,
