@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "child_process.h"
+#include "graph/stats_summary.h"
 #include "options/config.h"
 #include "options/option_table.h"
 #include "options/option_value.h"
@@ -61,7 +62,7 @@ void summarize(const std::string& destination, bool temporary, pid_t pid, time_t
                  "exit normally)\n");
   }
   for (size_t i = 0; i < files.size() && i < kMaxSummarized; ++i) {
-    const std::string line = summary_line(slurp(files[i].path));
+    const std::string line = stats_summary_line(slurp(files[i].path));
     const std::string who = files.size() > 1 ? "[pid " + std::to_string(files[i].pid) + "] " : "";
     std::fprintf(stderr, "pygraph: %s%s\n", who.c_str(),
                  line.empty() ? ("not a stats document: " + files[i].path).c_str() : line.c_str());

@@ -1,5 +1,5 @@
-// The few lines `pygraph run` prints at the end, from the stats documents the run left
-// (docs/stats-format.md).
+// Where the stats documents of a run are, for the lines `pygraph run` prints at the end (each
+// one graph/stats_summary.h's line).
 #pragma once
 
 #include <sys/types.h>
@@ -9,11 +9,6 @@
 #include <vector>
 
 namespace pygraph::launcher {
-
-// One process's document in a line: the mode, coverage, graphs, replays and the top reasons
-// for eager launches ("graph mode: 99.1 % of 17746 launches replayed in graphs (72 graphs,
-// 3952 replays); eager: not_repeating 156, mismatch 4"). Empty if `json` is no stats document.
-std::string summary_line(const std::string& json);
 
 struct StatsFile {
   std::string path;

@@ -8,7 +8,7 @@
 namespace pygraph {
 namespace {
 
-bool g_debug = false;
+LogLevel g_level = LogLevel::kError;
 
 void vlog(const char* fmt, va_list ap) {
   char buf[1024];
@@ -24,8 +24,8 @@ void vlog(const char* fmt, va_list ap) {
 
 }  // namespace
 
-void set_debug_logging(bool on) {
-  g_debug = on;
+void set_log_level(LogLevel level) {
+  g_level = level;
 }
 
 void log_error(const char* fmt, ...) {
@@ -35,8 +35,16 @@ void log_error(const char* fmt, ...) {
   va_end(ap);
 }
 
+void log_info(const char* fmt, ...) {
+  if (g_level < LogLevel::kInfo) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vlog(fmt, ap);
+  va_end(ap);
+}
+
 void log_debug(const char* fmt, ...) {
-  if (!g_debug) return;
+  if (g_level < LogLevel::kDebug) return;
   va_list ap;
   va_start(ap, fmt);
   vlog(fmt, ap);

@@ -4,9 +4,16 @@
 
 namespace pygraph {
 
+// How much the shim says (the `log_level` option): problems only; also a line at start (the
+// mode, where the configuration came from) and a summary at exit; also diagnostics.
+enum class LogLevel { kError, kInfo, kDebug };
+
+void set_log_level(LogLevel level);
+// Always: a problem (a bad configuration, a file that cannot be written, a graph failure).
 void log_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-// Only when PYGRAPH_DEBUG is set.
+// At `info` and `debug`.
+void log_info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// At `debug` only.
 void log_debug(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-void set_debug_logging(bool on);
 
 }  // namespace pygraph

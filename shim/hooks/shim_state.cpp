@@ -15,8 +15,10 @@
 #include "../core/decisions/decision_store.h"
 #include "../core/driver/driver_call_counts.h"
 #include "../core/graph/engine_config.h"
+#include "../core/graph/stats_summary.h"
 #include "../core/log.h"
 #include "../core/options/option_docs.h"
+#include "../core/options/option_table.h"
 #include "../core/recording/trace_observer.h"
 #include "entry_points.h"
 #include "stall_watchdog.h"
@@ -149,6 +151,23 @@ void save_decisions() {
   }
 }
 
+// "defaults", or the file and how many options it and the environment set (PYGRAPH_CONFIG,
+// which names the file, aside).
+std::string config_origin(const ConfigResult& parsed) {
+  int file = 0, env = 0;
+  for (size_t i = 0; i < parsed.sources.size() && i < kOptions.size(); ++i) {
+    if (std::strcmp(kOptions[i].key, "config") == 0) continue;
+    file += parsed.sources[i] == Source::kFile;
+    env += parsed.sources[i] == Source::kEnvironment;
+  }
+  std::string out;
+  if (!parsed.config.config_path.empty()) {
+    out = parsed.config.config_path + " (" + std::to_string(file) + " options)";
+  }
+  if (env) out += (out.empty() ? "" : ", ") + std::to_string(env) + " from the environment";
+  return out.empty() ? "defaults" : out;
+}
+
 void write_stats() {
   if (!g_config.stats_path.empty()) write_stats_now(g_config.stats_path, "PYGRAPH_STATS=");
 }
@@ -170,6 +189,7 @@ void graph_mode_at_exit() {
     EngineLock lock;
     save_decisions();
   }
+  log_info("%s", stats_summary_line(stats_document()).c_str());
 }
 
 // Fork: the parent's deferred work goes out first, so that the child inherits no half-submitted
@@ -279,10 +299,11 @@ bool shim_init() {
 
   const ConfigResult parsed = parse_config(process_config_sources());
   const Config& config = parsed.config;
-  set_debug_logging(config.debug);
+  set_log_level(config.log_level);
   for (const auto& w : parsed.warnings) log_error("%s", w.c_str());
   for (const auto& e : parsed.errors) log_error("%s", e.c_str());
-  if (config.debug) {
+  log_info("%s mode; configuration: %s", mode_name(config.mode), config_origin(parsed).c_str());
+  if (config.log_level >= LogLevel::kDebug) {
     // What `pygraph config` would show, for runs under plain LD_PRELOAD.
     const std::string listing = config_listing(parsed);
     for (size_t at = 0, end; (end = listing.find('\n', at)) != std::string::npos; at = end + 1) {
@@ -311,7 +332,7 @@ bool shim_init() {
     g_real[r][static_cast<int>(Door::kExport)].store(real_dlsym(g_driver, kRows[r].symbol));
   }
   // Debug: pygraph's own driver calls counted and timed, in the stats (before any is made).
-  if (config.debug) count_driver_calls(&g_driver_api);
+  if (config.log_level >= LogLevel::kDebug) count_driver_calls(&g_driver_api);
   g_mode = config.mode;
   g_config = config;
   configure_stall_watchdog(config.stall_check_ms);

@@ -87,7 +87,8 @@ TEST(ConfigFile, UnknownKeysAndVariablesWarnOnceAndTheRunGoesOn) {
 }
 
 TEST(ConfigFile, DebugShowsTheConfigurationAndWhereEachValueCameFrom) {
-  ShimRun r = run_loop(R"({"debug": true, "first_chunk": 4})", {{"PYGRAPH_MAX_CHUNK", "64"}});
+  ShimRun r =
+      run_loop(R"({"log_level": "debug", "first_chunk": 4})", {{"PYGRAPH_MAX_CHUNK", "64"}});
   ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
   auto has = [&](const std::string& pattern) {
     return std::regex_search(r.run.err, std::regex(pattern));
@@ -95,6 +96,28 @@ TEST(ConfigFile, DebugShowsTheConfigurationAndWhereEachValueCameFrom) {
   EXPECT_TRUE(has("pygraph: config: first_chunk +4 +file /[^\\n]*\\n")) << r.run.err;
   EXPECT_TRUE(has("pygraph: config: max_chunk +64 +environment PYGRAPH_MAX_CHUNK\\n")) << r.run.err;
   EXPECT_TRUE(has("pygraph: config: mode +graph +default\\n")) << r.run.err;
+}
+
+TEST(ConfigFile, InfoSaysWhereTheConfigurationCameFromAndSumsTheRunUp) {
+  // log_level info: a line at start, the summary `pygraph run` prints at exit, no diagnostics;
+  // error (the default): nothing on stderr for a run without problems.
+  ShimRun r = run_loop(R"({"log_level": "info", "first_chunk": 4})", {{"PYGRAPH_MAX_CHUNK", "64"}});
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.err;
+  auto has = [&](const std::string& pattern) {
+    return std::regex_search(r.run.err, std::regex(pattern));
+  };
+  EXPECT_TRUE(
+      has("pygraph: graph mode; configuration: /[^\\n]* \\(2 options\\), 2 from the "
+          "environment\\n"))
+      << r.run.err;
+  EXPECT_TRUE(
+      has("pygraph: graph mode: [0-9.]+ % of [0-9]+ launches replayed in graphs "
+          "\\([0-9]+ graphs, [0-9]+ replays\\)"))
+      << r.run.err;
+  EXPECT_FALSE(has("pygraph: config: ")) << r.run.err;
+  ShimRun quiet = run_loop(R"({"first_chunk": 4})", {});
+  ASSERT_EQ(quiet.run.exit_code, 0) << quiet.run.err;
+  EXPECT_EQ(quiet.run.err.find("pygraph:"), std::string::npos) << quiet.run.err;
 }
 
 TEST(ConfigFile, ABadFileIsOneLineAndThenPassthrough) {

@@ -75,13 +75,13 @@ TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
 }
 
 TEST(GraphMode, DebugCountsPygraphsOwnDriverCalls) {
-  // PYGRAPH_DEBUG=1: the stats say which driver calls graph mode made itself, and how long
+  // PYGRAPH_LOG_LEVEL=debug: the stats say which driver calls graph mode made itself, and how long
   // they took (driver_call_counts.h); each replay is one graph launch, each graph built one
   // instantiation. Without it, no such section.
   const std::string stats = temp_path("debug-stats.json");
   RunResult r = run_program({LOOP_PROGRAM}, {{"LD_PRELOAD", PYGRAPH_SHIM},
                                              {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                             {"PYGRAPH_DEBUG", "1"},
+                                             {"PYGRAPH_LOG_LEVEL", "debug"},
                                              {"PYGRAPH_STATS", stats}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(std::ifstream(stats), nullptr, false);

@@ -75,7 +75,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.mode, Mode::kGraph);
   EXPECT_EQ(c.trace_path, "");
   EXPECT_EQ(c.stats_path, "");
-  EXPECT_FALSE(c.debug);
+  EXPECT_EQ(c.log_level, LogLevel::kError);
   EXPECT_EQ(c.min_repeats, 2u);
   EXPECT_EQ(c.first_chunk, 2u);
   EXPECT_EQ(c.max_chunk, 128u);
@@ -152,7 +152,11 @@ const std::vector<KeyCase>& key_cases() {
        {},
        {{"\"stderr\"", "stderr"}},
        plus(kNotAString, {"\"a\\u0000b\""})},
-      {"debug", {{"1", "1"}, {"0", "0"}}, kEnvNotAFlag, {{"true", "1"}, {"false", "0"}}, kNotAFlag},
+      {"log_level",
+       {{"error", "error"}, {"info", "info"}, {"debug", "debug"}},
+       {"Debug", "1", "warn", " info", "info,debug"},
+       {{"\"debug\"", "debug"}, {"\"info\"", "info"}},
+       {"\"DEBUG\"", "1", "true", "null", "[\"info\"]", "\"\""}},
       {"min_repeats",
        {{"1", "1"}, {"1000", "1000"}, {"007", "7"}},
        plus(env_not_count, {"0", "1001"}),
@@ -341,12 +345,12 @@ TEST(ConfigKeys, EnvironmentOverridesTheFile) {
 
 TEST(Config, TheFileAndTheEnvironmentTogether) {
   ConfigResult r = parse_file(R"({"mode": "trace", "first_chunk": 8, "deny_kernels": ["*nccl*"]})",
-                              {{"PYGRAPH_FIRST_CHUNK", "4"}, {"PYGRAPH_DEBUG", "1"}});
+                              {{"PYGRAPH_FIRST_CHUNK", "4"}, {"PYGRAPH_LOG_LEVEL", "debug"}});
   EXPECT_TRUE(r.errors.empty());
   EXPECT_TRUE(r.warnings.empty());
   EXPECT_EQ(r.config.mode, Mode::kTrace);
   EXPECT_EQ(r.config.first_chunk, 4u);
-  EXPECT_TRUE(r.config.debug);
+  EXPECT_EQ(r.config.log_level, LogLevel::kDebug);
   EXPECT_EQ(r.config.deny_kernels, std::vector<std::string>{"*nccl*"});
   EXPECT_EQ(r.config.config_path, "/cfg.json");
   EXPECT_EQ(source(r, "mode"), Source::kFile);
@@ -378,9 +382,9 @@ TEST(Config, ExactErrorLines) {
             "/cfg.json: \"first_chunk\": 0 is not a whole number from 1 to 4096; running in off "
             "mode (passthrough)");
   // Values from outside stay on one line.
-  r = parse_env({{"PYGRAPH_DEBUG", "1\n2'"}});
+  r = parse_env({{"PYGRAPH_STRICT", "1\n2'"}});
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].rfind("PYGRAPH_DEBUG='1\\x0a2\\'' is not 0 or 1;", 0), 0u) << r.errors[0];
+  EXPECT_EQ(r.errors[0].rfind("PYGRAPH_STRICT='1\\x0a2\\'' is not 0 or 1;", 0), 0u) << r.errors[0];
 }
 
 TEST(Config, SeveralErrorsOneLineEachTheLastSaysWhatHappens) {
@@ -419,12 +423,13 @@ TEST(Config, FirstChunkAtMostMaxChunk) {
 }
 
 TEST(Config, UnknownKeysWarnWithTheClosestAndTheRestHolds) {
-  ConfigResult r = parse_file(R"({"frist_chunk": 4, "PYGRAPH_MODE": "trace", "statz": "x"})",
-                              {{"PYGRAPH_MIN_REPEAT", "3"}, {"PYGRAPH_debug", "1"}, {"HOME", "/"}});
+  ConfigResult r =
+      parse_file(R"({"frist_chunk": 4, "PYGRAPH_MODE": "trace", "statz": "x"})",
+                 {{"PYGRAPH_MIN_REPEAT", "3"}, {"PYGRAPH_log_level", "1"}, {"HOME", "/"}});
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.config.mode, Mode::kGraph);
   EXPECT_EQ(r.config.first_chunk, 2u);
-  EXPECT_FALSE(r.config.debug);
+  EXPECT_EQ(r.config.log_level, LogLevel::kError);
   ASSERT_EQ(r.warnings.size(), 5u);
   // The file's keys in the parser's (sorted) order, then the variables in the environment's.
   EXPECT_EQ(r.warnings[0],
@@ -439,7 +444,8 @@ TEST(Config, UnknownKeysWarnWithTheClosestAndTheRestHolds) {
             "PYGRAPH_MIN_REPEAT is not a pygraph option (did you mean PYGRAPH_MIN_REPEATS?); "
             "ignored");
   EXPECT_EQ(r.warnings[4],
-            "PYGRAPH_debug is not a pygraph option (did you mean PYGRAPH_DEBUG?); ignored");
+            "PYGRAPH_log_level is not a pygraph option (did you mean PYGRAPH_LOG_LEVEL?); "
+            "ignored");
 }
 
 TEST(Config, TheFileCannotNameAFile) {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "graph/stats_summary.h"
 #include "preload.h"
 #include "stats_summary.h"
 
@@ -20,7 +21,7 @@ TEST(SummaryLine, GraphModeFigures) {
                  "eager": 160},
     "graphs": {"instantiated": 72, "replays": 3952},
     "eager_launches_by_reason": {"not_repeating": 156, "mismatch": 4, "short_chunk": 0}})";
-  EXPECT_EQ(summary_line(doc),
+  EXPECT_EQ(stats_summary_line(doc),
             "graph mode: 99.1 % of 17746 launches replayed in graphs (72 graphs, 3952 replays); "
             "eager: not_repeating 156, mismatch 4");
 }
@@ -28,23 +29,23 @@ TEST(SummaryLine, GraphModeFigures) {
 TEST(SummaryLine, TopThreeReasonsLargestFirst) {
   const char* doc = R"({"mode": "graph", "launches": {"seen_by_engine": 10},
     "eager_launches_by_reason": {"a": 1, "b": 4, "c": 2, "d": 3}})";
-  EXPECT_EQ(summary_line(doc),
+  EXPECT_EQ(stats_summary_line(doc),
             "graph mode: 0.0 % of 10 launches replayed in graphs (0 graphs, 0 replays); eager: b "
             "4, d 3, c 2");
-  EXPECT_EQ(summary_line(R"({"mode": "graph"})"),
+  EXPECT_EQ(stats_summary_line(R"({"mode": "graph"})"),
             "graph mode: 0.0 % of 0 launches replayed in graphs (0 graphs, 0 replays); no eager "
             "launches");
 }
 
 TEST(SummaryLine, OtherModesAndNonDocuments) {
-  EXPECT_EQ(summary_line(R"({"mode": "trace", "launches": {"intercepted": 12}})"),
+  EXPECT_EQ(stats_summary_line(R"({"mode": "trace", "launches": {"intercepted": 12}})"),
             "trace mode: 12 launches, passed through");
-  EXPECT_EQ(summary_line(R"({"mode": "off"})"), "off mode: everything passed through");
+  EXPECT_EQ(stats_summary_line(R"({"mode": "off"})"), "off mode: everything passed through");
   for (const char* bad : {"", "{", "[]", R"({"mode": 1})", R"({"launches": {}})"}) {
-    EXPECT_EQ(summary_line(bad), "") << bad;
+    EXPECT_EQ(stats_summary_line(bad), "") << bad;
   }
   // Fields of the wrong type count as zero rather than throwing.
-  EXPECT_EQ(summary_line(R"({"mode": "graph", "launches": [], "graphs": {"replays": "x"},
+  EXPECT_EQ(stats_summary_line(R"({"mode": "graph", "launches": [], "graphs": {"replays": "x"},
                             "eager_launches_by_reason": {"a": "many"}})"),
             "graph mode: 0.0 % of 0 launches replayed in graphs (0 graphs, 0 replays); no eager "
             "launches");

@@ -1,4 +1,4 @@
-// Debug (`PYGRAPH_DEBUG=1`): how often, and for how long, pygraph itself calls each driver
+// Debug (`PYGRAPH_LOG_LEVEL=debug`): how often, and for how long, pygraph itself calls each driver
 // function (graph builds, patches, replays, memory-type queries, context and event calls).
 // Next to a program's own graphs graph mode costs time on launches it does not even defer
 // (design notes, session 10); these counts, per stats snapshot, say which of its own driver

@@ -161,7 +161,7 @@ void ChunkSubmitter::note_graph_failure(const ChunkWork& w, const char* call, CU
                 about_node ? kKinds[static_cast<int>(graph.failed_kind())] : "", nodes_.size(),
                 std::max<size_t>(w.fork.streams(), 1));
   stats_->last_graph_failure = line;
-  log_debug("graph failure, sequence %u runs eagerly from now on: %s", sequence, line);
+  log_info("graph failure, sequence %u runs eagerly from now on: %s", sequence, line);
 }
 
 CUresult ChunkSubmitter::issue(const ChunkWork& w, const Pending& p) {

@@ -91,6 +91,18 @@ const char* mode_name(Mode mode) {
   return "off";
 }
 
+const char* log_level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kDebug:
+      return "debug";
+  }
+  return "error";
+}
+
 std::string with_pid(const std::string& path_template) {
   std::string path = path_template;
   const std::string pid = std::to_string(::getpid());

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "log.h"
+
 namespace pygraph {
 
 enum class Mode {
@@ -25,7 +27,7 @@ struct Config {
   Mode mode{};
   std::string trace_path;  // empty: no trace file
   std::string stats_path;  // empty: no stats; "stderr": to standard error
-  bool debug{};
+  LogLevel log_level{};
   unsigned min_repeats{};       // graph mode: occurrences seen eagerly before a sequence is graphed
   unsigned first_chunk{};       // graph mode: launches recorded before an occurrence's first graph
   unsigned max_chunk{};         // graph mode: the largest chunk graph, in launches
@@ -41,8 +43,8 @@ struct Config {
   bool streams{};               // graph mode: several streams in one graph (stream_fork.h)
   bool program_graphs{};  // graph mode: the program's graphs as child graphs (program_graphs.h)
   unsigned program_graph_launches{};  // graph mode: a program graph's launches before it is taken
-  // The measured decisions (decision_policy.h): on when measure_windows > 0. The kernel patterns
-  // and the cache path are parsed, checked and shown only, not in effect yet.
+  // The measured decisions (decision_policy.h): on when measure_windows > 0. The kernel
+  // patterns keep matching sequences eager, measuring or not.
   double min_gain_percent{};
   unsigned measure_windows{};
   unsigned measure_iterations{};
@@ -93,6 +95,7 @@ Config default_config();
 constexpr int kStrictExitStatus = 78;
 
 const char* mode_name(Mode mode);
+const char* log_level_name(LogLevel level);
 
 // A path option with every "%p" replaced by this process's id (trace, stats).
 std::string with_pid(const std::string& path_template);

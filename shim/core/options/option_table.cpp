@@ -27,10 +27,15 @@ const OptionSpec kTable[] = {
      "built, evicted and replayed, patched nodes, flushes and eager launches by reason. A path "
      "(`%p` becomes the process id) or `stderr`. Unwritable: one line on stderr.",
      false},
-    {"debug", &Config::debug, "0", 0, 0,
-     "`1`: diagnostic lines on stderr: the configuration and where each value came from, mode, "
-     "trace path, launch counts per door at exit, entry points handed out unwrapped; and "
-     "pygraph's own driver calls, counted and timed, in the stats (`driver_calls`).",
+    {"log_level", &Config::log_level, "error", 0, 0,
+     "What pygraph writes to stderr, one line each. `error`: problems only (a bad "
+     "configuration, a file it cannot write, no driver). `info`: also the mode and where the "
+     "configuration came from at start, each graph the driver refused (its sequence then runs "
+     "eagerly), and at exit what `pygraph run` prints (coverage, graphs, replays, the top "
+     "reasons for eager launches). `debug`: also diagnostics: the configuration and where each "
+     "value came from, the trace path, launch counts per door at exit, entry points handed out "
+     "unwrapped; and pygraph's own driver calls, counted and timed, in the stats "
+     "(`driver_calls`).",
      false},
     {"min_repeats", &Config::min_repeats, "2", 1, 1000,
      "Graph mode: how many times a sequence runs eagerly before its next occurrences are "

@@ -15,6 +15,7 @@ namespace pygraph {
 
 // Where an option's value lives in Config. The field's type is the option's type:
 //   Mode        one of the mode names (graph, trace, off)
+//   LogLevel    one of the level names (error, info, debug)
 //   bool        0 or 1 in the environment, false or true in the file
 //   unsigned    a whole number in [lo, hi]
 //   double      a decimal number in [lo, hi]
@@ -22,8 +23,8 @@ namespace pygraph {
 //   std::vector<std::string>  glob patterns: a list of strings in the file, comma-separated in
 //               the environment
 using OptionField =
-    std::variant<Mode Config::*, bool Config::*, unsigned Config::*, double Config::*,
-                 std::string Config::*, std::vector<std::string> Config::*>;
+    std::variant<Mode Config::*, LogLevel Config::*, bool Config::*, unsigned Config::*,
+                 double Config::*, std::string Config::*, std::vector<std::string> Config::*>;
 
 struct OptionSpec {
   const char* key;            // in the file; the environment variable is PYGRAPH_<KEY>

@@ -7,6 +7,7 @@ namespace pygraph {
 namespace {
 
 constexpr Mode kModes[] = {Mode::kGraph, Mode::kTrace, Mode::kOff};
+constexpr LogLevel kLevels[] = {LogLevel::kError, LogLevel::kInfo, LogLevel::kDebug};
 
 std::string number_text(double v) {
   // Room for any double in fixed notation (the smallest have over 300 digits).
@@ -46,6 +47,16 @@ struct Setter {
       }
     }
     *problem = "is not one of: graph, trace, off";
+    return false;
+  }
+  bool level(const std::string& name) {
+    for (LogLevel l : kLevels) {
+      if (name == log_level_name(l)) {
+        config->*std::get<LogLevel Config::*>(o.field) = l;
+        return true;
+      }
+    }
+    *problem = "is not one of: error, info, debug";
     return false;
   }
   bool count(unsigned long long v, bool ok) {
@@ -91,6 +102,7 @@ bool set_from_text(const OptionSpec& o, const std::string& text, Config* config,
                    std::string* problem) {
   Setter set{o, config, problem};
   if (std::holds_alternative<Mode Config::*>(o.field)) return set.mode(text);
+  if (std::holds_alternative<LogLevel Config::*>(o.field)) return set.level(text);
   if (auto f = std::get_if<bool Config::*>(&o.field)) {
     if (text != "0" && text != "1") {
       *problem = "is not 0 or 1";
@@ -132,6 +144,9 @@ bool set_from_json(const OptionSpec& o, const nlohmann::json& value, Config* con
   if (std::holds_alternative<Mode Config::*>(o.field)) {
     return set.mode(value.is_string() ? value.get<std::string>() : std::string());
   }
+  if (std::holds_alternative<LogLevel Config::*>(o.field)) {
+    return set.level(value.is_string() ? value.get<std::string>() : std::string());
+  }
   if (auto f = std::get_if<bool Config::*>(&o.field)) {
     if (!value.is_boolean()) {
       *problem = "is not true or false";
@@ -169,6 +184,7 @@ bool set_from_json(const OptionSpec& o, const nlohmann::json& value, Config* con
 
 std::string value_text(const OptionSpec& o, const Config& config) {
   if (auto f = std::get_if<Mode Config::*>(&o.field)) return mode_name(config.**f);
+  if (auto f = std::get_if<LogLevel Config::*>(&o.field)) return log_level_name(config.**f);
   if (auto f = std::get_if<bool Config::*>(&o.field)) return config.**f ? "1" : "0";
   if (auto f = std::get_if<unsigned Config::*>(&o.field)) return std::to_string(config.**f);
   if (auto f = std::get_if<double Config::*>(&o.field)) return number_text(config.**f);
@@ -182,6 +198,7 @@ std::string value_text(const OptionSpec& o, const Config& config) {
 
 nlohmann::ordered_json value_json(const OptionSpec& o, const Config& config) {
   if (auto f = std::get_if<Mode Config::*>(&o.field)) return mode_name(config.**f);
+  if (auto f = std::get_if<LogLevel Config::*>(&o.field)) return log_level_name(config.**f);
   if (auto f = std::get_if<bool Config::*>(&o.field)) return config.**f;
   if (auto f = std::get_if<unsigned Config::*>(&o.field)) return config.**f;
   if (auto f = std::get_if<double Config::*>(&o.field)) return config.**f;
@@ -191,6 +208,7 @@ nlohmann::ordered_json value_json(const OptionSpec& o, const Config& config) {
 
 std::string accepted_values(const OptionSpec& o) {
   if (std::holds_alternative<Mode Config::*>(o.field)) return "`graph`, `trace`, `off`";
+  if (std::holds_alternative<LogLevel Config::*>(o.field)) return "`error`, `info`, `debug`";
   if (std::holds_alternative<bool Config::*>(o.field)) return "`0`, `1` (file: `false`, `true`)";
   if (std::holds_alternative<unsigned Config::*>(o.field)) return "whole number, " + range_text(o);
   if (std::holds_alternative<double Config::*>(o.field)) return "number, " + range_text(o);
