@@ -97,5 +97,20 @@ TEST(TraceReader, IdsOutOfOrderAndWithAGapStillRead) {
   EXPECT_EQ(t.callsite(1), nullptr);
 }
 
+// The fuzz target on CI (session 26): an end record, then a cut one (no room for its fields).
+// The second unsaid the first: the reader returned no end for the records before the corrupt
+// one. It keeps what it read: the first end, and the message names the second.
+TEST(TraceReader, ACorruptEndRecordLeavesTheGoodOneBeforeIt) {
+  Trace t;
+  const std::string cut_end = record(RecordType::kEnd, "");
+  const ReadResult r = parse(file_header() + end_record(7) + cut_end, &t);
+  EXPECT_EQ(r.status, ReadStatus::kIncomplete);
+  const std::string at = "corrupt record of type 5 at byte " +
+                         std::to_string(file_header().size() + end_record(7).size());
+  EXPECT_EQ(r.message.rfind(at, 0), 0u) << r.message;
+  EXPECT_TRUE(t.has_end);
+  EXPECT_EQ(t.end.dropped, 7u);
+}
+
 }  // namespace
 }  // namespace pygraph
