@@ -39,25 +39,24 @@ struct Setter {
   Config* config;
   std::string* problem;
 
-  bool mode(const std::string& name) {
-    for (Mode m : kModes) {
-      if (name == mode_name(m)) {
-        config->*std::get<Mode Config::*>(o.field) = m;
+  // A named value of an enum option (the mode, the log level).
+  template <class E, size_t N>
+  bool one_of(const std::string& name, const E (&values)[N], const char* (*name_of)(E),
+              const char* names) {
+    for (E v : values) {
+      if (name == name_of(v)) {
+        config->*std::get<E Config::*>(o.field) = v;
         return true;
       }
     }
-    *problem = "is not one of: graph, trace, off";
+    *problem = std::string("is not one of: ") + names;
     return false;
   }
+  bool mode(const std::string& name) {
+    return one_of(name, kModes, mode_name, "graph, trace, off");
+  }
   bool level(const std::string& name) {
-    for (LogLevel l : kLevels) {
-      if (name == log_level_name(l)) {
-        config->*std::get<LogLevel Config::*>(o.field) = l;
-        return true;
-      }
-    }
-    *problem = "is not one of: error, info, debug";
-    return false;
+    return one_of(name, kLevels, log_level_name, "error, info, debug");
   }
   bool count(unsigned long long v, bool ok) {
     if (!ok || v < o.lo || v > o.hi) {
