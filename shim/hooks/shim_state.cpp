@@ -189,7 +189,9 @@ void graph_mode_at_exit() {
     EngineLock lock;
     save_decisions();
   }
-  log_info("%s", stats_summary_line(stats_document()).c_str());
+  if (g_config.log_level >= LogLevel::kInfo) {
+    log_info("%s", stats_summary_line(stats_document()).c_str());
+  }
 }
 
 // Fork: the parent's deferred work goes out first, so that the child inherits no half-submitted
