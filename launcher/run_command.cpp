@@ -50,7 +50,9 @@ std::string temporary_stats_dir() {
   return mkdtemp(dir.data()) ? dir : "";
 }
 
-void summarize(const std::string& destination, bool temporary, pid_t pid, time_t since) {
+// `shim_said`: each process's shim printed its own line at exit (log_level info or debug).
+void summarize(const std::string& destination, bool temporary, pid_t pid, time_t since,
+               bool shim_said) {
   if (destination == "stderr") {
     std::fprintf(stderr, "pygraph: the stats went to stderr\n");
     return;
@@ -61,13 +63,13 @@ void summarize(const std::string& destination, bool temporary, pid_t pid, time_t
                  "pygraph: no stats were written (the program made no CUDA call, or did not "
                  "exit normally)\n");
   }
-  for (size_t i = 0; i < files.size() && i < kMaxSummarized; ++i) {
+  for (size_t i = 0; i < files.size() && i < kMaxSummarized && !shim_said; ++i) {
     const std::string line = stats_summary_line(slurp(files[i].path));
     const std::string who = files.size() > 1 ? "[pid " + std::to_string(files[i].pid) + "] " : "";
     std::fprintf(stderr, "pygraph: %s%s\n", who.c_str(),
                  line.empty() ? ("not a stats document: " + files[i].path).c_str() : line.c_str());
   }
-  if (files.size() > kMaxSummarized) {
+  if (files.size() > kMaxSummarized && !shim_said) {
     std::fprintf(stderr, "pygraph: and %zu more processes\n", files.size() - kMaxSummarized);
   }
   if (temporary) {
@@ -142,7 +144,8 @@ int run_command(int argc, char** argv) {
 
   // Where the stats will go: the configuration's own choice, or a temporary file of ours. The
   // configuration's problems are left for the shim to report, once, in the program.
-  std::string destination = parse_config(process_config_sources()).config.stats_path;
+  const Config config = parse_config(process_config_sources()).config;
+  std::string destination = config.stats_path;
   bool temporary = false;
   if (destination.empty()) {
     const std::string dir = temporary_stats_dir();
@@ -160,7 +163,9 @@ int run_command(int argc, char** argv) {
     if (temporary) rmdir(destination.substr(0, destination.rfind('/')).c_str());
     return 127;
   }
-  if (!destination.empty()) summarize(destination, temporary, child.pid, since);
+  if (!destination.empty()) {
+    summarize(destination, temporary, child.pid, since, config.log_level >= LogLevel::kInfo);
+  }
   exit_like(child.status);
 }
 

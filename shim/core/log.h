@@ -9,9 +9,9 @@ namespace pygraph {
 enum class LogLevel { kError, kInfo, kDebug };
 
 void set_log_level(LogLevel level);
-// Always: a problem (a bad configuration, a file that cannot be written, a graph failure).
+// Always: a problem (a bad configuration, a file that cannot be written, no driver).
 void log_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-// At `info` and `debug`.
+// At `info` and `debug` (a graph the driver refused: its sequence runs eagerly, results stay).
 void log_info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // At `debug` only.
 void log_debug(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

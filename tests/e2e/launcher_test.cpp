@@ -58,6 +58,22 @@ TEST(LauncherRun, SummaryAtExitAndTheTemporaryStatsAreRemoved) {
   EXPECT_EQ(rmdir(tmp.c_str()), 0) << "the launcher left files in " << tmp;
 }
 
+TEST(LauncherRun, AtLogLevelInfoTheShimsLineIsTheOnlyOne) {
+  // The shim prints its mode and configuration at start and its summary at exit; the launcher
+  // does not print the summary again.
+  const std::string tmp = temp_path("tmpdir-info");
+  ASSERT_EQ(mkdir(tmp.c_str(), 0755), 0);
+  RunResult r = pygraph({"run", "--", LAUNCHER_PROGRAM, "loop"},
+                        {{"TMPDIR", tmp}, {"PYGRAPH_LOG_LEVEL", "info"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> err = lines(r.err);
+  ASSERT_EQ(err.size(), 3u) << r.err;
+  EXPECT_EQ(err[0].rfind("pygraph: graph mode; configuration: ", 0), 0u) << err[0];
+  EXPECT_TRUE(std::regex_match(err[1], kLoopSummary)) << err[1];
+  EXPECT_EQ(err[2], "pygraph: stats not kept (--stats FILE keeps them)");
+  EXPECT_EQ(rmdir(tmp.c_str()), 0) << "the launcher left files in " << tmp;
+}
+
 TEST(LauncherRun, StatsFileIsKeptAndTheSummaryIsItsFigures) {
   const std::string stats = temp_path("stats.json");
   RunResult r = pygraph({"run", "--stats", stats, LAUNCHER_PROGRAM, "loop"});

@@ -540,7 +540,10 @@ class Decide:
                      if s.get("source") == "measured"]
             self.c.add((f"decide warm start {name}: run 2 measured", "; ".join(again)[:200] or
                         "-", "not in the cache", "info"))
-        drifted = [s.get("why", "") for s in sequences(two["end"]) if "again:" in s.get("why", "")]
+        # What started a measurement again ("again: …" while measuring, "measured again: …"
+        # after a verdict): the whole line, or from there on where it is too long to show.
+        drifted = [w if len(w) <= 150 else w[w.index("again: "):]
+                   for w in (s.get("why", "") for s in sequences(two["end"])) if "again: " in w]
         self.c.add((f"decide warm start {name}: run 2 windows by its end (measured again)",
                     f"{d.get('windows', 0)}" + (f": {drifted[0][:150]}" if drifted else ""),
                     "drift or a recheck", "info"))

@@ -12,13 +12,14 @@ The worker protocol (Python workers use the functions below; tests/bench/suite/c
 does the same in C++):
   1. build the workload, run the warm-up iterations, synchronize the device;
   2. write the shim's stats snapshot PREFIX + "warm.json" (pygraph_write_stats, present only
-     when libpygraph.so is preloaded);
+     when libpygraph.so is preloaded), unless untimed chunks come (--warm-chunks N > 0);
   3. move every thread off CPU K (the timing core; all configurations time on it, and only the
      one whose turn it is runs there);
   4. write one byte to the done FIFO (ready);
-  5. per chunk: read one byte from the go FIFO, pin every thread to CPU K, synchronize, run S
-     iterations, synchronize, move off CPU K, write one byte to the done FIFO; keep ms per
-     iteration;
+  5. per chunk, the N untimed ones first: read one byte from the go FIFO, pin every thread to
+     CPU K, synchronize, run S iterations, synchronize, move off CPU K, write one byte to the
+     done FIFO; keep ms per iteration of the timed ones; after the last untimed chunk's closing
+     synchronize, the snapshot of step 2;
   6. write the snapshot PREFIX + "end.json"; 7. write the result JSON.
 Steady-state figures are the end snapshot minus the warm one. With --stats-every-chunk a worker
 also writes PREFIX + "chunkK.json" after chunk K (from 0; after its closing synchronize, outside

@@ -263,6 +263,46 @@ TEST(DecisionPolicy, AGraphVerdictMeasuredAgainStaysWhileItsMedianPairGains) {
               std::string::npos)
         << p.why();
   }
+  {  // kept so, it is no confirmation: the next drift of 3 windows measures it again
+    SequencePolicy p;
+    uint64_t clock = 1;
+    drifted(&p, &clock);
+    drive(p, 97, split_pairs, &clock);
+    ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    drive(
+        p, 8, [](Arm, int) { return 970'000.0; }, &clock);  // the reference
+    drive(
+        p, 24, [](Arm, int) { return 1'200'000.0; }, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring) << p.why();
+  }
+  {  // a cached graph verdict measured again after a drift: the same hysteresis
+    SequencePolicy p;
+    uint64_t clock = 1;
+    p.adopt(true, "cached");
+    drive(
+        p, 9, [](Arm, int) { return 800'000.0; }, &clock);  // the reference
+    drive(
+        p, 24, [](Arm, int) { return 950'000.0; }, &clock);
+    ASSERT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring) << p.why();
+    drive(p, 97, split_pairs, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    EXPECT_NE(p.why().find("kept"), std::string::npos) << p.why();
+  }
+  {  // an eager verdict tried again: becoming graph still needs the majority
+    PolicyOptions o;
+    o.recheck_iterations = 10;
+    SequencePolicy p(o);
+    uint64_t clock = 1;
+    drive(
+        p, 49, [](Arm a, int) { return a == Arm::kGraph ? 1'000'000.0 : 1'000'000.0; }, &clock);
+    ASSERT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
+    drive(
+        p, 10, [](Arm, int) { return 1'000'000.0; }, &clock);
+    ASSERT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring) << p.why();
+    drive(p, 97, split_pairs, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
+    EXPECT_EQ(p.pairs_won(), 3u);
+  }
   {  // measured again under the threshold: eager, however the pairs split
     SequencePolicy p;
     uint64_t clock = 1;

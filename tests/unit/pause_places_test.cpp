@@ -266,6 +266,22 @@ TEST(PausePlaces, ARoundWithALostChunkSaysNothing) {
   }
 }
 
+TEST(PausePlaces, RoundsOpenWhenWeighingEndsCountAsLeft) {
+  // Rounds begun and never answered (the timer's events never read), then occurrences until
+  // weighing gives up: every round begun is counted, as left.
+  PausePlaces p = learned(10, {5}, 100'000);
+  for (int r = 0; r < 100 && p.weighing(); ++r) {
+    p.occurrence(true);
+    p.round(0, 5);
+    p.round(5, 10);
+    p.ended();
+  }
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.rounds().left, PausePlaces::kWeighRounds);
+  EXPECT_EQ(p.rounds().whole + p.rounds().untimed, 0u);
+  EXPECT_EQ(p.rounds().unrecorded, PausePlaces::kWeighOccurrences - PausePlaces::kWeighRounds + 1);
+}
+
 TEST(PausePlaces, AnswersComeInAnyOrderAndLateOnesChangeNothing) {
   // An eager chunk's answer may come before an earlier chunk's replay is read: the round is
   // whole once its occurrence ended and every chunk is answered. A time that arrives after

@@ -82,8 +82,10 @@ void SequencePolicy::decide() {
   last_verdict_eager_ = !pays;
   if (pays) {
     // Graph again after a re-measurement: the conditions that started it were no change that
-    // matters; it takes longer to start another.
-    confirmed_ = measurements_ > 1 && !was_eager ? std::min(confirmed_ + 1, 4u) : 0;
+    // matters; it takes longer to start another. Kept by the hysteresis alone, it is no
+    // confirmation: the weakest verdicts are looked at again soonest.
+    confirmed_ =
+        measurements_ > 1 && !was_eager && !kept_standing_ ? std::min(confirmed_ + 1, 4u) : 0;
     phase_ = Phase::kGraph;
     watch_anew();
     patched_at_verdict_ = patched_now_;

@@ -201,6 +201,13 @@ void PausePlaces::finish_weighing() {
   // one period carries into the next, so the walk goes round three times and the last round's
   // choices stand (from the first pause the second round keeps on, every round is the same).
   weighing_ = false;
+  // Rounds still open or waiting for their times say nothing now: counted as left.
+  for (uint32_t id = 1; id <= begun_ && id <= kWeighRounds; ++id) {
+    if (!rounds_[id].counted) {
+      rounds_[id].counted = true;
+      ++round_counts_.left;
+    }
+  }
   const size_t weighed = count_;
   const std::vector<uint8_t> learned = split_rounds_ ? pauses_ : std::vector<uint8_t>{};
   const int rounds = wraps_ ? 3 : 1;

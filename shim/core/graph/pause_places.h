@@ -134,11 +134,12 @@ class PausePlaces {
   size_t light() const { return light_; }  // pauses dropped once weighed (they cut no chunk)
   size_t unweighed() const { return unweighed_kept_; }  // kept: no GPU time was measured
   // How its weighing went, for the stats: rounds taken whole; rounds that said nothing because
-  // a chunk went out untimed (a graph's first launch, no free timer slot, work issued as it
-  // came) or because the engine left the occurrence before its end (a mismatch, a flush, a
-  // variant); occurrences while weighing that began no round (not recorded from their start:
-  // an eager window, a loop taken up mid-period, or every round already begun). A place that
-  // stays weighing, or ends unweighed, is explained by these.
+  // a chunk went out untimed (a graph's first launch, no free timer slot) or because the engine
+  // left the occurrence before its end (a mismatch, a flush, a variant, a launch issued as it
+  // came), or still open or unanswered when weighing ended; occurrences while weighing that
+  // began no round (not recorded from their start: an eager window, a loop taken up
+  // mid-period, or every round already begun). A place that stays weighing, or ends
+  // unweighed, is explained by these.
   struct RoundCounts {
     uint32_t whole = 0, untimed = 0, left = 0, unrecorded = 0;
   };

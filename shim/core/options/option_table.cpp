@@ -126,8 +126,9 @@ const OptionSpec kTable[] = {
      false},
     {"min_gain_percent", &Config::min_gain_percent, "2", 0, 100,
      "Graph mode, with measure_windows > 0: a sequence keeps its graphs only if its replayed "
-     "iterations are at least this many percent faster than its eager ones (and, measured the "
-     "first time, faster in two thirds of the window pairs).",
+     "iterations are at least this many percent faster than its eager ones (by the median "
+     "window pair), and faster in two thirds of the pairs unless it is a graph verdict "
+     "measured again.",
      false},
     {"measure_windows", &Config::measure_windows, "0", 0, 100,
      "Graph mode: pairs of measurement windows (one replayed, one eager) that decide whether a "

@@ -203,8 +203,8 @@ int main(int argc, char** argv) {
   check(cudaGetLastError(), "a warm-up launch");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the warm-up");
 
-  // 2-4. Snapshot, off the timing core, ready. O_RDWR: opening a FIFO so never blocks, whoever
-  // comes first.
+  // 2-4. Snapshot (after the untimed chunks if there are any), off the timing core, ready.
+  // O_RDWR: opening a FIFO so never blocks, whoever comes first.
   if (!warm_chunks) write_stats(prefix, "warm.json");
   pin_all_threads(core, false);
   int go = -1, done = -1;
@@ -254,7 +254,9 @@ int main(int argc, char** argv) {
   std::fprintf(f, "{\"chunk_ms\": [");
   for (size_t c = 0; c < chunk_ms.size(); ++c) std::fprintf(f, c ? ", %.9g" : "%.9g", chunk_ms[c]);
   std::fprintf(f, "], \"digest\": \"%016llx\", \"iters\": %lld, \"launches_per_iter\": %d}\n",
-               static_cast<unsigned long long>(h), iterations, kLaunchesPerIter);
+               static_cast<unsigned long long>(h),
+               static_cast<long long>(warmup) + static_cast<long long>(chunks) * steps,
+               kLaunchesPerIter);
   if (std::fclose(f) != 0) fail(result_path.c_str(), std::strerror(errno));
   return 0;
 }

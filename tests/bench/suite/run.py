@@ -6,10 +6,11 @@ without the shim, side by side (run by scripts/bench.sh on the GPU machine).
 
 Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
-tests/gpu/harness.py): first workloads.WARM_CHUNKS untimed chunks, then the timed ones. Per cell: time per iteration (median chunk) and its change against eager
+tests/gpu/harness.py): first workloads.WARM_CHUNKS untimed chunks (DDP: DDP_WARM_CHUNKS), then
+the timed ones. Per cell: time per iteration (median chunk) and its change against eager
 and against the same variant without the shim (median of chunk pairs, with quartiles), peak GPU
-memory of the process, for "+shim" cells the shim's steady-state figures (stats after warm-up to
-the end) and whether the result is bit for bit equal to the same variant without the shim. A cell
+memory of the process, for "+shim" cells the shim's steady-state figures (stats after the untimed
+chunks to the end) and whether the result is bit for bit equal to the same variant without the shim. A cell
 that fails says why in one line; the rest runs on. Writes DIR/results.json (merged into it when it
 exists, so parts run in separate calls end in one file), then the chart and the table
 (report.py).
@@ -154,7 +155,8 @@ class Suite:
         return self.a.budget - (time.monotonic() - self.t0)
 
     def ready_timeout(self):
-        # Under a budget, warm-ups may not run past it (the timed chunks need about a minute).
+        # Under a budget, warm-ups may not run past it (the untimed and timed chunks, in turns,
+        # need about a minute).
         left = self.time_left()
         return self.a.ready_timeout if left is None else max(30, min(self.a.ready_timeout, left - 60))
 
