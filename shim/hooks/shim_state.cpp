@@ -152,11 +152,11 @@ void save_decisions() {
 }
 
 // "defaults", or the file and how many options it and the environment set (PYGRAPH_CONFIG,
-// which names the file, aside).
+// which names the file, aside: the one environment-only option).
 std::string config_origin(const ConfigResult& parsed) {
   int file = 0, env = 0;
   for (size_t i = 0; i < parsed.sources.size() && i < kOptions.size(); ++i) {
-    if (std::strcmp(kOptions[i].key, "config") == 0) continue;
+    if (kOptions[i].env_only) continue;
     file += parsed.sources[i] == Source::kFile;
     env += parsed.sources[i] == Source::kEnvironment;
   }
@@ -304,7 +304,9 @@ bool shim_init() {
   set_log_level(config.log_level);
   for (const auto& w : parsed.warnings) log_error("%s", w.c_str());
   for (const auto& e : parsed.errors) log_error("%s", e.c_str());
-  log_info("%s mode; configuration: %s", mode_name(config.mode), config_origin(parsed).c_str());
+  if (config.log_level >= LogLevel::kInfo) {
+    log_info("%s mode; configuration: %s", mode_name(config.mode), config_origin(parsed).c_str());
+  }
   if (config.log_level >= LogLevel::kDebug) {
     // What `pygraph config` would show, for runs under plain LD_PRELOAD.
     const std::string listing = config_listing(parsed);

@@ -11,15 +11,15 @@ change. The order of the turns rotates by one cell each round (Lockstep.run).
 The worker protocol (Python workers use the functions below; tests/bench/suite/cuda_loop.cu
 does the same in C++):
   1. build the workload, run the warm-up iterations, synchronize the device;
-  2. write the shim's stats snapshot PREFIX + "warm.json" (pygraph_write_stats, present only
-     when libpygraph.so is preloaded), unless untimed chunks come (--warm-chunks N > 0);
-  3. move every thread off CPU K (the timing core; all configurations time on it, and only the
+  2. move every thread off CPU K (the timing core; all configurations time on it, and only the
      one whose turn it is runs there);
-  4. write one byte to the done FIFO (ready);
+  3. write one byte to the done FIFO (ready);
+  4. before the first timed chunk (after the warm-up, or after the --warm-chunks N untimed
+     chunks), write the shim's stats snapshot PREFIX + "warm.json" (pygraph_write_stats,
+     present only when libpygraph.so is preloaded);
   5. per chunk, the N untimed ones first: read one byte from the go FIFO, pin every thread to
      CPU K, synchronize, run S iterations, synchronize, move off CPU K, write one byte to the
-     done FIFO; keep ms per iteration of the timed ones; after the last untimed chunk's closing
-     synchronize, the snapshot of step 2;
+     done FIFO; keep ms per iteration of the timed ones;
   6. write the snapshot PREFIX + "end.json"; 7. write the result JSON.
 Steady-state figures are the end snapshot minus the warm one. With --stats-every-chunk a worker
 also writes PREFIX + "chunkK.json" after chunk K (from 0; after its closing synchronize, outside
@@ -96,8 +96,6 @@ def run_chunks(args, step, sync):
     run back to back (a plain run). With --warm-chunks N, N untimed chunks come first, each on a
     go as a timed one: the warm snapshot follows them."""
     warm = getattr(args, "warm_chunks", 0)
-    if args.stats_prefix and not warm:
-        write_stats(args.stats_prefix + "warm.json")
     pin_all_threads(args.core, on_core=False)
     go = done = None
     if args.go:
@@ -107,6 +105,8 @@ def run_chunks(args, step, sync):
     every_chunk = args.stats_prefix and getattr(args, "stats_every_chunk", False)
     chunk_ms = []
     for k in range(-warm, args.chunks):
+        if k == 0 and args.stats_prefix:  # after the warm-up's or the last untimed chunk's sync
+            write_stats(args.stats_prefix + "warm.json")
         if go is not None:
             os.read(go, 1)
         pin_all_threads(args.core)
@@ -119,8 +119,6 @@ def run_chunks(args, step, sync):
             chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
             if every_chunk:
                 write_stats(chunk_stats_path(args.stats_prefix, k))
-        elif k == -1 and args.stats_prefix:
-            write_stats(args.stats_prefix + "warm.json")
         pin_all_threads(args.core, on_core=False)
         if done is not None:
             os.write(done, b"c")

@@ -199,7 +199,7 @@ TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
   EXPECT_EQ(seqs[0].pause_state, "settled");
   EXPECT_EQ(seqs[0].pauses_cutting, 0u);
   EXPECT_EQ(seqs[0].pauses_dropped, 1u);
-  EXPECT_GE(seqs[0].rounds_whole, uint32_t(PausePlaces::kSamples));
+  EXPECT_GE(seqs[0].rounds.whole, uint32_t(PausePlaces::kSamples));
   const double dropped_lpr = seqs[0].launches_per_replay;  // learning and weighing included
   make_engine(200'000, 100'000, 0);
   EXPECT_EQ(run(120, 1'000'000, 40, 2'000'000), 40);
@@ -241,8 +241,8 @@ TEST_F(GraphPauseTest, APauseWhoseWorkIsNeverTimedKeepsCutting) {
   // The loop's stats say why: its rounds, all untimed, none whole.
   const std::vector<SequenceStat> seqs = engine_->sequence_stats(1);
   ASSERT_EQ(seqs.size(), 1u);
-  EXPECT_EQ(seqs[0].rounds_whole, 0u);
-  EXPECT_GT(seqs[0].rounds_untimed, 0u);
+  EXPECT_EQ(seqs[0].rounds.whole, 0u);
+  EXPECT_GT(seqs[0].rounds.untimed, 0u);
 }
 
 TEST_F(GraphPauseTest, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {

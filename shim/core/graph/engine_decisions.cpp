@@ -161,10 +161,7 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     s.pauses_cutting = pauses.count();
     s.pauses_dropped = pauses.light();
     s.split = pauses.split();
-    s.rounds_whole = pauses.rounds().whole;
-    s.rounds_untimed = pauses.rounds().untimed;
-    s.rounds_left = pauses.rounds().left;
-    s.rounds_unrecorded = pauses.rounds().unrecorded;
+    s.rounds = pauses.rounds();
     if (plan.disabled) {
       s.verdict = "eager";
       s.source = "disabled";

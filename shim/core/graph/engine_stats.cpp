@@ -140,10 +140,10 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                       {"dropped", q.pauses_dropped},
                       {"split", q.split},
                       {"rounds",
-                       {{"whole", q.rounds_whole},
-                        {"untimed", q.rounds_untimed},
-                        {"left", q.rounds_left},
-                        {"unrecorded", q.rounds_unrecorded}}}}}});
+                       {{"whole", q.rounds.whole},
+                        {"untimed", q.rounds.untimed},
+                        {"left", q.rounds.left},
+                        {"unrecorded", q.rounds.unrecorded}}}}}});
   }
   j["decisions"] = {{"graph", s.decided_graph},
                     {"eager", s.decided_eager},

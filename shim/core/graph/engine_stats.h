@@ -134,9 +134,9 @@ struct SequenceStat {
   // or none to learn); those that cut, those dropped once weighed, and its split (0: none).
   std::string pause_state;
   uint64_t pauses_cutting = 0, pauses_dropped = 0, split = 0;
-  // How its weighing went (PausePlaces::RoundCounts): rounds whole, spoiled by an untimed
-  // chunk, left before their end; occurrences that began no round.
-  uint32_t rounds_whole = 0, rounds_untimed = 0, rounds_left = 0, rounds_unrecorded = 0;
+  // How its weighing went: rounds whole, spoiled by an untimed chunk, left before their end;
+  // occurrences that began no round.
+  PausePlaces::RoundCounts rounds;
 };
 
 // The JSON document PYGRAPH_STATS receives (docs/stats-format.md).

@@ -9,6 +9,14 @@ namespace {
 constexpr Mode kModes[] = {Mode::kGraph, Mode::kTrace, Mode::kOff};
 constexpr LogLevel kLevels[] = {LogLevel::kError, LogLevel::kInfo, LogLevel::kDebug};
 
+// "graph, trace, off" (`quote`: "`graph`, `trace`, `off`"): an enum option's names, in order.
+template <class E, size_t N>
+std::string names_of(const E (&values)[N], const char* (*name_of)(E), const char* quote = "") {
+  std::string out;
+  for (E v : values) out += (out.empty() ? "" : ", ") + (quote + std::string(name_of(v))) + quote;
+  return out;
+}
+
 std::string number_text(double v) {
   // Room for any double in fixed notation (the smallest have over 300 digits).
   char buf[512];
@@ -41,23 +49,18 @@ struct Setter {
 
   // A named value of an enum option (the mode, the log level).
   template <class E, size_t N>
-  bool one_of(const std::string& name, const E (&values)[N], const char* (*name_of)(E),
-              const char* names) {
+  bool one_of(const std::string& name, const E (&values)[N], const char* (*name_of)(E)) {
     for (E v : values) {
       if (name == name_of(v)) {
         config->*std::get<E Config::*>(o.field) = v;
         return true;
       }
     }
-    *problem = std::string("is not one of: ") + names;
+    *problem = "is not one of: " + names_of(values, name_of);
     return false;
   }
-  bool mode(const std::string& name) {
-    return one_of(name, kModes, mode_name, "graph, trace, off");
-  }
-  bool level(const std::string& name) {
-    return one_of(name, kLevels, log_level_name, "error, info, debug");
-  }
+  bool mode(const std::string& name) { return one_of(name, kModes, mode_name); }
+  bool level(const std::string& name) { return one_of(name, kLevels, log_level_name); }
   bool count(unsigned long long v, bool ok) {
     if (!ok || v < o.lo || v > o.hi) {
       *problem = "is not a whole number from " + range_text(o);
@@ -206,8 +209,10 @@ nlohmann::ordered_json value_json(const OptionSpec& o, const Config& config) {
 }
 
 std::string accepted_values(const OptionSpec& o) {
-  if (std::holds_alternative<Mode Config::*>(o.field)) return "`graph`, `trace`, `off`";
-  if (std::holds_alternative<LogLevel Config::*>(o.field)) return "`error`, `info`, `debug`";
+  if (std::holds_alternative<Mode Config::*>(o.field)) return names_of(kModes, mode_name, "`");
+  if (std::holds_alternative<LogLevel Config::*>(o.field)) {
+    return names_of(kLevels, log_level_name, "`");
+  }
   if (std::holds_alternative<bool Config::*>(o.field)) return "`0`, `1` (file: `false`, `true`)";
   if (std::holds_alternative<unsigned Config::*>(o.field)) return "whole number, " + range_text(o);
   if (std::holds_alternative<double Config::*>(o.field)) return "number, " + range_text(o);

@@ -203,9 +203,8 @@ int main(int argc, char** argv) {
   check(cudaGetLastError(), "a warm-up launch");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the warm-up");
 
-  // 2-4. Snapshot (after the untimed chunks if there are any), off the timing core, ready.
-  // O_RDWR: opening a FIFO so never blocks, whoever comes first.
-  if (!warm_chunks) write_stats(prefix, "warm.json");
+  // 2-3. Off the timing core, ready. O_RDWR: opening a FIFO so never blocks, whoever comes
+  // first.
   pin_all_threads(core, false);
   int go = -1, done = -1;
   if (!go_path.empty()) {
@@ -214,10 +213,11 @@ int main(int argc, char** argv) {
     put_byte(done, 'r');
   }
 
-  // 5. The chunks, each started by the driver of the lockstep (without FIFOs: back to back):
+  // 4-5. The chunks, each started by the driver of the lockstep (without FIFOs: back to back):
   // the untimed ones first (--warm-chunks), then the snapshot, then the timed ones.
   std::vector<double> chunk_ms;
   for (int c = -warm_chunks; c < chunks; ++c) {
+    if (c == 0) write_stats(prefix, "warm.json");  // after the last sync before timing
     if (go >= 0) get_byte(go);
     pin_all_threads(core, true);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a chunk");
@@ -227,7 +227,6 @@ int main(int argc, char** argv) {
     const auto t1 = std::chrono::steady_clock::now();
     // Checked after the timing: one call per chunk, not per launch.
     check(cudaGetLastError(), "a launch in a chunk");
-    if (c == -1) write_stats(prefix, "warm.json");
     pin_all_threads(core, false);
     if (done >= 0) put_byte(done, 'c');
     if (c >= 0)
