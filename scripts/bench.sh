@@ -59,12 +59,15 @@ if [[ " ${args[*]} " == *" --traces "* && -x $build/pygraph-analyze ]]; then
     true
   # Its reports on each trace, here: the traces together outgrow what comes back from the
   # device (16 MiB a file); the reports travel in logs.tgz.
-  for t in "$out"/cells/*.trace; do
+  # A child's trace (DDP's ranks under torchrun: NAME.trace.<pid>) gets NAME.<pid>.analysis.txt.
+  for t in "$out"/cells/*.trace "$out"/cells/*.trace.*; do
     [[ -e $t ]] || continue
+    report=${t%.trace}.analysis.txt
+    [[ $t == *.trace.* ]] && report=${t%.trace.*}.${t##*.trace.}.analysis.txt
     for cmd in summary sequences breaks; do
       echo "== pygraph-analyze $cmd"
       "$build/pygraph-analyze" "$cmd" "$t" 2>&1 | head -200
-    done >"${t%.trace}.analysis.txt"
+    done >"$report"
   done
 fi
 if [[ -n ${OUT:-} ]]; then

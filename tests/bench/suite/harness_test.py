@@ -364,18 +364,24 @@ class SimulateCheckTest(unittest.TestCase):
             os.makedirs(cells)
             for name in ("close", "far", "broken"):
                 open(os.path.join(cells, f"{name}.eager_trace.trace"), "w").close()
+            # torchrun's launcher writes an empty trace; its ranks write theirs beside it.
+            open(os.path.join(cells, "ranks.eager_trace.trace"), "w").close()
+            with open(os.path.join(cells, "ranks.eager_trace.trace.77"), "w") as f:
+                f.write("launches")
             analyzer = os.path.join(tmp, "analyzer")
             with open(analyzer, "w") as f:
                 f.write("#!/bin/sh\ncase $3 in\n"
                         "*close*) echo '{\"coverage_percent\": 93.0}' ;;\n"
                         "*far*) echo '{\"coverage_percent\": 40.0}' ;;\n"
+                        "*ranks.eager_trace.trace.77) echo '{\"coverage_percent\": 89.0}' ;;\n"
                         "*) echo 'bad trace' >&2; exit 3 ;;\nesac\n")
             os.chmod(analyzer, 0o755)
             shim = lambda cov: {"cells": {"eager+shim": {"shim_whole_run_coverage": cov}}}
             doc = {"workloads": {"close": shim(90.0), "far": shim(90.0), "broken": shim(90.0),
-                                 "untraced": shim(50.0)}}
+                                 "ranks": shim(90.0), "untraced": shim(50.0)}}
             rows = {r["workload"]: r for r in simulate_check.rows(doc, cells, analyzer)}
-            self.assertEqual(set(rows), {"close", "far", "broken"})
+            self.assertEqual(set(rows), {"close", "far", "broken", "ranks"})
+            self.assertTrue(rows["ranks"]["ok"])  # the rank's trace, not the launcher's
             self.assertTrue(rows["close"]["ok"])
             self.assertAlmostEqual(rows["close"]["difference"], 3.0)
             self.assertFalse(rows["far"]["ok"])

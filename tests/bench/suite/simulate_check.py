@@ -9,6 +9,7 @@ DIR is run.py's --out (results.json and cells/). Writes DIR/simulate.json and pr
 exits 1 if a workload misses the target, 0 otherwise (also when no workload has a trace).
 """
 import argparse
+import glob
 import json
 import os
 import subprocess
@@ -32,11 +33,20 @@ def simulate(analyzer, trace):
         return None, f"unreadable output: {e}"[:160]
 
 
+def busiest_trace(cells_dir, name):
+    """The cell's trace, or where its program started others (torchrun's ranks write
+    NAME.eager_trace.trace.<pid> beside the launcher's, which holds no launch), the largest."""
+    first = os.path.join(cells_dir, f"{name}.eager_trace.trace")
+    family = [first] if os.path.exists(first) else []
+    family += glob.glob(glob.escape(first) + ".*")
+    return max(family, key=os.path.getsize) if family else None
+
+
 def rows(doc, cells_dir, analyzer):
     out = []
     for name, res in doc.get("workloads", {}).items():
-        trace = os.path.join(cells_dir, f"{name}.eager_trace.trace")
-        if not os.path.exists(trace):
+        trace = busiest_trace(cells_dir, name)
+        if trace is None:
             continue
         shim = res.get("cells", {}).get("eager+shim", {})
         measured = shim.get("shim_whole_run_coverage")
