@@ -1,4 +1,5 @@
 // Runs a program with extra environment variables and captures its exit status and stderr.
+// PYGRAPH_MEASURE_WINDOWS is 0 unless `env` (or the test's own environment) sets it.
 #pragma once
 
 #include <string>
