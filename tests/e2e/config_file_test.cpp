@@ -106,10 +106,8 @@ TEST(ConfigFile, InfoSaysWhereTheConfigurationCameFromAndSumsTheRunUp) {
   auto has = [&](const std::string& pattern) {
     return std::regex_search(r.run.err, std::regex(pattern));
   };
-  // From the environment: PYGRAPH_MAX_CHUNK, PYGRAPH_STATS (run_loop) and
-  // PYGRAPH_MEASURE_WINDOWS (run_program).
   EXPECT_TRUE(
-      has("pygraph: graph mode; configuration: /[^\\n]* \\(2 options\\), 3 from the "
+      has("pygraph: graph mode; configuration: /[^\\n]* \\(2 options\\), 2 from the "
           "environment\\n"))
       << r.run.err;
   EXPECT_TRUE(

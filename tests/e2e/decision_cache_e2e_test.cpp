@@ -33,9 +33,7 @@ DecisionRun run_decisions(const std::string& cache,
 }
 
 const std::vector<std::pair<std::string, std::string>> kMeasure = {
-    {"PYGRAPH_MEASURE_WINDOWS", "1"},
-    {"PYGRAPH_MEASURE_BELOW", "0"},
-    {"PYGRAPH_MEASURE_ITERATIONS", "2"}};
+    {"PYGRAPH_MEASURE_WINDOWS", "1"}, {"PYGRAPH_MEASURE_ITERATIONS", "2"}};
 
 TEST(DecisionCache, ASecondRunAdoptsTheFirstRunsVerdictsAndAnotherGpuMeasuresAgain) {
   const std::string plain = run_program({DECISION_PROGRAM}, {{"LD_LIBRARY_PATH", STANDIN_DIR}}).out;

@@ -34,7 +34,6 @@ TEST(RandomLoops, MeasuredDecisionsChangeNoResult) {
   const std::string cache = temp_path("random-loop-decisions.json");
   const nlohmann::json s = expect_same_digests(RANDOM_LOOP_PROGRAM, kSeeds, "graph",
                                                {{"PYGRAPH_MEASURE_WINDOWS", "1"},
-                                                {"PYGRAPH_MEASURE_BELOW", "0"},
                                                 {"PYGRAPH_MEASURE_ITERATIONS", "2"},
                                                 {"PYGRAPH_CACHE", cache}});
   unlink(cache.c_str());

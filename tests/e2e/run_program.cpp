@@ -23,9 +23,6 @@ RunResult run_program(const std::vector<std::string>& argv,
   std::string out_path = temp_path("stdout"), err_path = temp_path("stderr");
   pid_t pid = fork();
   if (pid == 0) {
-    // Measured decisions (on by default for small replays) time the CI machine's host against
-    // the stand-in: verdicts that vary from run to run. Off unless a test asks for them.
-    setenv("PYGRAPH_MEASURE_WINDOWS", "0", 0);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -1,5 +1,4 @@
 // Runs a program with extra environment variables and captures its exit status and stderr.
-// PYGRAPH_MEASURE_WINDOWS is 0 unless `env` (or the test's own environment) sets it.
 #pragma once
 
 #include <string>

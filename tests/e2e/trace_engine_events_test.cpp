@@ -82,7 +82,6 @@ TEST(TraceEngineEvents, EveryDecisionIsInTheTraceWithItsSignatureAndFigures) {
                                                  {"LD_LIBRARY_PATH", STANDIN_DIR},
                                                  {"PYGRAPH_MODE", "graph"},
                                                  {"PYGRAPH_MEASURE_WINDOWS", "1"},
-                                                 {"PYGRAPH_MEASURE_BELOW", "0"},
                                                  {"PYGRAPH_MEASURE_ITERATIONS", "2"},
                                                  {"PYGRAPH_TRACE", trace},
                                                  {"PYGRAPH_STATS", stats}});

@@ -1,8 +1,7 @@
 """Section `decide` of tests/gpu/check.py: the GPU truth of issue 11, measured decisions per
-sequence and the decision cache (PYGRAPH_MEASURE_WINDOWS=3, every sequence measured:
-PYGRAPH_MEASURE_BELOW=0, where the default measures only those of small replays;
-measure_iterations and min_gain_percent at their defaults, 8 and 2 %, and a fresh PYGRAPH_CACHE
-file per run unless said otherwise).
+sequence and the decision cache (PYGRAPH_MEASURE_WINDOWS=3, measure_iterations and
+min_gain_percent at their defaults, 8 and 2 %, and a fresh PYGRAPH_CACHE file per run unless
+said otherwise).
 
 The workloads are the benchmark suite's (tests/bench/suite/workloads.py, run by its worker.py);
 the side-by-side timing is the suite's too (tests/gpu/harness.py: cells take turns chunk by
@@ -326,8 +325,7 @@ class Decide:
         env["PYTHONUNBUFFERED"] = "1"
         if mode:
             env.update(LD_PRELOAD=self.c.shim, PYGRAPH_MODE=mode,
-                       PYGRAPH_MEASURE_WINDOWS=str(MEASURE_WINDOWS), PYGRAPH_MEASURE_BELOW="0",
-                       PYGRAPH_CACHE=cache)
+                       PYGRAPH_MEASURE_WINDOWS=str(MEASURE_WINDOWS), PYGRAPH_CACHE=cache)
             if stats_exit:
                 env["PYGRAPH_STATS"] = stats_exit  # %p: compile workers inherit the shim
         return env

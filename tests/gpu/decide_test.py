@@ -432,8 +432,7 @@ class RealShimFilesTest(unittest.TestCase):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYGRAPH_")}
         env.update(LD_PRELOAD=os.environ["DECIDE_TEST_SHIM"],
                    LD_LIBRARY_PATH=os.environ["DECIDE_TEST_STANDIN_DIR"],
-                   PYGRAPH_MEASURE_WINDOWS="1", PYGRAPH_MEASURE_BELOW="0",
-                   PYGRAPH_MEASURE_ITERATIONS="2",
+                   PYGRAPH_MEASURE_WINDOWS="1", PYGRAPH_MEASURE_ITERATIONS="2",
                    PYGRAPH_CACHE=cache, PYGRAPH_STATS=stats)
         p = subprocess.run([os.environ["DECIDE_TEST_PROGRAM"]], env=env, capture_output=True,
                            text=True)

@@ -86,8 +86,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_TRUE(c.patch_grid);
   EXPECT_TRUE(c.streams);  // several streams in one graph: on since the GPU check of session 8
   EXPECT_EQ(c.min_gain_percent, 2.0);
-  EXPECT_EQ(c.measure_windows, 3u);  // measured decisions, for small replays only:
-  EXPECT_EQ(c.measure_below, 8u);    // the suite's cells under 8 launches a replay (session 27)
+  EXPECT_EQ(c.measure_windows, 0u);  // measured decisions off until checked on the GPU
   EXPECT_EQ(c.measure_iterations, 8u);
   EXPECT_EQ(c.allow_kernels, std::vector<std::string>{"*"});
   EXPECT_TRUE(c.deny_kernels.empty());
@@ -231,11 +230,6 @@ const std::vector<KeyCase>& key_cases() {
        plus(env_not_count, {"101"}),
        {{"5", "5"}, {"0", "0"}},
        plus(json_not_count, {"101"})},
-      {"measure_below",
-       {{"0", "0"}, {"8", "8"}, {"1000000", "1000000"}},
-       plus(env_not_count, {"1000001"}),
-       {{"16", "16"}, {"0", "0"}},
-       plus(json_not_count, {"1000001"})},
       {"measure_iterations",
        {{"2", "2"}, {"10000", "10000"}},
        plus(env_not_count, {"0", "1", "10001"}),

@@ -378,55 +378,6 @@ TEST(DecisionPolicy, AnEagerVerdictIsTriedAgainLessAndLessOften) {
   EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
 }
 
-TEST(DecisionPolicy, WithMeasureBelowOnlySmallReplaysAreMeasured) {
-  PolicyOptions o;
-  o.measure_below = 8;
-  SequencePolicy p(o);
-  uint64_t clock = 1;
-  auto slower = [](Arm a, int) { return a == Arm::kGraph ? 1'100'000.0 : 1'000'000.0; };
-  // Held: graphs, unmeasured, whatever the times (no drift watched: no verdict to drift from).
-  ASSERT_TRUE(p.held());
-  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph);
-  EXPECT_EQ(p.source(), "unmeasured");
-  EXPECT_NE(p.why().find("fewer than 8 launches"), std::string::npos) << p.why();
-  p.replay_figures(0, 20);
-  p.replay_figures(0, 20);
-  drive(p, 200, slower, &clock);
-  drive(
-      p, 100, [](Arm, int) { return 2'000'000.0; }, &clock);  // slowed down by 80 %
-  EXPECT_TRUE(p.held());
-  EXPECT_EQ(p.windows(), 0u);
-  // Small once is the chunks growing at a step's start; twice in a row is the sequence.
-  p.replay_figures(0, 4.5);
-  p.replay_figures(0, 20);
-  p.replay_figures(0, 4.5);
-  EXPECT_TRUE(p.held());
-  p.replay_figures(0, 4.5);
-  ASSERT_FALSE(p.held());
-  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
-  EXPECT_EQ(p.source(), "measured");
-  EXPECT_NE(p.why().find("its replays average 4.5 launches, fewer than 8"), std::string::npos)
-      << p.why();
-  drive(p, 49, slower, &clock);
-  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
-  EXPECT_NE(p.why().find("measured as its replays average 4.5"), std::string::npos) << p.why();
-  // Measured, it is no longer held: later reports only re-evaluate as for any verdict.
-  p.replay_figures(0, 50);
-  p.replay_figures(0, 50);
-  EXPECT_FALSE(p.held());
-  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager);
-}
-
-TEST(DecisionPolicy, ACachedVerdictEndsTheHold) {
-  PolicyOptions o;
-  o.measure_below = 8;
-  SequencePolicy p(o);
-  p.adopt(false, "cached");
-  EXPECT_FALSE(p.held());
-  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager);
-  EXPECT_EQ(p.why(), "eager (cached)");
-}
-
 TEST(DecisionPolicy, ACachedVerdictAppliesAtOnce) {
   SequencePolicy p;
   p.adopt(true, "cached");

@@ -287,51 +287,6 @@ TEST_F(GraphDecisionTest, OffByDefaultEverySequenceIsGraphed) {
   EXPECT_EQ(s.measurements + s.decided_graph + s.decided_eager, 0u);
 }
 
-TEST_F(GraphDecisionTest, WhereOnlySmallReplaysAreMeasuredALargeOneKeepsItsGraphs) {
-  // The defaults of the hooks (measure_below 8): a step of 20 launches in one chunk replays 20
-  // launches at a time and is never measured, however its times compare.
-  EngineOptions o;
-  o.policy.measure_below = 8;
-  o.first_chunk = 32;
-  make_engine(2000, o);
-  int graphed = 0;
-  for (int n = 1; n <= 120; ++n) graphed += step(n, 1'100'000, 1'000'000);
-  const EngineStats& s = engine_->stats();
-  EXPECT_EQ(graphed, 118);  // all but the two that found it
-  EXPECT_EQ(s.measurements + s.decided_graph + s.decided_eager + s.measure_windows, 0u);
-  const std::vector<SequenceStat> seqs = engine_->sequence_stats(4);
-  ASSERT_EQ(seqs.size(), 1u);
-  EXPECT_EQ(seqs[0].verdict, "graph");
-  EXPECT_EQ(seqs[0].source, "unmeasured");
-  EXPECT_NE(seqs[0].why.find("fewer than 8 launches"), std::string::npos) << seqs[0].why;
-}
-
-TEST_F(GraphDecisionTest, WhereOnlySmallReplaysAreMeasuredASmallOneIsMeasuredAndMayGoEager) {
-  // The same step in chunks of 2, 4, 8 and 6 (5 launches a replay): graphs, unmeasured, for
-  // two reports of 32 replays (16 occurrences), then measured like any sequence. Its graphs
-  // are slower here: eager.
-  EngineOptions o;
-  o.policy.measure_below = 8;
-  make_engine(2000, o);
-  int graphed = 0;
-  for (int n = 1; n <= 18; ++n) graphed += step(n, 1'100'000, 1'000'000);
-  EXPECT_EQ(graphed, 16);
-  EXPECT_EQ(engine_->stats().measurements, 1u);  // began at the 64th replay
-  for (int n = 19; n <= 80; ++n) step(n, 1'100'000, 1'000'000);
-  const EngineStats& s = engine_->stats();
-  EXPECT_EQ(s.decided_eager, 1u);
-  EXPECT_EQ(s.measurements, 1u);
-  const std::vector<SequenceStat> seqs = engine_->sequence_stats(4);
-  ASSERT_EQ(seqs.size(), 1u);
-  EXPECT_EQ(seqs[0].verdict, "eager");
-  EXPECT_EQ(seqs[0].source, "measured");
-  EXPECT_NE(seqs[0].why.find("measured as its replays average 5.0 launches, fewer than 8"),
-            std::string::npos)
-      << seqs[0].why;
-  for (int n = 81; n <= 90; ++n) EXPECT_FALSE(step(n, 1'100'000, 1'000'000)) << n;
-  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
-}
-
 TEST_F(GraphDecisionTest, ALoopWithoutSyncsIsMeasuredByItsUnrolledPeriod) {
   make_engine();
   // A 5-launch loop: each launch costs 10 us eagerly, 6 us recorded (the clock moves per launch).

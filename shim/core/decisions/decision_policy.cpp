@@ -18,14 +18,6 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-SequencePolicy::SequencePolicy(PolicyOptions options) : options_(options) {
-  if (options_.measure_below > 0) {
-    phase_ = Phase::kGraph;
-    source_ = "unmeasured";
-    held_ = true;
-  }
-}
-
 Arm SequencePolicy::arm_for(uint32_t window_index) const {
   // Graph first: a pair is a graph window and the eager window after it.
   return window_index % 2 == 0 ? Arm::kGraph : Arm::kEager;
@@ -45,7 +37,6 @@ void SequencePolicy::start_measuring(std::string why) {
 void SequencePolicy::adopt(bool graph, const std::string& source) {
   phase_ = graph ? Phase::kGraph : Phase::kEager;
   source_ = source;
-  held_ = false;
   kept_standing_ = false;
   watch_anew();
   eager_iterations_ = 0;
@@ -157,7 +148,7 @@ Arm SequencePolicy::next(uint64_t now_ns) {
       }
       break;
     case Phase::kGraph:
-      if (sample >= 0 && !held_) {  // held: no verdict whose drift to watch
+      if (sample >= 0) {
         recent_.push_back(sample);
         if (recent_.size() == options_.window) {
           const double now = median(recent_);
@@ -186,18 +177,6 @@ void SequencePolicy::replay_figures(double patched_per_replay, double launches_p
   // at the same cost per launch.
   patched_now_ = launches_per_replay > 0 ? patched_per_replay / launches_per_replay : 0;
   launches_now_ = launches_per_replay;
-  if (held_) {
-    // Twice in a row, as below: a sequence's first replays are small while its chunks grow.
-    small_reports_ = launches_per_replay < options_.measure_below ? small_reports_ + 1 : 0;
-    if (small_reports_ < 2) return;
-    held_ = false;
-    char why[120];
-    std::snprintf(why, sizeof why, "its replays average %.1f launches, fewer than %g",
-                  launches_per_replay, options_.measure_below);
-    small_why_ = why;
-    start_measuring("");
-    return;
-  }
   if (phase_ != Phase::kGraph || patched_at_verdict_ < 0) return;
   const bool more_patches = patched_now_ > 1.5 * patched_at_verdict_ + 0.05;
   const bool fewer_launches = launches_per_replay < launches_at_verdict_ * 2.0 / 3.0;
@@ -217,18 +196,12 @@ void SequencePolicy::replay_figures(double patched_per_replay, double launches_p
 
 std::string SequencePolicy::why() const {
   char line[512];
-  if (held_) {
-    std::snprintf(line, sizeof line,
-                  "graph (unmeasured: sequences are measured where their replays average fewer "
-                  "than %g launches)",
-                  options_.measure_below);
-  } else if (source_ != "measured") {
+  if (source_ != "measured") {
     std::snprintf(line, sizeof line, "%s (%s)", phase_ == Phase::kGraph ? "graph" : "eager",
                   source_.c_str());
   } else if (phase_ == Phase::kMeasuring) {
-    std::snprintf(line, sizeof line, "measuring (window %u of %u%s%s%s%s%s)", window_index_ + 1,
+    std::snprintf(line, sizeof line, "measuring (window %u of %u%s%s%s)", window_index_ + 1,
                   2 * pairs_, pairs_ > options_.pairs ? "; the first pairs disagreed" : "",
-                  small_why_.empty() ? "" : "; ", small_why_.c_str(),
                   again_.empty() ? "" : "; again: ", again_.c_str());
   } else {
     std::snprintf(line, sizeof line,
@@ -237,7 +210,6 @@ std::string SequencePolicy::why() const {
                   phase_ == Phase::kGraph ? "graph" : "eager", gain_percent(), graph_ns_ / 1e3,
                   eager_ns_ / 1e3, pairs_won_, pairs_, options_.min_gain_percent);
     std::string out = line;
-    if (!small_why_.empty()) out += "; measured as " + small_why_;
     if (kept_standing_) out += "; kept: a graph verdict measured again needs no majority";
     if (!again_.empty()) out += "; measured again: " + again_;
     return out;

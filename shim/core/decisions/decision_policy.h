@@ -39,18 +39,6 @@
 // An "eager" verdict is tried again after `recheck_iterations` iterations (doubling each time it
 // is confirmed). why() says what started the running measurement again, and the verdict after it.
 //
-// Small replays only (`measure_below` > 0, the default 8): a sequence starts as graphs,
-// unmeasured, and is measured once its replays average fewer than that many launches in two
-// reports in a row (64 replays). A large graph replaces enough launches to pay wherever the
-// suite measured one (issue 10's workloads: every cell of 32 launches a replay or more gained),
-// and measuring it costs part of that gain; a small one replaces a few launches, and where
-// the program's host work between them is long, the GPU work it holds back until the chunk
-// is complete runs after that work instead of during it: the suite's host-read step (2.2
-// launches a replay between `.item()` reads) ran 4-5 % slower with graphs than without the
-// shim, and its sequences measured 3-26 % slower per iteration as graphs (session 27). The
-// threshold is a round figure below the cells that gained (7.7 launches a replay and up gained
-// or tied) and above the three that lost (2.2, 4.0, 5.5): chosen on the suite, not derived.
-//
 // A unit of its own: the engine asks it which way to run the next iteration and tells it the
 // time; it never reaches into the engine.
 #pragma once
@@ -68,8 +56,6 @@ struct PolicyOptions {
   double drift_percent = 15.0;
   uint32_t drift_windows = 3;
   uint64_t recheck_iterations = 2000;
-  // Launches a replay under which a sequence is measured; 0: every sequence, from its start.
-  double measure_below = 0;
 };
 
 enum class Arm : uint8_t { kGraph, kEager };
@@ -78,8 +64,7 @@ class SequencePolicy {
  public:
   enum class Phase : uint8_t { kMeasuring, kGraph, kEager };
 
-  // With `measure_below`, graphs, unmeasured ("held") until the replays are reported small.
-  explicit SequencePolicy(PolicyOptions options = {});
+  explicit SequencePolicy(PolicyOptions options = {}) : options_(options) {}
 
   // A decision known before measuring (the cache, or the config forcing it): applied at once.
   void adopt(bool graph, const std::string& source);
@@ -114,8 +99,6 @@ class SequencePolicy {
   uint32_t measurements() const { return measurements_; }
   // Measurement windows completed, over all measurements (a warm start completes none).
   uint32_t windows() const { return windows_; }
-  // Graphs, unmeasured, until replay_figures reports small replays (measure_below).
-  bool held() const { return held_; }
 
  private:
   void start_measuring(std::string why);
@@ -152,9 +135,6 @@ class SequencePolicy {
   uint64_t eager_iterations_ = 0, recheck_after_ = 0;
   bool last_verdict_eager_ = false;  // a confirmed eager verdict doubles recheck_after_
   bool kept_standing_ = false;       // the verdict is graph by the hysteresis alone
-  bool held_ = false;                // graphs, unmeasured, until the replays are small
-  uint32_t small_reports_ = 0;       // replay-figure reports in a row under measure_below
-  std::string small_why_;            // what started the first measurement of a held sequence
   uint32_t measurements_ = 0;
   uint32_t windows_ = 0;
 };

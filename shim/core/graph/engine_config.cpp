@@ -22,7 +22,6 @@ EngineOptions engine_options(const Config& config) {
   options.policy.pairs = config.measure_windows;
   options.policy.window = config.measure_iterations;
   options.policy.min_gain_percent = config.min_gain_percent;
-  options.policy.measure_below = config.measure_below;
   options.allow_kernels = config.allow_kernels;
   options.deny_kernels = config.deny_kernels;
   return options;

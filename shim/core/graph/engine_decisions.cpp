@@ -128,7 +128,7 @@ void GraphEngine::name_plan(Plan& plan) {
     plan.policy.adopt(d->verdict == "graph", "cached");
     ++stats_.decided_cached;
     if (observer_) observer_->decided(following_id_, plan.signature, plan.policy, plan.length);
-  } else if (!plan.policy.held()) {
+  } else {
     ++stats_.measurements;  // its first measurement: the windows under way go on
   }
 }

@@ -187,9 +187,7 @@ CUresult GraphEngine::submit(bool at_peers) {
     plan_->replayed_nodes += done.nodes;
     plan_->patched += done.patched;
     if (++plan_->replays == 32) {
-      const bool measuring = !plan_->policy.decided();
       plan_->policy.replay_figures(double(plan_->patched) / 32, double(plan_->replayed_nodes) / 32);
-      if (!measuring && !plan_->policy.decided()) ++stats_.measurements;  // changed, or small
       plan_->replays = 0;
       plan_->replayed_nodes = plan_->patched = 0;
     }

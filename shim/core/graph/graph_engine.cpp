@@ -543,12 +543,11 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       // of it (and a chunk's context is its thread's).
       const ResumePoint resume = resume_.take(thread_id());  // tried once
       const Sequence* segment = candidate(tok, false, 0, 0);
-      if (segment && resume.loop && options_.measure && options_.policy.measure_below == 0 &&
+      if (segment && resume.loop && options_.measure &&
           made_of_loop(*segment, detector_.find(resume.loop), resume.phase)) {
-        // With every sequence measured, a segment that is only the loop again (a training
-        // loop's iterations between two syncs) is no sequence of its own: it would measure from
+        // With measured decisions, a segment that is only the loop again (a training loop's
+        // iterations between two syncs) is no sequence of its own: it would measure from
         // nothing, eager windows of whole segments, what the loop has decided or is measuring.
-        // Where only small replays are measured, such a segment is large and unmeasured.
         segment = nullptr;
       }
       if (segment) {

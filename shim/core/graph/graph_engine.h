@@ -90,10 +90,9 @@ struct EngineOptions {
   bool program_graphs = false;
   // A graph of the program's is taken from this launch of it on (program_graphs.h).
   uint32_t program_graph_launches = 16;
-  // Whether graphs pay, measured per sequence (decision_policy.h): every sequence, or with
-  // policy.measure_below those whose replays are small. Off for engines the tests build unless
-  // asked; the hooks turn it on for a positive measure_windows (the default, 3, with
-  // measure_below 8).
+  // Whether graphs pay, measured per sequence (decision_policy.h). Off by default until its
+  // figures are measured on the GPU: every sequence is graphed, unmeasured
+  // (PYGRAPH_MEASURE_WINDOWS=0; the hooks turn it on for a positive value).
   bool measure = false;
   PolicyOptions policy;
   // Decisions of earlier runs (decision_store.h), consulted and filled while measuring; null:

@@ -48,7 +48,6 @@ struct Config {
   double min_gain_percent{};
   unsigned measure_windows{};
   unsigned measure_iterations{};
-  unsigned measure_below{};  // launches a replay under which a sequence is measured; 0: all
   std::vector<std::string> allow_kernels;
   std::vector<std::string> deny_kernels;
   std::string cache_path;

@@ -130,17 +130,11 @@ const OptionSpec kTable[] = {
      "window pair), and faster in two thirds of the pairs unless it is a graph verdict "
      "measured again.",
      false},
-    {"measure_windows", &Config::measure_windows, "3", 0, 100,
+    {"measure_windows", &Config::measure_windows, "0", 0, 100,
      "Graph mode: pairs of measurement windows (one replayed, one eager) that decide whether a "
      "sequence's graphs pay, twice as many where the first disagree (some won by graphs, some "
-     "lost), for the sequences measure_below names; 0: every sequence is graphed, unmeasured, "
-     "and no decision cache is read or written.",
-     false},
-    {"measure_below", &Config::measure_below, "8", 0, 1000000,
-     "Graph mode, with measure_windows > 0: only sequences whose graph replays average fewer "
-     "launches than this are measured (small graphs replace few launches and may hold GPU work "
-     "back behind the program's host work: README, Configuration); the others keep their "
-     "graphs unmeasured. 0: every sequence is measured from its start.",
+     "lost); 0: every sequence is graphed, unmeasured (the default: measuring costs part of "
+     "the gain while it runs; README, Configuration).",
      false},
     {"measure_iterations", &Config::measure_iterations, "8", 2, 10000,
      "Graph mode, with measure_windows > 0: occurrences of the sequence in one measurement "
