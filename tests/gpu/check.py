@@ -68,6 +68,8 @@ class Check:
 
     def run(self, argv, mode=None, trace=None, name="run", env_extra=None):
         env = dict(os.environ)
+        # The measured decisions' cache of this check alone: none from an earlier run.
+        env.setdefault("PYGRAPH_CACHE", os.path.join(self.out, "decisions.json"))
         env.update(env_extra or {})
         env.pop("LD_PRELOAD", None)
         if mode is not None:
@@ -191,7 +193,9 @@ class Check:
                 for cfg in ("none", "graph"):
                     out = self.run([program, str(n), str(steps)],
                                    mode=None if cfg == "none" else "graph", name="break-even",
-                                   env_extra={"PYGRAPH_FIRST_CHUNK": str(n)})
+                                   env_extra={"PYGRAPH_FIRST_CHUNK": str(n),
+                                              # the graph's cost, not a decision on it
+                                              "PYGRAPH_MEASURE_WINDOWS": "0"})
                     med[cfg].append(int(out.split()[1]))
             none_us = statistics.mean(med["none"]) / 1e3
             graph_us = statistics.mean(med["graph"]) / 1e3

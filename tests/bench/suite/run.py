@@ -169,6 +169,9 @@ class Suite:
             # the interposition itself from graph mode's (their coverage is then 0).
             mode = os.environ.get("BENCH_SHIM_MODE", "graph")
             env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE=mode, PYGRAPH_STATS=stats_exit)
+            # A decision cache of the cell's own, new each run: verdicts of another cell, or of
+            # an earlier run on this machine, would be adopted without measuring (a warm start).
+            env["PYGRAPH_CACHE"] = stats_exit.replace(".exit.%p.json", ".decisions.json")
             env.update(self.arms.get(arm, {}))
         if trace:
             env.update(LD_PRELOAD=self.shim, PYGRAPH_MODE="trace", PYGRAPH_TRACE=trace)
