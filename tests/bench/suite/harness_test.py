@@ -331,6 +331,30 @@ class ReportTest(unittest.TestCase):
         head, rows = report.variant_rows(doc)
         self.assertEqual(rows[1][head.index("eager ms")], "-")
 
+    def test_targets_list_every_miss_of_a_default_shim_cell(self):
+        doc = self.doc()
+        cells = doc["workloads"]["b"]["cells"]
+        shim = dict(cells["eager+shim"]["shim"])
+        worse = lambda **kw: dict(cells["eager+shim"], shim=dict(shim, **kw))
+        cells["compile+shim"] = worse(coverage_percent=90.0, launches_per_replay=20.0)
+        cells["compile-ro+shim"] = dict(worse(launches_per_iter=40.0, launches_per_replay=2.0),
+                                        vs_without_shim={"median": 2, "q1": 0.5, "q3": 3})
+        cells["eager+shim:arm"] = worse(coverage_percent=0.0)  # an arm: no target of its own
+        cells["cuda-graph+shim"] = {"status": "n/a", "reason": "host reads"}
+        cells["graphed-callables+shim"] = {"status": "failed", "reason": "hung"}
+        head, rows, line = report.target_rows(doc)
+        self.assertEqual(head[2], "target missed")
+        got = {(r[0], r[1], r[2].split()[0]) for r in rows}
+        self.assertEqual(got, {("a", "compile+shim", "bitwise"),
+                               ("b", "compile+shim", "coverage"),
+                               ("b", "compile+shim", "launches/replay"),
+                               ("b", "compile-ro+shim", "not"),
+                               ("b", "graphed-callables+shim", "runs")})
+        # 20 launches a replay of 55 a step misses; 2 of 40 a step is under the 50 that count.
+        self.assertIn("20.0 of 55 a step", [r[3] for r in rows])
+        self.assertEqual(line, "issue 10's targets: 2 of 6 shim cells meet every one")
+        self.assertIn(line, report.table(doc))
+
     def test_cell_lines_name_a_graph_failure(self):
         doc = self.doc()
         failed = dict(doc["workloads"]["b"]["cells"]["eager+shim"]["shim"],
