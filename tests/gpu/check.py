@@ -67,9 +67,8 @@ class Check:
         self.coverage = {}
 
     def run(self, argv, mode=None, trace=None, name="run", env_extra=None):
-        env = dict(os.environ)
-        # The measured decisions' cache of this check alone: none from an earlier run.
-        env.setdefault("PYGRAPH_CACHE", os.path.join(self.out, "decisions.json"))
+        # No PYGRAPH_ setting of the caller's: each row runs the defaults and what it names.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYGRAPH_")}
         env.update(env_extra or {})
         env.pop("LD_PRELOAD", None)
         if mode is not None:
@@ -193,9 +192,7 @@ class Check:
                 for cfg in ("none", "graph"):
                     out = self.run([program, str(n), str(steps)],
                                    mode=None if cfg == "none" else "graph", name="break-even",
-                                   env_extra={"PYGRAPH_FIRST_CHUNK": str(n),
-                                              # the graph's cost, not a decision on it
-                                              "PYGRAPH_MEASURE_WINDOWS": "0"})
+                                   env_extra={"PYGRAPH_FIRST_CHUNK": str(n)})
                     med[cfg].append(int(out.split()[1]))
             none_us = statistics.mean(med["none"]) / 1e3
             graph_us = statistics.mean(med["graph"]) / 1e3

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <random>
+#include <vector>
 
 namespace pygraph {
 namespace {
@@ -26,6 +27,15 @@ uint64_t drive(SequencePolicy& p, int n, const std::function<double(Arm, int)>& 
     total += t;
   }
   return total;
+}
+
+// Iteration times for 97 starts of pairs of windows (a graph window and an eager one, 8
+// iterations each): 1 ms eagerly, `ratio[k]` ms as graphs in pair k (the last one after that).
+std::function<double(Arm, int)> pairs_at(std::vector<double> ratio) {
+  return [ratio](Arm a, int i) {
+    const size_t k = std::min<size_t>(static_cast<size_t>(i / 16), ratio.size() - 1);
+    return a == Arm::kGraph ? 1e6 * ratio[k] : 1e6;
+  };
 }
 
 TEST(DecisionPolicy, GraphsThatPayAreKeptAfterThreePairsOfWindows) {
@@ -102,11 +112,7 @@ TEST(DecisionPolicy, PairsThatDisagreeAreMeasuredTwiceAsLong) {
   // 1 - the median ratio, and the graph time the eager median times that ratio.
   SequencePolicy p;
   uint64_t clock = 1;
-  const double ratio[6] = {0.70, 1.05, 0.99, 0.85, 0.85, 0.85};
-  drive(
-      p, 97,
-      [&](Arm a, int i) { return a == Arm::kGraph ? 1e6 * ratio[std::min(i / 16, 5)] : 1e6; },
-      &clock);
+  drive(p, 97, pairs_at({0.70, 1.05, 0.99, 0.85, 0.85, 0.85}), &clock);
   ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
   EXPECT_EQ(p.pairs_won(), 5u);
   EXPECT_NEAR(p.gain_percent(), 15.0, 1e-9);
@@ -225,10 +231,7 @@ TEST(DecisionPolicy, AGraphVerdictIsMeasuredAgainWhenThingsChange) {
 TEST(DecisionPolicy, AGraphVerdictMeasuredAgainStaysWhileItsMedianPairGains) {
   // Pairs that split near the threshold, as compiled-b1's did on a slow host (session 26):
   // graphs win 3 of 6 pairs, and the median ratio is 0.97 (a 3 % gain).
-  const double split[6] = {0.90, 1.0, 0.92, 1.0, 0.94, 1.0};
-  auto split_pairs = [&](Arm a, int i) {
-    return a == Arm::kGraph ? 1e6 * split[std::min(i / 16, 5)] : 1e6;
-  };
+  const auto split_pairs = pairs_at({0.90, 1.0, 0.92, 1.0, 0.94, 1.0});
   auto drifted = [](SequencePolicy* p, uint64_t* clock) {
     drive(
         *p, 49, [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; }, clock);
@@ -307,11 +310,7 @@ TEST(DecisionPolicy, AGraphVerdictMeasuredAgainStaysWhileItsMedianPairGains) {
     SequencePolicy p;
     uint64_t clock = 1;
     drifted(&p, &clock);
-    const double small[6] = {0.97, 1.01, 0.99, 1.0, 0.985, 1.0};
-    drive(
-        p, 97,
-        [&](Arm a, int i) { return a == Arm::kGraph ? 1e6 * small[std::min(i / 16, 5)] : 1e6; },
-        &clock);
+    drive(p, 97, pairs_at({0.97, 1.01, 0.99, 1.0, 0.985, 1.0}), &clock);
     EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager) << p.why();
     EXPECT_LT(p.gain_percent(), 2.0);
   }
