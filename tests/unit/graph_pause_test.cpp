@@ -301,6 +301,25 @@ TEST_F(GraphPauseTest, ALaunchThatGoesOutAloneIsWorkWaitingToo) {
   expect_weighed(2, 0);
 }
 
+TEST_F(GraphPauseTest, ALaunchThatTurnsLoneWhileWeighedIsTimedInItsRound) {
+  // As above, launch 0 alone before the first pause; after LoneStarts::kLimit steps cut short
+  // there it goes out as it comes. The first 12 timings fail (as a driver may), so the rounds
+  // before that are untimed and weighing is still on when it turns lone. Timed there like a
+  // chunk, it leaves its round whole: untimed, each round after it was left, and the places
+  // were judged on one whole round.
+  standin_set_kernel_ns(50'000);
+  make_engine(200'000, 40'000, 0);
+  standin_inject_failure("cuEventElapsedTime", 12, CUDA_ERROR_INVALID_VALUE);
+  run_steps(60, 1'000'000, 0, WaitAt::kNowhere, 1);
+  standin_inject_failure("cuEventElapsedTime", 0, CUDA_SUCCESS);
+  expect_weighed(2, 0);
+  EXPECT_GT(engine_->stats().eager[static_cast<int>(EagerReason::kShortChunk)], 50u);
+  const std::vector<SequenceStat> seqs = engine_->sequence_stats(1);
+  ASSERT_EQ(seqs.size(), 1u);
+  EXPECT_EQ(seqs[0].rounds.left, 0u);
+  EXPECT_EQ(seqs[0].rounds.whole, uint32_t(PausePlaces::kSamples));
+}
+
 TEST_F(GraphPauseTest, AStepWhoseGpuIdlesBeforeItsLastChunkGoesOutInTwo) {
   // Steps of 10 launches between syncs, no pause, 1 us of GPU work a launch. The chunks start
   // small: [0, 2), [2, 6), [6, 10). Where the GPU idles 1 ms before the last (a host-bound

@@ -337,6 +337,25 @@ TEST(PausePlaces, AnOccurrenceLeftBeforeItsEndSaysNothing) {
   EXPECT_EQ(p.rounds().untimed, 0u);
 }
 
+TEST(PausePlaces, AnOccurrenceLeftBeforeItsFirstChunkTakesNoRound) {
+  // A loop that ends where its period begins (DDP's step loop at each `.item()`): the
+  // occurrence begun there is left before any chunk of it went out. It timed nothing and takes
+  // no round, however often it comes: the rounds stay for occurrences that time something.
+  PausePlaces p = learned(10, {5}, 100'000);
+  for (int r = 0; r < 2 * int(PausePlaces::kWeighRounds); ++r) {
+    p.occurrence(true);
+    p.left();
+  }
+  EXPECT_TRUE(p.weighing());
+  EXPECT_EQ(p.rounds().left, 0u);
+  EXPECT_EQ(p.rounds().unrecorded, 2 * PausePlaces::kWeighRounds);
+  weigh(p, 10, {{0, 5, 500'000}, {5, 10, 0}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(5));
+  EXPECT_EQ(p.unweighed(), 0u);
+  EXPECT_EQ(p.rounds().whole, uint32_t(PausePlaces::kSamples));
+}
+
 TEST(PausePlaces, ARoundNeedsNoChunkAtEitherEnd) {
   // The occurrence's first and last places went out in place (a wait on an event recorded
   // elsewhere, before the first launch and the sync): its chunks run from 1 to 9. The round

@@ -49,10 +49,18 @@ CUresult GraphEngine::drain_eagerly(EagerReason reason, const GpuTimer::Tag* tag
   return r;
 }
 
-void GraphEngine::took_time(const GpuTimer::Tag& tag, bool timed) {
+GpuTimer::Tag GraphEngine::round_tag(uint32_t round, size_t start, size_t end,
+                                     uint64_t stream) const {
+  return GpuTimer::Tag{
+      following_id_, round, static_cast<uint32_t>(start), static_cast<uint32_t>(end),
+      round && last_timed_.sequence == following_id_ && last_timed_.round == round &&
+          last_timed_.end == start && last_timed_stream_ == stream};
+}
+
+void GraphEngine::took_time(const GpuTimer::Tag& tag, bool timed, uint64_t stream) {
   if (timed) {
     last_timed_ = tag;  // the next chunk may follow it at once: its idle time is measured
-    last_timed_stream_ = chunk_stream_;
+    last_timed_stream_ = stream;
   } else {
     plan_->pauses.lost(tag.round);
   }
@@ -135,10 +143,7 @@ CUresult GraphEngine::submit(bool at_peers) {
   // Not at a graph's first launch, which uploads the graph on the stream, inside the timing.
   const uint32_t round =
       plan_ && plan_->pauses.weighing() ? plan_->pauses.round(start, position_) : 0;
-  const GpuTimer::Tag tag{
-      following_id_, round, static_cast<uint32_t>(start), static_cast<uint32_t>(position_),
-      round && last_timed_.sequence == following_id_ && last_timed_.round == round &&
-          last_timed_.end == start && last_timed_stream_ == chunk_stream_};
+  const GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
   last_timed_ = GpuTimer::Tag{};
   if (!worth_a_graph(graph_work(pending_)) || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
@@ -149,7 +154,7 @@ CUresult GraphEngine::submit(bool at_peers) {
     // Timed as a replay is: its launches' GPU time is work waiting at a pause too.
     bool timed = false;
     const CUresult r = drain_eagerly(EagerReason::kShortChunk, round ? &tag : nullptr, &timed);
-    if (round) took_time(tag, timed);
+    if (round) took_time(tag, timed, chunk_stream_);
     end_of_occurrence();
     return r;
   }
@@ -167,7 +172,7 @@ CUresult GraphEngine::submit(bool at_peers) {
   stats_.replays_borrowed += g.borrowed;
   const Replayed done = submitter_.replay(work, *g.chunk, g.fresh, following_id_,
                                           round && !g.fresh ? &timer_ : nullptr, tag);
-  if (round) took_time(tag, done.timed);
+  if (round) took_time(tag, done.timed, chunk_stream_);
   if (timer_.busy()) poll_timer();
   if (done.error != CUDA_SUCCESS) {
     // The graph could not carry this chunk: the launches go out as the program made them, and

@@ -468,6 +468,26 @@ CUresult GraphEngine::issue(const Work& w) {
   return call_launch(*w.launch, w.launch->params, w.launch->extra, w.launch->attrs);
 }
 
+CUresult GraphEngine::issue_lone(const Work& w) {
+  const size_t at = position_;
+  const uint32_t round = plan_->pauses.weighing() ? plan_->pauses.round(at, at + 1) : 0;
+  if (!round) return issue(w);  // no round open (round() left one whose chunks went back)
+  // Timed as a chunk cut short is (submit): its GPU time is work waiting at a pause too. Left
+  // untimed, it spoiled its round, and where a place turned lone while the sequence was still
+  // weighed, every round after (DDP's step, session 28: 4 of 6 rounds left).
+  const uint64_t stream = normalized_stream(w.stream(), w.per_thread());
+  const CUstream on = reinterpret_cast<CUstream>(stream);  // the one it goes to, by any door
+  const GpuTimer::Tag tag = round_tag(round, at, at + 1, stream);
+  last_timed_ = GpuTimer::Tag{};
+  CUevent start = timer_.begin(current_context());
+  const bool timing = start != nullptr;
+  if (start && api_->event_record(start, on) != CUDA_SUCCESS) start = nullptr;
+  const CUresult r = issue(w);
+  took_time(tag, timing && timer_.end(on, tag, start != nullptr), stream);
+  if (timer_.busy()) poll_timer();
+  return r;
+}
+
 CUresult GraphEngine::refuse(const Work& w, EagerReason reason) {
   // It cannot be a node: what was recorded goes first, and the sequence ends here.
   const CUresult flushed = end_segment(w.op());
@@ -586,9 +606,8 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     // Followed but not recorded: this occurrence runs as the program made it (an eager window
     // of a measurement, or a sequence whose graphs do not pay), or this work does (lone), and
     // the occurrence's end is still seen.
-    plan_->pauses.interrupt();       // no gap of a recorded occurrence spans this
-    if (lone) plan_->pauses.left();  // its GPU time is not measured: nor is its round
-    const CUresult r = issue(w);
+    plan_->pauses.interrupt();  // no gap of a recorded occurrence spans this
+    const CUresult r = lone ? issue_lone(w) : issue(w);
     if (w.event) {
       ++stats_.events_eager;
       ++position_;

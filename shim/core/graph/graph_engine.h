@@ -353,11 +353,18 @@ class GraphEngine {
   // A context ends: every graph goes (its context may be that one); sequences stay followable.
   void drop_all_graphs();
   CUresult issue(const Work& w);  // the program's call, made now
+  // The program's call at a lone place (chunk_policy.h), made now; in a round of its sequence's
+  // weighing, timed there as a chunk of its own.
+  CUresult issue_lone(const Work& w);
   // Recorded work, eagerly, in order; with a `tag`, timed as a chunk of a round (*timed).
   CUresult drain_eagerly(EagerReason reason, const GpuTimer::Tag* tag = nullptr,
                          bool* timed = nullptr);
-  // A chunk of a round of its sequence's weighing went out, timed or not (pause_places.h).
-  void took_time(const GpuTimer::Tag& tag, bool timed);
+  // A chunk of a round of its sequence's weighing went out on `stream` (normalized), timed or
+  // not (pause_places.h).
+  void took_time(const GpuTimer::Tag& tag, bool timed, uint64_t stream);
+  // The tag of a chunk from `start` to `end` of round `round` on `stream` (normalized): chained
+  // where it follows the chunk timed before at once, on the same stream.
+  GpuTimer::Tag round_tag(uint32_t round, size_t start, size_t end, uint64_t stream) const;
   void stop_following();
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
   CUresult end_segment(Op op);

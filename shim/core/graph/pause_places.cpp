@@ -101,6 +101,7 @@ uint32_t PausePlaces::round(size_t start, size_t end) {
     return 0;
   }
   ++rounds_[current_].pending;
+  rounds_[current_].chunks = true;
   next_start_ = end;
   return current_;
 }
@@ -117,8 +118,16 @@ void PausePlaces::weighed(const Timed& t) {
 void PausePlaces::close(bool whole) {
   if (!weighing_ || !current_) return;
   const uint32_t round = current_;
-  (whole ? rounds_[round].whole : rounds_[round].spoiled) = true;
   current_ = 0;
+  if (!whole && !rounds_[round].chunks && round == begun_) {
+    // Left before any chunk of it went out: a loop that ends where its period begins (DDP's
+    // step loop at each `.item()`, session 28) began a round it never timed. It says nothing
+    // and takes no round: the next occurrence begins this one again.
+    --begun_;
+    ++round_counts_.unrecorded;
+    return;
+  }
+  (whole ? rounds_[round].whole : rounds_[round].spoiled) = true;
   settle(round);
 }
 

@@ -19,10 +19,10 @@
 // with nothing to do; a cut costs a graph launch and leaves smaller graphs. While weighing,
 // chunks go out at every pause, and in rounds (whole occurrences: a segment's, or a loop's
 // unrolled period, recorded from its start) every chunk is timed (gpu_timer.h), a graph's
-// replay or the calls of one that went out eagerly: its GPU time, and the GPU's idle time
-// before it where it follows the chunk before at once. A launch that went out as it came
-// (a lone start, chunk_policy.h) leaves its round unmeasured. Of kSamples sights of each place in
-// whole rounds, the largest work and the least idle are kept. Then, in the order of the places, the
+// replay or the calls of one that went out eagerly, or a launch that went out as it came (a
+// lone start, chunk_policy.h): its GPU time, and the GPU's idle time before it where it follows
+// the chunk before at once. Of kSamples sights of each place in whole rounds, the largest work
+// and the least idle are kept. Then, in the order of the places, the
 // GPU time since the last pause that still cuts adds up (the work waiting there), and a pause cuts
 // only where
 //  - that work is at least `light` ns: less is not worth a cut, and
@@ -128,18 +128,19 @@ class PausePlaces {
   // A chunk of `round` went out untimed (no free slot, a graph's first launch): the round says
   // nothing.
   void lost(uint32_t round) { weighed(Timed{round, 0, 0, ~0ull, ~0ull}); }
-  // The engine left the occurrence before its end, or some of its work went out untimed (a
-  // launch issued as it came): its round says nothing.
+  // The engine left the occurrence before its end, or some of its work went out untimed: its
+  // round says nothing. Left before its first chunk, it is no round at all (counted with the
+  // occurrences that began none).
   void left() { close(false); }
   size_t light() const { return light_; }  // pauses dropped once weighed (they cut no chunk)
   size_t unweighed() const { return unweighed_kept_; }  // kept: no GPU time was measured
   // How its weighing went, for the stats: rounds taken whole; rounds that said nothing because
   // a chunk went out untimed (a graph's first launch, no free timer slot) or because the engine
-  // left the occurrence before its end (a mismatch, a flush, a variant, a launch issued as it
-  // came), or still open or unanswered when weighing ended; occurrences while weighing that
-  // began no round (not recorded from their start: an eager window, a loop taken up
-  // mid-period, or every round already begun). A place that stays weighing, or ends
-  // unweighed, is explained by these.
+  // left the occurrence before its end (a mismatch, a flush, a variant), or still open or
+  // unanswered when weighing ended; occurrences while weighing that began no round (not
+  // recorded from their start: an eager window, a loop taken up mid-period, or every round
+  // already begun) or left it before its first chunk (a loop that ends where its period
+  // begins). A place that stays weighing, or ends unweighed, is explained by these.
   struct RoundCounts {
     uint32_t whole = 0, untimed = 0, left = 0, unrecorded = 0;
   };
@@ -187,6 +188,7 @@ class PausePlaces {
     bool spoiled = false;  // a chunk untimed or lost, or the occurrence left before its end
     bool untimed = false;  // spoiled by a chunk untimed or lost
     bool counted = false;  // in round_counts_ (a spoiled round settles before its end too)
+    bool chunks = false;   // a chunk of it went out
   };
   RoundCounts round_counts_;
   Round rounds_[kWeighRounds + 1];
