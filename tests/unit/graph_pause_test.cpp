@@ -320,6 +320,36 @@ TEST_F(GraphPauseTest, ALaunchThatTurnsLoneWhileWeighedIsTimedInItsRound) {
   EXPECT_EQ(seqs[0].rounds.whole, uint32_t(PausePlaces::kSamples));
 }
 
+TEST_F(GraphPauseTest, AGpuFarBehindStillTimesWholeRounds) {
+  // Steps of 20 launches between syncs, pausing 1 ms before every even one from 2 on: 10
+  // chunks a round, 50 us of GPU work each. The GPU runs far behind: no timing completes
+  // before the 100th read (each read answers "not ready"), so the timings of several rounds
+  // are in flight at once. All are taken and answered later: two rounds are whole, and the
+  // pauses are weighed on them (each has 100 us waiting: they cut). With 15 timings in flight
+  // at most (before session 28), every round after the first found no free slot: 1 whole,
+  // 5 untimed.
+  standin_set_kernel_ns(50'000);
+  make_engine(200'000, 40'000, 0);
+  standin_inject_failure("cuEventElapsedTime", 100, CUDA_ERROR_NOT_READY);
+  for (int step = 0; step < 40; ++step) {
+    for (int i = 0; i < 2 * kLoop; ++i) {
+      g_now += i >= 2 && i % 2 == 0 ? 1'000'000 : 5'000;
+      launch(i, 1.0f + 0.001f * float(step % 5));
+    }
+    EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  standin_inject_failure("cuEventElapsedTime", 0, CUDA_SUCCESS);
+  EXPECT_EQ(sync_(), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  const std::vector<SequenceStat> seqs = engine_->sequence_stats(1);
+  ASSERT_EQ(seqs.size(), 1u);
+  EXPECT_EQ(seqs[0].pause_state, "settled");
+  EXPECT_EQ(seqs[0].rounds.whole, uint32_t(PausePlaces::kSamples));
+  EXPECT_LE(seqs[0].rounds.untimed, 1u);  // the graphs' first launches
+  EXPECT_EQ(seqs[0].pauses_cutting, 9u);
+}
+
 TEST_F(GraphPauseTest, AStepWhoseGpuIdlesBeforeItsLastChunkGoesOutInTwo) {
   // Steps of 10 launches between syncs, no pause, 1 us of GPU work a launch. The chunks start
   // small: [0, 2), [2, 6), [6, 10). Where the GPU idles 1 ms before the last (a host-bound

@@ -14,7 +14,9 @@
 //    long (about 0 where it had work queued).
 //  - kSlots - 1 timings at most are in flight (the slot before the oldest keeps its end event
 //    for the idle time); a replay that finds no free slot is not timed. A GPU that runs far
-//    behind the CPU fills them, and then few replays are timed.
+//    behind the CPU fills them, and then few replays are timed. 127 hold two rounds of DDP's
+//    step (about 50 chunks each, its GPU a step behind): with 15, most of its rounds were
+//    untimed (session 28). Events are made as slots are first used: 2 each.
 //  - Events of one context (the first that asks): a replay in another is not timed.
 //  - Read only while a sequence is weighed, never on the launch path of a weighed one.
 // Not thread-safe: the engine's lock covers it.
@@ -31,7 +33,7 @@ namespace pygraph {
 
 class GpuTimer {
  public:
-  static constexpr size_t kSlots = 16;
+  static constexpr size_t kSlots = 128;
   static constexpr uint64_t kLost = ~0ull;  // the driver could not tell the time
   // What a timing belongs to: a sequence, a round of its weighing, its chunk's positions in
   // the occurrence; `chained`: it follows the timing before it on the same stream at once.
