@@ -233,13 +233,14 @@ class Lockstep:
         for w in self.groups[cell]:
             w.kill()
 
-    def _wait_group(self, cell, timeout, what):
+    def _wait_group(self, cell, timeout, what, late=None):
+        """`late`: why a worker still running at the deadline failed (default: it hung)."""
         deadline = time.monotonic() + timeout
         for w in self.groups[cell]:
             if not w.wait_byte(deadline):
                 rc = w.proc.poll()
                 if rc is None:
-                    why = f"{w.label}: no {what} within {timeout:.0f} s (hung)"
+                    why = f"{w.label}: " + (late or f"no {what} within {timeout:.0f} s (hung)")
                 else:
                     why = f"{w.label}: exited {rc} before {what}: {w.tail()}"
                 self._fail(cell, why)
@@ -257,7 +258,11 @@ class Lockstep:
         start = time.monotonic()
         for cell in list(self.groups):
             left = self.ready_timeout - (time.monotonic() - start)
-            self._wait_group(cell, max(left, 1), "ready after warm-up")
+            # One deadline for every warm-up (they run at once), which a run's budget may set
+            # below what a compile takes: a cell past it is slow, or hung; which, is not known.
+            self._wait_group(cell, max(left, 1), "ready after warm-up",
+                             late=f"not ready {self.ready_timeout:.0f} s after the warm-ups "
+                             "began (a hang, or a warm-up longer than the run's budget allows)")
         for k in range(-warm, chunks):
             # Each round starts one cell later than the one before, so that no cell always
             # follows the same one (in a fixed order the shim's cells always followed the cell

@@ -26,7 +26,7 @@ import report  # noqa: E402
 def fake_worker(argv):
     """MODE: ok (each step sleeps 1 ms, the log of turns goes to --result + '.turns'), die (exits
     with an error at its 2nd chunk), hang (never finishes its 2nd chunk), nostart (fails in its
-    warm-up)."""
+    warm-up), slowstart (warms up for 3 s, then runs as ok)."""
     import argparse
 
     p = argparse.ArgumentParser()
@@ -36,6 +36,8 @@ def fake_worker(argv):
     if a.mode == "nostart":
         print("RuntimeError: cannot build the model", file=sys.stderr)
         return 1
+    if a.mode == "slowstart":
+        time.sleep(3)
     state = {"chunk": 0}
     turns = open(a.result + ".turns", "w")
     with open(a.result + ".env", "w") as f:  # what an --arm set
@@ -62,7 +64,7 @@ def fake_worker(argv):
 
 
 class LockstepTest(unittest.TestCase):
-    def start(self, tmp, modes, chunks=4, chunk_timeout=5, warm=0):
+    def start(self, tmp, modes, chunks=4, chunk_timeout=5, warm=0, ready_timeout=30):
         groups = {}
         for k, mode in enumerate(modes):
             name = f"cell{k}"
@@ -72,7 +74,7 @@ class LockstepTest(unittest.TestCase):
                      "--go", w.go, "--done", w.done, "--result",
                      os.path.join(tmp, name + ".json")], dict(os.environ))
             groups[name] = [w]
-        ls = harness.Lockstep(groups, ready_timeout=30, chunk_timeout=chunk_timeout)
+        ls = harness.Lockstep(groups, ready_timeout=ready_timeout, chunk_timeout=chunk_timeout)
         ls.run(chunks, warm=warm)
         for g in groups.values():
             for w in g:
@@ -140,6 +142,16 @@ class LockstepTest(unittest.TestCase):
             for k in (0, 4):
                 r = harness.read_json(os.path.join(tmp, f"cell{k}.json"))
                 self.assertEqual(len(r["chunk_ms"]), 4)
+
+
+    def test_a_warm_up_past_its_deadline_says_so_not_hung(self):
+        """A cell still warming up when the warm-ups' deadline (set by the run's --budget) runs
+        out is dropped with that deadline named: no hang is claimed."""
+        with tempfile.TemporaryDirectory() as tmp:
+            ls = self.start(tmp, ["ok", "slowstart"], ready_timeout=1)
+            self.assertEqual(set(ls.failed), {"cell1"})
+            self.assertIn("not ready 1 s after the warm-ups began", ls.failed["cell1"])
+            self.assertNotIn("hung", ls.failed["cell1"])
 
 
 class SuiteTest(unittest.TestCase):
