@@ -188,9 +188,7 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason, GpuTimer*
                                GpuTimer::Tag tag, bool* timed) {
   if (w.pending.empty()) return CUDA_SUCCESS;
   ContextScope scope(*api_, w.context, current_context(*api_));
-  CUevent start = timer ? timer->begin(w.context) : nullptr;
-  const bool timing = start != nullptr;
-  if (start && api_->event_record(start, w.stream) != CUDA_SUCCESS) start = nullptr;
+  const bool timing = timer && timer->start(w.context, w.stream);
   CUresult first_error = CUDA_SUCCESS;
   for (const Pending& p : w.pending) {
     const CUresult r = issue(w, p);
@@ -202,7 +200,7 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason, GpuTimer*
     }
     count_eager(p.kind != NodeKind::kKernel, reason);
   }
-  if (timing) *timed = timer->end(w.stream, tag, start != nullptr);
+  if (timing) *timed = timer->end(w.stream, tag, true);
   if (w.fork.streams() > 1 && staging_->unfenced()) {
     // Copies on side streams read their snapshots too: the fence on L comes after them.
     if (CUevent ev = events_->fork(w.context)) {

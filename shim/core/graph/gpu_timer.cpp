@@ -23,6 +23,11 @@ CUevent GpuTimer::begin(CUcontext ctx) {
   return s.start;
 }
 
+bool GpuTimer::start(CUcontext ctx, CUstream stream) {
+  const CUevent s = begin(ctx);
+  return s && api_->event_record(s, stream) == CUDA_SUCCESS;
+}
+
 bool GpuTimer::end(CUstream stream, Tag tag, bool launched) {
   Slot& s = slots_[(head_ + count_) % kSlots];
   if (!launched || api_->event_record(s.stop, stream) != CUDA_SUCCESS) return false;

@@ -50,6 +50,9 @@ class GpuTimer {
   // the launch's stream right before the launch. Null: not timed (no slot, another context, no
   // timing API, an event the driver would not create).
   CUevent begin(CUcontext ctx);
+  // begin(), and its start event recorded on `stream` at once: for calls the caller makes now
+  // (a replay records the event itself, right before its launch). True: end() follows them.
+  bool start(CUcontext ctx, CUstream stream);
   // After begin: the launch went out (`launched`) and the end event is recorded behind it on
   // `stream`. True: the timing is in flight (poll reads it); false: it is not (the launch
   // failed, or the record did), and the slot is free again.

@@ -479,11 +479,9 @@ CUresult GraphEngine::issue_lone(const Work& w) {
   const CUstream on = reinterpret_cast<CUstream>(stream);  // the one it goes to, by any door
   const GpuTimer::Tag tag = round_tag(round, at, at + 1, stream);
   last_timed_ = GpuTimer::Tag{};
-  CUevent start = timer_.begin(current_context());
-  const bool timing = start != nullptr;
-  if (start && api_->event_record(start, on) != CUDA_SUCCESS) start = nullptr;
+  const bool timing = timer_.start(current_context(), on);
   const CUresult r = issue(w);
-  took_time(tag, timing && timer_.end(on, tag, start != nullptr), stream);
+  took_time(tag, timing && timer_.end(on, tag, true), stream);
   if (timer_.busy()) poll_timer();
   return r;
 }

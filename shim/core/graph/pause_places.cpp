@@ -101,7 +101,6 @@ uint32_t PausePlaces::round(size_t start, size_t end) {
     return 0;
   }
   ++rounds_[current_].pending;
-  rounds_[current_].chunks = true;
   next_start_ = end;
   return current_;
 }
@@ -119,7 +118,7 @@ void PausePlaces::close(bool whole) {
   if (!weighing_ || !current_) return;
   const uint32_t round = current_;
   current_ = 0;
-  if (!whole && !rounds_[round].chunks && round == begun_) {
+  if (!whole && next_start_ == 0 && round == begun_) {
     // Left before any chunk of it went out: a loop that ends where its period begins (DDP's
     // step loop at each `.item()`, session 28) began a round it never timed. It says nothing
     // and takes no round: the next occurrence begins this one again.

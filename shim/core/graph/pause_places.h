@@ -188,7 +188,6 @@ class PausePlaces {
     bool spoiled = false;  // a chunk untimed or lost, or the occurrence left before its end
     bool untimed = false;  // spoiled by a chunk untimed or lost
     bool counted = false;  // in round_counts_ (a spoiled round settles before its end too)
-    bool chunks = false;   // a chunk of it went out
   };
   RoundCounts round_counts_;
   Round rounds_[kWeighRounds + 1];
@@ -196,7 +195,7 @@ class PausePlaces {
   uint32_t begun_ = 0;        // rounds begun
   uint32_t occurrences_ = 0;  // occurrences begun while weighing, recorded or not
   uint32_t current_ = 0;      // the round of the occurrence going out (0: none)
-  size_t next_start_ = 0;     // where its last chunk ended
+  size_t next_start_ = 0;     // where its last chunk ended (0: none went out yet)
   size_t unweighed_ = 0;
   size_t light_ = 0;
   size_t unweighed_kept_ = 0;
