@@ -158,6 +158,19 @@ TEST_F(GpuTimerTest, AFailedLaunchOrRecordIsNotInFlight) {
   EXPECT_FALSE(t.busy());
 }
 
+TEST_F(GpuTimerTest, StartRecordsTheStartEventOrSaysNoTiming) {
+  // Calls made now (an eager chunk, a lone launch): start() where the start event's record
+  // fails says no timing, and nothing is in flight; where it succeeds, end() takes the slot.
+  GpuTimer t(&api_);
+  standin_inject_failure("cuEventRecord", 1, CUDA_ERROR_LAUNCH_FAILED);
+  EXPECT_FALSE(t.start(ctx_, nullptr));
+  EXPECT_FALSE(t.busy());
+  EXPECT_FALSE(t.start(standin_context_create(), nullptr));  // t is bound to ctx_ now
+  ASSERT_TRUE(t.start(ctx_, nullptr));
+  EXPECT_TRUE(t.end(nullptr, GpuTimer::Tag{7, 1, 0, 1}, true));
+  EXPECT_TRUE(t.busy());
+}
+
 TEST_F(GpuTimerTest, OneContextOnlyAndNothingWithoutTheTimingCall) {
   GpuTimer t(&api_);
   ASSERT_NE(t.begin(ctx_), nullptr);
