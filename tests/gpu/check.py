@@ -21,7 +21,8 @@ Sections (--sections, all by default):
          the real driver (launch_cost): the median launch call without the shim and in graph
          mode, where it is a deferred launch (target <= 150 ns); break_even: steps of N launches
          and a sync without the shim and as one graph, N from 1 to 64, and the smallest N from
-         which the graph wins (issue 10, graphs that pay); op_cost: the driver's answer to
+         which the graph wins (issue 10, graphs that pay), and without the shim N launches
+         against one graph of them, every node patched (N 1, 2, 4: step and host time); op_cost: the driver's answer to
          the memory-type query graph mode makes per copy operand (device, pinned, pageable) and
          a pageable copy and sync, without the shim and in graph mode (info).
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
@@ -198,11 +199,31 @@ class Check:
             graph_us = statistics.mean(med["graph"]) / 1e3
             if all(g < e for g, e in zip(med["graph"], med["none"])):
                 won.append(n)
-            self.add((f"break-even: step of {n} launches + sync, none / graph (us)",
+            # Graph mode follows no segment of one launch: its N = 1 step is passed through.
+            what = "launch + sync (passed through)" if n == 1 else "launches + sync"
+            self.add((f"break-even: step of {n} {what}, none / graph (us)",
                       f"{none_us:.1f} / {graph_us:.1f}", f"{100 * (graph_us / none_us - 1):+.1f} %",
                       "info"))
         first = next((n for n in sizes if all(m in won for m in sizes if m >= n)), None)
         self.add(("break-even: graphs win from N launches on (both rounds)", first, "-", "info"))
+        # The graph itself, without the shim: what a chunk of N launches costs as one graph whose
+        # every node is patched, on the host and to the sync, against the launches (a chunk of
+        # one launch goes out eagerly, chunk_policy.h: this row says what a graph of one costs).
+        for n in (1, 2, 4):
+            step = {"none": [], "raw": []}
+            host = {"none": [], "raw": []}
+            for _ in range(2):
+                for cfg in ("none", "raw"):
+                    argv = [program, str(n), str(steps)] + (["raw"] if cfg == "raw" else [])
+                    fields = self.run(argv, name="break-even").split()
+                    step[cfg].append(int(fields[1]))
+                    host[cfg].append(int(fields[4]))
+            s_none, s_raw = (statistics.mean(step[c]) / 1e3 for c in ("none", "raw"))
+            h_none, h_raw = (statistics.mean(host[c]) / 1e3 for c in ("none", "raw"))
+            self.add((f"no shim, {n} launch(es) / one graph patched: step + sync; host (us)",
+                      f"{s_none:.1f} / {s_raw:.1f}; {h_none:.1f} / {h_raw:.1f}",
+                      f"{100 * (s_raw / s_none - 1):+.1f} %; {100 * (h_raw / h_none - 1):+.1f} %",
+                      "info"))
 
     def hot_path(self):
         """A launch call on the real driver, timed call by call: without the shim (the driver's
