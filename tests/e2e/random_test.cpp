@@ -49,6 +49,19 @@ TEST(Random, GraphModeChangesNoResult) {
   EXPECT_EQ(m["seen_by_engine"].get<int>(),
             m["replayed_in_graphs"].get<int>() + m["eager"].get<int>());
 }
+TEST(Random, OneLaunchGraphsChangeNoResult) {
+  // Chunks of one kernel launch replayed as graphs of one node (one_launch_graphs).
+  const nlohmann::json s =
+      expect_same_digests(RANDOM_PROGRAM, kSeeds, "graph", {{"PYGRAPH_ONE_LAUNCH_GRAPHS", "1"}});
+  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
+  const auto& l = s["launches"];
+  EXPECT_EQ(l["seen_by_engine"].get<int>(),
+            l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
+  // No chunk of one kernel launch went out as it came.
+  EXPECT_FALSE(s["eager_launches_by_reason"].contains("short_chunk"))
+      << s["eager_launches_by_reason"].dump();
+}
 TEST(Random, OffModeChangesNoResult) {
   random_programs_in("off");
 }

@@ -97,6 +97,14 @@ TEST(ChunkPolicy, TwoLaunchesAreWorthAGraphOneIsNot) {
   EXPECT_TRUE(worth_a_graph(2));
 }
 
+TEST(ChunkPolicy, WithOneLaunchGraphsOneKernelLaunchIsWorthAGraphOneCopyIsNot) {
+  EXPECT_TRUE(worth_a_graph(1, 1, true));
+  EXPECT_FALSE(worth_a_graph(1, 0, true));  // a copy, a memset or a program's graph
+  EXPECT_FALSE(worth_a_graph(1, 1, false));
+  EXPECT_FALSE(worth_a_graph(0, 0, true));
+  EXPECT_TRUE(worth_a_graph(2, 0, true));
+}
+
 TEST(ShortChunks, ASequenceCutShortAgainAndAgainRunsUndeferredForAWhileThatDoubles) {
   ShortChunks s;
   EXPECT_FALSE(s.undeferred());

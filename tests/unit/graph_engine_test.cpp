@@ -343,6 +343,32 @@ TEST_F(GraphEngineTest, ChunksAlwaysCutToOneLaunchStopBeingDeferred) {
   expect_all_accounted();
 }
 
+TEST_F(GraphEngineTest, WithOneLaunchGraphsAChunkOfOneLaunchIsReplayedAsAGraph) {
+  // The shape above with one_launch_graphs: each chunk of one launch, cut by the program's graph
+  // launch, is a graph of one node, its argument (the iteration) patched at every replay; a
+  // single copy still goes out as it came.
+  EngineOptions o = chunks_from_8();
+  o.one_launch_graphs = true;
+  GraphEngine e(&api_, o);
+  for (int n = 0; n < 3000; ++n) {
+    both_on(e, addk_, &n, 32);
+    ASSERT_EQ(e.before_op(Op::GraphLaunch, nullptr, false), CUDA_SUCCESS);
+    e.after_op(Op::GraphLaunch, nullptr, false, CUDA_SUCCESS);
+    if (n % 100 == 99) read_on(e, n);
+  }
+  ASSERT_TRUE(e.idle());
+  const EngineStats& s = e.stats();
+  EXPECT_EQ(s.cut_short, 0u);
+  EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kShortChunk)], 0u);
+  // All but the first two segments (not yet repeating) went out as graphs of one node.
+  EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kNotRepeating)], 200u);
+  EXPECT_EQ(s.replays, 2800u);
+  EXPECT_EQ(s.replayed, s.replays);
+  EXPECT_EQ(s.launches, s.replayed + s.eager_total());
+  // The iteration changes at every launch: every replay but a graph's first patches its node.
+  EXPECT_EQ(s.patched_nodes + s.graphs_built, s.replays);
+}
+
 TEST_F(GraphEngineTest, PatchFailureMidReplayStillComputesTheSame) {
   for (int n = 1; n <= 4; ++n) step(n);
   standin_inject_failure("cuGraphExecKernelNodeSetParams", 1, CUDA_ERROR_INVALID_VALUE);

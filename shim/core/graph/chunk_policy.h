@@ -22,7 +22,13 @@
 //    -1.1) for the eager ones (16 chunks), at 32.7 launches a replay against 23.1.
 //  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
-//    one graph win from N = 2 on (1 launch: +4.4 % / +2.7 % slower, 2: -12 to -31 %).
+//    one graph win from N = 2 on (2: -12 to -31 %). Its N = 1 row is no graph: graph mode
+//    follows no segment of one launch, so that row (+2.7 to +13 %) is the launch passed
+//    through. A graph of one node, patched, against the launch: break_even's `raw` rows, on
+//    an H200 (session 29, no shim) 6.6 against 9.3 us a step with its sync, 1.6 against 3.9 us
+//    of host time. Whether a chunk of one kernel launch pays as a graph inside graph mode
+//    (deferral, its weighing, more graphs) is measured with `one_launch_graphs` before it
+//    becomes the default.
 //  - Cut short (ShortChunks, one per sequence): chunks cut below that again and again (a launch
 //    right before the program's own graph launch, every iteration) only delay what they hold.
 //    After kShortLimit in a row with no replay between, the sequence's next occurrences run as
@@ -46,8 +52,11 @@ namespace pygraph {
 // Launches and memops a chunk needs to be replayed as a graph (event ops alone gain nothing).
 constexpr size_t kMinGraphWork = 2;
 
-inline bool worth_a_graph(size_t work) {
-  return work >= kMinGraphWork;
+// Whether a chunk of `work` launches and memops, `kernels` of them kernel launches, is replayed
+// as a graph. `one_launch`: a chunk of a single kernel launch is too (the one_launch_graphs
+// option; a single copy, memset or program's graph still goes out as it came).
+inline bool worth_a_graph(size_t work, size_t kernels = 0, bool one_launch = false) {
+  return work >= kMinGraphWork || (one_launch && work == 1 && kernels == 1);
 }
 
 // The current chunk of the occurrence being followed: where it starts and how large it may grow.

@@ -85,6 +85,15 @@ inline size_t graph_work(const PendingList& pending) {
   return work;
 }
 
+// Kernel launches in the chunk (chunk_policy.h, worth_a_graph).
+inline size_t kernel_work(const PendingList& pending) {
+  size_t kernels = 0;
+  for (const Pending& p : pending) {
+    kernels += p.kind == NodeKind::kKernel;
+  }
+  return kernels;
+}
+
 class ChunkSubmitter {
  public:
   // Not owned; `stats` counts what is built, replayed, failed and issued eagerly.

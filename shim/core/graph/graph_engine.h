@@ -81,6 +81,9 @@ struct EngineOptions {
   // a launch with another grid is another sequence (false). Measured on GPT-2 decode, whose
   // attention grids grow with its KV cache (docs/design-graph-mode.md).
   bool patch_grid = true;
+  // A chunk of one kernel launch is replayed as a graph of one node instead of going out as it
+  // came (chunk_policy.h, worth_a_graph).
+  bool one_launch_graphs = false;
   // Several streams in one graph (stream_fork.h): event records and waits become nodes and
   // edges. Off by default until checked on the GPU (PYGRAPH_STREAMS=1): then the hooks pass
   // event records and waits through as ops, which submit the chunk they order.

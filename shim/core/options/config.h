@@ -40,6 +40,7 @@ struct Config {
   unsigned pause_gpu_us{};      // graph mode: ... where this much GPU work waits there; 0: always
   unsigned pause_idle_ratio{};  // graph mode: no cut where the GPU idles this x the work later
   bool patch_grid{};            // graph mode: grid and dynamic shared memory patched, not in token
+  bool one_launch_graphs{};     // graph mode: a chunk of one kernel launch is replayed as a graph
   bool streams{};               // graph mode: several streams in one graph (stream_fork.h)
   bool program_graphs{};  // graph mode: the program's graphs as child graphs (program_graphs.h)
   unsigned program_graph_launches{};  // graph mode: a program graph's launches before it is taken

@@ -101,6 +101,13 @@ const OptionSpec kTable[] = {
      "(GPT-2 decoding a token: 113 launches a graph instead of 34). Loops are not weighed so. "
      "`0`: idle time is not weighed, and no sequence is split.",
      false},
+    {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
+     "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
+     "program's own graph launch) is replayed as a graph of one node, its arguments patched. "
+     "`0`: it goes out as the program made it. Without pygraph, one such graph and its patch "
+     "took 1.6 microseconds of host time against 3.9 for the launch on an H200 (break_even's `raw` "
+     "rows); whether it pays inside graph mode is being measured.",
+     false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
      "its arguments. `0`: they are part of the launch's shape, so a launch with another grid "
