@@ -42,6 +42,16 @@ static void iteration(const Api& a, const CUfunction* f, CUdeviceptr dst, long l
   a.sync(nullptr);
 }
 
+// One launch and a sync: a segment of one launch, which graph mode never follows (the GPU
+// check's break-even N = 1 row), so all it adds is what every launch and sync pays.
+static void launch_and_sync(const Api& a, const CUfunction* f, CUdeviceptr, long long*,
+                            long long i) {
+  int b = 2;
+  void* params[] = {&i, &b};
+  a.launch(f[0], 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr);
+  a.sync(nullptr);
+}
+
 // Segments that each repeat three times and never again: segment s launches the kernels of the
 // bits of s, so each is another sequence.
 static void fill(const Api& a, const CUfunction* f, int segments) {
@@ -59,10 +69,12 @@ static void fill(const Api& a, const CUfunction* f, int segments) {
   }
 }
 
+using Step = void (*)(const Api&, const CUfunction*, CUdeviceptr, long long*, long long);
+
 static double ns_per_iteration(const Api& a, const CUfunction* f, CUdeviceptr dst, long long* host,
-                               int n) {
+                               int n, Step step = iteration) {
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < n; ++i) iteration(a, f, dst, host, i);
+  for (int i = 0; i < n; ++i) step(a, f, dst, host, i);
   const auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
 }
@@ -74,12 +86,12 @@ static double median(std::vector<double> v) {
 
 // Median added ns per iteration, rounds alternating between the two sets of entry points.
 static double added_ns(const Api& own, const Api& shim, const CUfunction* f, CUdeviceptr dst,
-                       long long* host) {
+                       long long* host, Step step = iteration) {
   const int n = 2000, rounds = 15;
   std::vector<double> diff;
   for (int r = 0; r < rounds; ++r) {
-    const double base = ns_per_iteration(own, f, dst, host, n);
-    diff.push_back(ns_per_iteration(shim, f, dst, host, n) - base);
+    const double base = ns_per_iteration(own, f, dst, host, n, step);
+    diff.push_back(ns_per_iteration(shim, f, dst, host, n, step) - base);
   }
   return median(diff);
 }
@@ -110,11 +122,14 @@ int main() {
   reinterpret_cast<decltype(&cuMemAlloc_v2)>(standin_entry_point("cuMemAlloc_v2"))(&dst, 64);
   static long long host[2];  // pageable
 
+  ns_per_iteration(shim, f, dst, host, 200, launch_and_sync);
+  const double one = added_ns(own, shim, f, dst, host, launch_and_sync);
   ns_per_iteration(shim, f, dst, host, 200);  // the step found and graphed
   const double few = added_ns(own, shim, f, dst, host);
   fill(shim, f, 1500);  // more sequences than the table holds
   ns_per_iteration(shim, f, dst, host, 200);
   const double full = added_ns(own, shim, f, dst, host);
+  std::printf("added_ns_per_launch_and_sync %.1f\n", one);
   std::printf("added_ns_per_iteration_few_sequences %.1f\n", few);
   std::printf("added_ns_per_iteration_full_table %.1f\n", full);
   return 0;
