@@ -313,8 +313,10 @@ TEST(GraphWork, LaunchesAndMemopsCountEventOpsDoNot) {
     pending.add().kind = k;
   }
   EXPECT_EQ(graph_work(pending), 3u);
+  EXPECT_EQ(kernel_work(pending), 1u);
   pending.clear();
   EXPECT_EQ(graph_work(pending), 0u);
+  EXPECT_EQ(kernel_work(pending), 0u);
 }
 
 }  // namespace

@@ -145,8 +145,9 @@ CUresult GraphEngine::submit(bool at_peers) {
       plan_ && plan_->pauses.weighing() ? plan_->pauses.round(start, position_) : 0;
   const GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
   last_timed_ = GpuTimer::Tag{};
-  if (!worth_a_graph(graph_work(pending_), kernel_work(pending_), options_.one_launch_graphs) ||
-      !plan_ || plan_->disabled) {
+  const size_t entries = graph_work(pending_);
+  const size_t kernels = entries == 1 ? kernel_work(pending_) : 0;  // only one launch asks
+  if (!worth_a_graph(entries, kernels, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
     // One launch gains nothing from a graph of one node.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
