@@ -148,7 +148,7 @@ CUresult GraphEngine::submit(bool at_peers) {
   const size_t entries = graph_work(pending_);
   const size_t kernels = entries == 1 ? kernel_work(pending_) : 0;  // only one launch asks
   if (!worth_a_graph(entries, kernels, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
-    // One launch gains nothing from a graph of one node.
+    // Too little for a graph (chunk_policy.h): it goes out as the program made it.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
       plan_->lone_starts.cut_short(start % plan_->length, plan_->length);
