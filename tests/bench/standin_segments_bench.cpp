@@ -6,7 +6,8 @@
 // not grow with the number of sequences known.
 // Rounds alternate between the stand-in's own entry points and the ones cuGetProcAddress hands
 // out (the shim's wrappers when libpygraph.so is preloaded); the median of the per-round
-// differences is printed, per iteration, for a table nearly empty and for a full one.
+// differences is printed, per iteration, for a table nearly empty and for a full one; and per
+// launch and sync, a segment of one launch that graph mode never follows.
 //   scripts/bench-hot-path.sh runs it without the shim and in every mode.
 #include <algorithm>
 #include <chrono>

@@ -69,6 +69,22 @@ TEST(RandomStreams, StreamsThatMayWaitForTheHostChangeNoResult) {
   EXPECT_EQ(s["streams"]["side_streams_forked"].get<int>(), 0);
   EXPECT_GT(s["streams"]["event_ops_issued"].get<int>(), 1000);
 }
+TEST(RandomStreams, OneLaunchGraphsChangeNoResultOnTheAsynchronousStandIn) {
+  // Chunks of one kernel launch as graphs of one node (one_launch_graphs), with event records
+  // and waits between streams in them, and with pauses weighed.
+  for (const char* pause_us : {"0", "1"}) {
+    SCOPED_TRACE(pause_us);
+    const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph",
+                                                 async_with({{"PYGRAPH_ONE_LAUNCH_GRAPHS", "1"},
+                                                             {"PYGRAPH_PAUSE_US", pause_us},
+                                                             {"PYGRAPH_PAUSE_GPU_US", "4"}}));
+    ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+    EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
+    EXPECT_GT(s["streams"]["event_records_in_graphs"].get<int>(), 100);
+    EXPECT_FALSE(s["eager_launches_by_reason"].contains("short_chunk"))
+        << s["eager_launches_by_reason"].dump();
+  }
+}
 TEST(RandomStreams, TraceModeChangesNoResultOnTheAsynchronousStandIn) {
   expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "trace", kAsync);
 }

@@ -40,10 +40,12 @@ class PatchedGraph {
     for (int i = 0; i < n; ++i) tiny<<<1, 32, 0, s>>>(p, 0.0f, i);
     cudaGraph_t g = nullptr;
     if (cudaStreamEndCapture(s, &g) != cudaSuccess) return false;
+    // In no particular order: node k may be launch i != k, but every node gets an index of its
+    // own each step, so the step does the launches' work.
     size_t count = 0;
-    cudaGraphGetNodes(g, nullptr, &count);
+    if (cudaGraphGetNodes(g, nullptr, &count) != cudaSuccess) return false;
     nodes_.resize(count);
-    cudaGraphGetNodes(g, nodes_.data(), &count);
+    if (cudaGraphGetNodes(g, nodes_.data(), &count) != cudaSuccess) return false;
     params_.resize(count);
     for (size_t k = 0; k < count; ++k) {
       if (cudaGraphKernelNodeGetParams(nodes_[k], &params_[k]) != cudaSuccess) return false;

@@ -22,8 +22,8 @@ Sections (--sections, all by default):
          mode, where it is a deferred launch (target <= 150 ns); break_even: steps of N launches
          and a sync without the shim and as one graph, N from 1 to 64, and the smallest N from
          which the graph wins (issue 10, graphs that pay), and without the shim N launches
-         against one graph of them, every node patched (N 1, 2, 4: step and host time); op_cost: the driver's answer to
-         the memory-type query graph mode makes per copy operand (device, pinned, pageable) and
+         against one graph of them, every node patched (N 1, 2, 4: step and host time);
+         op_cost: the driver's answer to the memory-type query graph mode makes per copy operand (device, pinned, pageable) and
          a pageable copy and sync, without the shim and in graph mode (info).
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
@@ -208,7 +208,8 @@ class Check:
         self.add(("break-even: graphs win from N launches on (both rounds)", first, "-", "info"))
         # The graph itself, without the shim: what a chunk of N launches costs as one graph whose
         # every node is patched, on the host and to the sync, against the launches (a chunk of
-        # one launch goes out eagerly, chunk_policy.h: this row says what a graph of one costs).
+        # one launch goes out eagerly unless one_launch_graphs: this row says what a graph of one
+        # costs, chunk_policy.h).
         for n in (1, 2, 4):
             step = {"none": [], "raw": []}
             host = {"none": [], "raw": []}

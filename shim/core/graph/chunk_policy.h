@@ -23,12 +23,12 @@
 //  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
 //    one graph win from N = 2 on (2: -12 to -31 %). Its N = 1 row is no graph: graph mode
-//    follows no segment of one launch, so that row (+2.7 to +13 %) is the launch passed
-//    through. A graph of one node, patched, against the launch: break_even's `raw` rows, on
-//    an H200 (session 29, no shim) 6.6 against 9.3 us a step with its sync, 1.6 against 3.9 us
-//    of host time. Whether a chunk of one kernel launch pays as a graph inside graph mode
-//    (deferral, its weighing, more graphs) is measured with `one_launch_graphs` before it
-//    becomes the default.
+//    follows no segment of one launch, so that row (-19 to +13 % over the sessions, mostly
+//    noise: about 60 ns a launch and sync on the stand-in) is the launch passed through. A graph of
+//    one node, patched, against the launch: break_even's `raw` rows, on an H200 (session 29, no
+//    shim) 6.6 against 9.3 us a step with its sync, 1.6 against 3.9 us of host time. Whether a
+//    chunk of one kernel launch pays as a graph inside graph mode (deferral, its weighing, more
+//    graphs) is measured with `one_launch_graphs` before it becomes the default.
 //  - Cut short (ShortChunks, one per sequence): chunks cut below that again and again (a launch
 //    right before the program's own graph launch, every iteration) only delay what they hold.
 //    After kShortLimit in a row with no replay between, the sequence's next occurrences run as

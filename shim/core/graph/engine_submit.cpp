@@ -146,7 +146,8 @@ CUresult GraphEngine::submit(bool at_peers) {
   const GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
   last_timed_ = GpuTimer::Tag{};
   const size_t entries = graph_work(pending_);
-  const size_t kernels = entries == 1 ? kernel_work(pending_) : 0;  // only one launch asks
+  // Only a chunk of one entry, and only with the option, asks what it holds.
+  const size_t kernels = options_.one_launch_graphs && entries == 1 ? kernel_work(pending_) : 0;
   if (!worth_a_graph(entries, kernels, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
     // Too little for a graph (chunk_policy.h): it goes out as the program made it.
     if (plan_ && !plan_->disabled && !full) {
