@@ -53,15 +53,14 @@ class PatchedGraph {
     return count == size_t(n) && cudaGraphInstantiate(&exec_, g, 0) == cudaSuccess;
   }
   bool launch(cudaStream_t s, float a) {
+    // Each node's argument block: the pointer, this step's value, its own index (the driver
+    // copies the values at each set-params call).
+    a_ = a;
+    void* args[3] = {&p_, &a_, &i_};
     for (size_t k = 0; k < nodes_.size(); ++k) {
-      // Each node's own argument block: the pointer, this step's value, its index.
-      args_[0] = &p_;
-      a_ = a;
-      args_[1] = &a_;
       i_ = int(k);
-      args_[2] = &i_;
       cudaKernelNodeParams kp = params_[k];
-      kp.kernelParams = args_;
+      kp.kernelParams = args;
       if (cudaGraphExecKernelNodeSetParams(exec_, nodes_[k], &kp) != cudaSuccess) return false;
     }
     return cudaGraphLaunch(exec_, s) == cudaSuccess;
@@ -71,7 +70,6 @@ class PatchedGraph {
   float* p_ = nullptr;
   float a_ = 0;
   int i_ = 0;
-  void* args_[3] = {};
   std::vector<cudaGraphNode_t> nodes_;
   std::vector<cudaKernelNodeParams> params_;
   cudaGraphExec_t exec_ = nullptr;

@@ -23,8 +23,9 @@ Sections (--sections, all by default):
          and a sync without the shim and as one graph, N from 1 to 64, and the smallest N from
          which the graph wins (issue 10, graphs that pay), and without the shim N launches
          against one graph of them, every node patched (N 1, 2, 4: step and host time);
-         op_cost: the driver's answer to the memory-type query graph mode makes per copy operand (device, pinned, pageable) and
-         a pageable copy and sync, without the shim and in graph mode (info).
+         op_cost: the driver's answer to the memory-type query graph mode makes per copy
+         operand (device, pinned, pageable) and a pageable copy and sync, without the shim and
+         in graph mode (info).
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
          CPU time per op); no shim vs graph mode vs a first chunk of 8.
@@ -186,15 +187,22 @@ class Check:
         the shim and in graph mode with the step in one graph (PYGRAPH_FIRST_CHUNK=N), two
         rounds taking turns; the smallest N from which the graph wins in both rounds."""
         program = os.path.join(self.build, "break_even")
+
+        def turns(n, arms):
+            """Two rounds of break_even's N-launch step taking turns between `arms` (name ->
+            (extra argv, shim mode)): per arm, each round's output fields as integers."""
+            fields = {arm: [] for arm in arms}
+            for _ in range(2):
+                for arm, (extra, mode) in arms.items():
+                    out = self.run([program, str(n), str(steps)] + extra, mode=mode,
+                                   name="break-even", env_extra={"PYGRAPH_FIRST_CHUNK": str(n)})
+                    fields[arm].append([int(v) for v in out.split()])
+            return fields
+
         won = []
         for n in sizes:
-            med = {"none": [], "graph": []}
-            for _ in range(2):
-                for cfg in ("none", "graph"):
-                    out = self.run([program, str(n), str(steps)],
-                                   mode=None if cfg == "none" else "graph", name="break-even",
-                                   env_extra={"PYGRAPH_FIRST_CHUNK": str(n)})
-                    med[cfg].append(int(out.split()[1]))
+            runs = turns(n, {"none": ([], None), "graph": ([], "graph")})
+            med = {arm: [f[1] for f in rounds] for arm, rounds in runs.items()}
             none_us = statistics.mean(med["none"]) / 1e3
             graph_us = statistics.mean(med["graph"]) / 1e3
             if all(g < e for g, e in zip(med["graph"], med["none"])):
@@ -211,14 +219,9 @@ class Check:
         # one launch goes out eagerly unless one_launch_graphs: this row says what a graph of one
         # costs, chunk_policy.h).
         for n in (1, 2, 4):
-            step = {"none": [], "raw": []}
-            host = {"none": [], "raw": []}
-            for _ in range(2):
-                for cfg in ("none", "raw"):
-                    argv = [program, str(n), str(steps)] + (["raw"] if cfg == "raw" else [])
-                    fields = self.run(argv, name="break-even").split()
-                    step[cfg].append(int(fields[1]))
-                    host[cfg].append(int(fields[4]))
+            runs = turns(n, {"none": ([], None), "raw": (["raw"], None)})
+            step = {arm: [f[1] for f in rounds] for arm, rounds in runs.items()}
+            host = {arm: [f[4] for f in rounds] for arm, rounds in runs.items()}
             s_none, s_raw = (statistics.mean(step[c]) / 1e3 for c in ("none", "raw"))
             h_none, h_raw = (statistics.mean(host[c]) / 1e3 for c in ("none", "raw"))
             self.add((f"no shim, {n} launch(es) / one graph patched: step + sync; host (us)",

@@ -92,9 +92,9 @@ TEST(ChunkCursor, SizesAreSane) {
 }
 
 TEST(ChunkPolicy, TwoLaunchesAreWorthAGraphOneIsNot) {
-  EXPECT_FALSE(worth_a_graph(0));
-  EXPECT_FALSE(worth_a_graph(1));
-  EXPECT_TRUE(worth_a_graph(2));
+  EXPECT_FALSE(worth_a_graph(0, 0, false));
+  EXPECT_FALSE(worth_a_graph(1, 1, false));
+  EXPECT_TRUE(worth_a_graph(2, 2, false));
 }
 
 TEST(ChunkPolicy, WithOneLaunchGraphsOneKernelLaunchIsWorthAGraphOneCopyIsNot) {

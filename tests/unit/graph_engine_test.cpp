@@ -345,8 +345,7 @@ TEST_F(GraphEngineTest, ChunksAlwaysCutToOneLaunchStopBeingDeferred) {
 
 TEST_F(GraphEngineTest, WithOneLaunchGraphsAChunkOfOneLaunchIsReplayedAsAGraph) {
   // The shape above with one_launch_graphs: each chunk of one launch, cut by the program's graph
-  // launch, is a graph of one node, its argument (the iteration) patched at every replay; a
-  // single copy still goes out as it came.
+  // launch, is a graph of one node, its argument (the iteration) patched at every replay.
   EngineOptions o = chunks_from_8();
   o.one_launch_graphs = true;
   GraphEngine e(&api_, o);

@@ -55,7 +55,7 @@ constexpr size_t kMinGraphWork = 2;
 // Whether a chunk of `work` launches and memops, `kernels` of them kernel launches, is replayed
 // as a graph. `one_launch`: a chunk of a single kernel launch is too (the one_launch_graphs
 // option; a single copy, memset or program's graph still goes out as it came).
-inline bool worth_a_graph(size_t work, size_t kernels = 0, bool one_launch = false) {
+inline bool worth_a_graph(size_t work, size_t kernels, bool one_launch) {
   return work >= kMinGraphWork || (one_launch && work == 1 && kernels == 1);
 }
 
