@@ -91,18 +91,40 @@ TEST(ChunkCursor, SizesAreSane) {
   EXPECT_EQ(inverted.max(), 8u);
 }
 
+ChunkMix mix(size_t work, size_t kernels, size_t children = 0) {
+  ChunkMix c;
+  c.work = work;
+  c.kernels = kernels;
+  c.children = children;
+  return c;
+}
+
 TEST(ChunkPolicy, TwoLaunchesAreWorthAGraphOneIsNot) {
-  EXPECT_FALSE(worth_a_graph(0, 0, false));
-  EXPECT_FALSE(worth_a_graph(1, 1, false));
-  EXPECT_TRUE(worth_a_graph(2, 2, false));
+  EXPECT_FALSE(worth_a_graph(mix(0, 0), false));
+  EXPECT_FALSE(worth_a_graph(mix(1, 1), false));
+  EXPECT_TRUE(worth_a_graph(mix(2, 2), false));
+  EXPECT_TRUE(worth_a_graph(mix(2, 0), false));  // two copies
 }
 
 TEST(ChunkPolicy, WithOneLaunchGraphsOneKernelLaunchIsWorthAGraphOneCopyIsNot) {
-  EXPECT_TRUE(worth_a_graph(1, 1, true));
-  EXPECT_FALSE(worth_a_graph(1, 0, true));  // a copy, a memset or a program's graph
-  EXPECT_FALSE(worth_a_graph(1, 1, false));
-  EXPECT_FALSE(worth_a_graph(0, 0, true));
-  EXPECT_TRUE(worth_a_graph(2, 0, true));
+  EXPECT_TRUE(worth_a_graph(mix(1, 1), true));
+  EXPECT_FALSE(worth_a_graph(mix(1, 0), true));     // a copy or a memset
+  EXPECT_FALSE(worth_a_graph(mix(1, 0, 1), true));  // the program's graph
+  EXPECT_FALSE(worth_a_graph(mix(1, 1), false));
+  EXPECT_FALSE(worth_a_graph(mix(0, 0), true));
+  EXPECT_TRUE(worth_a_graph(mix(2, 0), true));
+}
+
+TEST(ChunkPolicy, TheProgramsGraphAndOneLaunchBesideItAreNoGraphOfOurs) {
+  for (bool one_launch : {false, true}) {
+    EXPECT_FALSE(worth_a_graph(mix(2, 1, 1), one_launch));  // a kernel and the program's graph
+    EXPECT_FALSE(worth_a_graph(mix(2, 0, 1), one_launch));  // a copy and the program's graph
+    EXPECT_TRUE(worth_a_graph(mix(3, 2, 1), one_launch));   // two launches beside it
+    EXPECT_TRUE(worth_a_graph(mix(2, 0, 2), one_launch));   // two of the program's graphs
+    EXPECT_TRUE(worth_a_graph(mix(3, 1, 2), one_launch));
+  }
+  EXPECT_TRUE(beside_program_graph(mix(2, 1, 1)));
+  EXPECT_FALSE(beside_program_graph(mix(1, 0, 1)));  // alone: short, not beside
 }
 
 TEST(ShortChunks, ASequenceCutShortAgainAndAgainRunsUndeferredForAWhileThatDoubles) {

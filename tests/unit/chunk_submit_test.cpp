@@ -306,17 +306,21 @@ TEST_F(ChunkSubmitTest, NoEventForTheForkIsAGraphFailureBeforeAnythingRan) {
   EXPECT_EQ(stats_.graphs_live, 1u);
 }
 
-TEST(GraphWork, LaunchesAndMemopsCountEventOpsDoNot) {
+TEST(ChunkMixTest, LaunchesMemopsAndTheProgramsGraphsCountEventOpsDoNot) {
   PendingList pending;
   for (NodeKind k : {NodeKind::kKernel, NodeKind::kEventRecord, NodeKind::kEventWait,
-                     NodeKind::kMemset, NodeKind::kCopy}) {
+                     NodeKind::kMemset, NodeKind::kCopy, NodeKind::kChildGraph}) {
     pending.add().kind = k;
   }
-  EXPECT_EQ(graph_work(pending), 3u);
-  EXPECT_EQ(kernel_work(pending), 1u);
+  ChunkMix c = chunk_mix(pending);
+  EXPECT_EQ(c.work, 4u);
+  EXPECT_EQ(c.kernels, 1u);
+  EXPECT_EQ(c.children, 1u);
   pending.clear();
-  EXPECT_EQ(graph_work(pending), 0u);
-  EXPECT_EQ(kernel_work(pending), 0u);
+  c = chunk_mix(pending);
+  EXPECT_EQ(c.work, 0u);
+  EXPECT_EQ(c.kernels, 0u);
+  EXPECT_EQ(c.children, 0u);
 }
 
 }  // namespace

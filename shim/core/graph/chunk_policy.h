@@ -20,7 +20,8 @@
 //    chunks -6.5 % (-10.9 / +1.1) against -11.9 % (-16.7 / -6.7) when they went out eagerly,
 //    as before (24 chunks); ending their chunks -8.8 % (-13.5 / -1.6) against -6.0 % (-10.2 /
 //    -1.1) for the eager ones (16 chunks), at 32.7 launches a replay against 23.1.
-//  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
+//  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly, and
+//    so does one of the program's graph and a single launch (worth_a_graph says why).
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
 //    one graph win from N = 2 on (2: -12 to -31 %). Its N = 1 row is no graph: graph mode
 //    follows no segment of one launch, so that row (-19 to +13 % over the sessions, mostly
@@ -52,11 +53,28 @@ namespace pygraph {
 // Launches and memops a chunk needs to be replayed as a graph (event ops alone gain nothing).
 constexpr size_t kMinGraphWork = 2;
 
-// Whether a chunk of `work` launches and memops, `kernels` of them kernel launches, is replayed
-// as a graph. `one_launch`: a chunk of a single kernel launch is too (the one_launch_graphs
-// option; a single copy, memset or program's graph still goes out as it came).
-inline bool worth_a_graph(size_t work, size_t kernels, bool one_launch) {
-  return work >= kMinGraphWork || (one_launch && work == 1 && kernels == 1);
+// What a chunk holds, as worth_a_graph weighs it: its launches and memops (`work`), and of them
+// the kernel launches and the program's own graph launches (`children`, child graph nodes).
+struct ChunkMix {
+  size_t work = 0;
+  size_t kernels = 0;
+  size_t children = 0;
+};
+
+// Whether a chunk is replayed as a graph. `one_launch`: a chunk of a single kernel launch is too
+// (the one_launch_graphs option; a single copy, memset or program's graph still goes out as it
+// came). A chunk of the program's graph and one launch beside it (the input copy of
+// torch.compile's reduce-overhead step) goes out as the program made it: the graph saves one
+// launch on the host, where such steps wait for the GPU, and its child graph ran slower on the
+// GPU than the program's own graph launch (session 30, H100, 24 chunks each: ResNet-50 b64,
+// timm b8, BERT b1 -0.4, -0.2, -0.1 % left to the program against -0.1, +0.1, +0.2 % as one
+// graph; +0.2 to +0.7 % on an H200 at 1.0 launch a replay).
+inline bool beside_program_graph(const ChunkMix& c) {
+  return c.children == 1 && c.work == 2;
+}
+inline bool worth_a_graph(const ChunkMix& c, bool one_launch) {
+  if (beside_program_graph(c)) return false;
+  return c.work >= kMinGraphWork || (one_launch && c.work == 1 && c.kernels == 1);
 }
 
 // The current chunk of the occurrence being followed: where it starts and how large it may grow.

@@ -145,12 +145,12 @@ CUresult GraphEngine::submit(bool at_peers) {
       plan_ && plan_->pauses.weighing() ? plan_->pauses.round(start, position_) : 0;
   const GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
   last_timed_ = GpuTimer::Tag{};
-  const size_t entries = graph_work(pending_);
-  // Only a chunk of one entry, and only with the option, asks what it holds.
-  const size_t kernels = options_.one_launch_graphs && entries == 1 ? kernel_work(pending_) : 0;
-  if (!worth_a_graph(entries, kernels, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
-    // Too little for a graph (chunk_policy.h): it goes out as the program made it.
-    if (plan_ && !plan_->disabled && !full) {
+  const ChunkMix mix = chunk_mix(pending_);
+  if (!worth_a_graph(mix, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
+    // Too little for a graph (chunk_policy.h): it goes out as the program made it. A launch
+    // beside the program's graph is declined whatever the graph weighs: declined again and
+    // again, it stops the deferral as a chunk cut short does.
+    if (plan_ && !plan_->disabled && (!full || beside_program_graph(mix))) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
       plan_->lone_starts.cut_short(start % plan_->length, plan_->length);
     }
