@@ -28,11 +28,13 @@ status=0
 b=$PWD/build-asan
 # ASan's runtime must come first in the initial library list: before the preloaded shim.
 asan_rt=$(gcc -print-file-name=libasan.so)
-export LD_LIBRARY_PATH=$b/standin STANDIN_ASYNC=1
+# RANDOM_PROGRAM_GRAPHS=1: random_program launches graphs of its own too (in both runs).
+export LD_LIBRARY_PATH=$b/standin STANDIN_ASYNC=1 RANDOM_PROGRAM_GRAPHS=1
 configs=(
   "PYGRAPH_MAX_SEQUENCES=4 PYGRAPH_MEASURE_WINDOWS=3 PYGRAPH_MEASURE_ITERATIONS=2"
   "PYGRAPH_MAX_SEQUENCES=2 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   "PYGRAPH_ONE_LAUNCH_GRAPHS=1 PYGRAPH_MAX_GRAPHS=8 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
+  "PYGRAPH_PROGRAM_GRAPH_LAUNCHES=1 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_FIRST_CHUNK=1"
 )
 for prog in random_program random_streams_program random_loop_program; do
   ref=$(mktemp)

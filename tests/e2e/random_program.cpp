@@ -14,7 +14,9 @@
 // record/wait between the streams, temporary allocations freed again, a switch to the context
 // already current, a launch in another context, a kernel of a module that is unloaded and loaded
 // again (its function's handle comes back for it), a host buffer used as a pageable source and,
-// once registered half-way, as a pinned bounce buffer (device to host, then back)), repeated a
+// once registered half-way, as a pinned bounce buffer (device to host, then back), and with
+// RANDOM_PROGRAM_GRAPHS=1 in the environment launches of a graph of the program's own, captured
+// once per program (reduce-overhead's shape: eager work around the program's graphs)), repeated a
 // random number of times with small changes (an iteration counter argument, sometimes a different
 // grid) so that sequences repeat as in training loops, and host reads (synchronous copies, stream
 // and event syncs, queries) at random points.
@@ -79,14 +81,15 @@ enum StepKind {
   kCopyDHPinned,
   kRecordWait,
   kTemp,
-  kPackedAdd,    // add with its arguments in an `extra` block (layout known; with an odd scalar,
-                 // of a kernel whose parameters go on past the block, as NCCL's do)
-  kPackedShift,  // shift likewise, through a handle whose layout the driver does not give
-  kCtxSame,      // cuCtxSetCurrent to the context already current
-  kCtxOther,     // an add launched while another context is current, then back
-  kReloadedMix,  // mix through a function of the module that kReload unloads
-  kReload,       // that module unloaded and loaded again
-  kBounce,       // host buffer: a pageable source, then (registered) a round trip through it
+  kPackedAdd,     // add with its arguments in an `extra` block (layout known; with an odd scalar,
+                  // of a kernel whose parameters go on past the block, as NCCL's do)
+  kPackedShift,   // shift likewise, through a handle whose layout the driver does not give
+  kCtxSame,       // cuCtxSetCurrent to the context already current
+  kCtxOther,      // an add launched while another context is current, then back
+  kReloadedMix,   // mix through a function of the module that kReload unloads
+  kReload,        // that module unloaded and loaded again
+  kBounce,        // host buffer: a pageable source, then (registered) a round trip through it
+  kProgramGraph,  // the program's own graph (three launches on fixed buffers), where enabled
   kKinds
 };
 
@@ -124,6 +127,12 @@ struct Step {
   unsigned grid;
 };
 
+// RANDOM_PROGRAM_GRAPHS=1: the programs launch graphs of their own (kProgramGraph).
+const bool kProgramGraphs = [] {
+  const char* v = std::getenv("RANDOM_PROGRAM_GRAPHS");
+  return v && std::strcmp(v, "1") == 0;
+}();
+
 uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
@@ -143,6 +152,24 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
   for (int b = 0; b < kBuffers; ++b) {
     OK(cu.alloc(&buf[b], kLen * sizeof(int)));
     OK(cu.memset_async(buf[b], unsigned(b * 7 + 1), kLen, nullptr));
+  }
+  // The program's graph: three launches captured on the second stream, their arguments fixed
+  // at capture as static buffers are, instantiated as PyTorch does.
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  if (kProgramGraphs) {
+    int fixed = int(seed % 97) - 48;
+    void* add[] = {&fixed, &buf[0]};
+    void* mix[] = {&fixed, &buf[1], &buf[2]};
+    void* shift[] = {&fixed, &buf[2]};
+    OK(cu.begin_capture(streams[1], CU_STREAM_CAPTURE_MODE_RELAXED));
+    OK(cu.launch(fn[0], 2, 1, 1, 32, 1, 1, 0, streams[1], add, nullptr));
+    OK(cu.launch(fn[1], 1, 1, 1, 32, 1, 1, 0, streams[1], mix, nullptr));
+    OK(cu.launch(fn[2], 1, 1, 1, 32, 1, 1, 0, streams[1], shift, nullptr));
+    OK(cu.end_capture(streams[1], &graph));
+    OK(cu.graph_instantiate(&exec, graph,
+                            CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                                CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY));
   }
   // Pageable until registered half-way through the iterations; from then on the GPU alone
   // writes it (a round trip in stream order), the host never.
@@ -267,6 +294,9 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
             std::fill(bounce.begin(), bounce.end(), -1);
           }
           break;
+        case kProgramGraph:
+          if (exec) OK(cu.graph_launch(exec, st));
+          break;
         case kKinds:
           break;
       }
@@ -295,6 +325,10 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
     }
   }
   OK(cu.ctx_sync(nullptr));
+  if (exec) {
+    OK(cu.graph_exec_destroy(exec));
+    OK(cu.graph_destroy(graph));
+  }
   d.add(pinned_out, kLen * sizeof(int));
   if (registered) OK(cu.host_unregister(bounce.data()));
   OK(cu.free_host(pinned_in));

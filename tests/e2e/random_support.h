@@ -50,6 +50,13 @@ struct Api {
   decltype(&cuMemHostRegister_v2) host_register;
   decltype(&cuMemHostUnregister) host_unregister;
   decltype(&cuLaunchHostFunc) launch_host_func;
+  // The program's own graphs.
+  decltype(&cuStreamBeginCapture_v2) begin_capture;
+  decltype(&cuStreamEndCapture) end_capture;
+  decltype(&cuGraphInstantiateWithFlags) graph_instantiate;  // "cuGraphInstantiate" at 13000
+  decltype(&cuGraphLaunch) graph_launch;
+  decltype(&cuGraphExecDestroy) graph_exec_destroy;
+  decltype(&cuGraphDestroy) graph_destroy;
 };
 
 inline bool load(Api* a) {
@@ -84,7 +91,13 @@ inline bool load(Api* a) {
          standin::resolve(get, "cuMemcpyDtoH", &a->copy_dh) &&
          standin::resolve(get, "cuMemHostRegister", &a->host_register) &&
          standin::resolve(get, "cuMemHostUnregister", &a->host_unregister) &&
-         standin::resolve(get, "cuLaunchHostFunc", &a->launch_host_func);
+         standin::resolve(get, "cuLaunchHostFunc", &a->launch_host_func) &&
+         standin::resolve(get, "cuStreamBeginCapture", &a->begin_capture) &&
+         standin::resolve(get, "cuStreamEndCapture", &a->end_capture) &&
+         standin::resolve(get, "cuGraphInstantiate", &a->graph_instantiate) &&
+         standin::resolve(get, "cuGraphLaunch", &a->graph_launch) &&
+         standin::resolve(get, "cuGraphExecDestroy", &a->graph_exec_destroy) &&
+         standin::resolve(get, "cuGraphDestroy", &a->graph_destroy);
 }
 
 struct Digest {  // FNV-1a
