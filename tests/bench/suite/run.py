@@ -23,6 +23,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -237,7 +238,7 @@ class Suite:
         if not r:
             return {"status": "failed", "reason": "no result file: " + workers[0].tail()}
         c = {"status": "ok", "chunk_ms": r["chunk_ms"], "digest": r["digest"],
-             "ms_per_iter": sorted(r["chunk_ms"])[len(r["chunk_ms"]) // 2]}
+             "ms_per_iter": statistics.median(r["chunk_ms"])}
         if "torch_peak_reserved_mb" in r:
             c["torch_peak_reserved_mb"] = round(r["torch_peak_reserved_mb"], 1)
         mem = [self.memory.peak.get(wk.proc.pid) for wk in workers]
@@ -329,7 +330,7 @@ class Suite:
             # The cell's time is the slowest rank's chunk (a step ends when every rank is done).
             chunk_ms = [max(r["chunk_ms"][k] for r in ranks) for k in range(a.chunks)]
             cells[cell] = {"status": "ok", "chunk_ms": chunk_ms,
-                           "ms_per_iter": sorted(chunk_ms)[len(chunk_ms) // 2],
+                           "ms_per_iter": statistics.median(chunk_ms),
                            "digest": ",".join(r["digest"] for r in ranks), "ranks": ranks}
             if shim_base(cell) is not None:
                 cells[cell]["shim"] = ranks[0].get("shim")
