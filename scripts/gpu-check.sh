@@ -23,6 +23,7 @@ nvcc -O2 -o build-gpu/streams_loop tests/gpu/streams_loop.cu
 nvcc -O2 -o build-gpu/break_even tests/gpu/break_even.cu
 nvcc -O2 -o build-gpu/launch_cost tests/gpu/launch_cost.cu
 nvcc -O2 -o build-gpu/op_cost tests/gpu/op_cost.cu
+nvcc -O2 -o build-gpu/child_graph_cost tests/gpu/child_graph_cost.cu
 nvcc -O2 -o build-gpu/gpu_idle tests/gpu/gpu_idle.cu
 
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')

@@ -25,7 +25,9 @@ Sections (--sections, all by default):
          against one graph of them, every node patched (N 1, 2, 4: step and host time);
          op_cost: the driver's answer to the memory-type query graph mode makes per copy
          operand (device, pinned, pageable) and a pageable copy and sync, without the shim and
-         in graph mode (info).
+         in graph mode (info); child_graph_cost: without the shim, an input copy and a program's
+         graph of 300 nodes launched as the program does against one graph holding both (its
+         copy node patched or not) and against the copy as a graph of its own (GPU time a step).
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
          CPU time per op); no shim vs graph mode vs a first chunk of 8.
@@ -262,6 +264,21 @@ class Check:
                       f"{r['copy_pageable_ns']:.0f}/{r['sync_ns']:.0f}/{r['step_ns']:.0f}", "-",
                       "info"))
 
+    def child_graph_cost(self):
+        """No shim: a step of an input copy and the program's graph (300 nodes), launched as the
+        program does, against one graph of ours holding both, patched or not, and against the
+        copy alone as a graph beside the program's launch (tests/gpu/child_graph_cost.cu;
+        chunk_policy.h, beside_program_graph)."""
+        out = self.run([os.path.join(self.build, "child_graph_cost")], mode=None,
+                       name="child_graph_cost")
+        r = {f[0]: [float(v) for v in f[1:]] for f in (l.split() for l in out.strip().splitlines())}
+        eager = r["eager"][0]
+        for way in ("eager", "patched", "fixed", "twice"):
+            med, p25, p75, host = r[way]
+            self.add((f"no shim, copy + program's graph, {way}: GPU (p25/p75); host (us/step)",
+                      f"{med:.1f} ({p25:.1f}/{p75:.1f}); {host:.2f}",
+                      f"{100 * (med / eager - 1):+.2f} %", "info"))
+
     def idle(self, model, steps=40):
         """GPU idle time at the start of a step: without the shim, in graph mode (first chunk of
         2 launches, the default) and with a first chunk of 8."""
@@ -496,7 +513,7 @@ def main():
     if "graph" in sections:
         steps += [lambda m=m: c.graph_mode(m, 60) for m in models]
     if "cost" in sections:
-        steps += [c.launch_cost, c.hot_path, c.break_even, c.op_cost]
+        steps += [c.launch_cost, c.hot_path, c.break_even, c.op_cost, c.child_graph_cost]
     if "bench" in sections:
         steps.append(lambda: c.benchmark(steps=1000))
         steps += [lambda m=m: c.benchmark(400, m, ("none", "graph")) for m in models]
