@@ -108,11 +108,13 @@ int main(int argc, char** argv) {
   cudaGraphNode_t copy_node, child;
   CHECK(cudaGraphAddKernelNode(&copy_node, ours, nullptr, 0, &cp));
   CHECK(cudaGraphAddChildGraphNode(&child, ours, &copy_node, 1, program));
-  cudaGraphExec_t ours_exec[2];
-  CHECK(cudaGraphInstantiate(&ours_exec[0], ours, 0));
+  // "patched" patches an exec of its own; "fixed" has one per source and patches none.
+  cudaGraphExec_t patched_exec, fixed_exec[2];
+  CHECK(cudaGraphInstantiate(&patched_exec, ours, 0));
+  CHECK(cudaGraphInstantiate(&fixed_exec[0], ours, 0));
   src = inputs[1];
   CHECK(cudaGraphKernelNodeSetParams(copy_node, &cp));
-  CHECK(cudaGraphInstantiate(&ours_exec[1], ours, 0));  // "fixed": one per source
+  CHECK(cudaGraphInstantiate(&fixed_exec[1], ours, 0));
 
   // "twice": the copy alone as a graph (patched each step), then the program's exec.
   cudaGraph_t copy_graph;
@@ -129,10 +131,10 @@ int main(int argc, char** argv) {
       copy<<<copy_blocks, copy_threads, 0, s>>>(in_static, src, n);
       CHECK(cudaGraphLaunch(program_exec, s));
     } else if (way == "patched") {
-      CHECK(cudaGraphExecKernelNodeSetParams(ours_exec[0], copy_node, &cp));
-      CHECK(cudaGraphLaunch(ours_exec[0], s));
+      CHECK(cudaGraphExecKernelNodeSetParams(patched_exec, copy_node, &cp));
+      CHECK(cudaGraphLaunch(patched_exec, s));
     } else if (way == "fixed") {
-      CHECK(cudaGraphLaunch(ours_exec[i % 2], s));
+      CHECK(cudaGraphLaunch(fixed_exec[i % 2], s));
     } else {
       CHECK(cudaGraphExecKernelNodeSetParams(copy_exec, lone_copy, &cp));
       CHECK(cudaGraphLaunch(copy_exec, s));
