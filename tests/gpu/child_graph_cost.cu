@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "check_call.h"
+
 namespace {
 
 constexpr int kLen = 1 << 20;  // floats in the input (4 MB: timm-b8's input is 4.8 MB)
@@ -47,15 +49,6 @@ long long now_ns() {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1000000000ll + t.tv_nsec;
 }
-
-#define CHECK(x)                                                    \
-  do {                                                              \
-    cudaError_t e_ = (x);                                           \
-    if (e_ != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                 \
-    }                                                               \
-  } while (0)
 
 struct Quartiles {
   double p25, median, p75;
