@@ -210,6 +210,24 @@ TEST(ProgramGraphs, OneLaunchBesideTheProgramsGraphIsLeftToTheProgram) {
   EXPECT_LE(g.stats["launches"]["recorded"].get<int>(), 2 * 4);  // deferred only while it tried
 }
 
+TEST(ProgramGraphs, ACollectiveBesideTheProgramsGraphIsNotCutShort) {
+  // Each step: a launch, the program's graph of one launch, then a kernel its peers wait for
+  // (NCCL's), which ends its chunk at once. With first chunks of one launch the step goes out as
+  // [launch] [graph, collective]: the second, beside the program's graph, goes out as the
+  // program made it (beside_program_graph), but a chunk such a kernel ended never counts as cut
+  // short: the steps stay deferred, and the program's graph is taken into every step's chunk
+  // (counted so, its place would go out as it comes after four: LoneStarts).
+  const GraphRun g = run_program_graphs("peers", {{"PYGRAPH_FIRST_CHUNK", "1"}});
+  ASSERT_FALSE(g.plain.empty());
+  EXPECT_EQ(g.shim, g.plain);
+  ASSERT_TRUE(g.stats.is_object());
+  EXPECT_EQ(g.stats["graphs"]["replays"], 0);
+  EXPECT_EQ(g.stats["graphs"]["sequences_cut_short"], 0);
+  EXPECT_GE(g.stats["graphs"]["peer_cuts"].get<int>(), 190);
+  EXPECT_GE(g.stats["program_graphs"]["issued_with_chunk"].get<int>(), 190);
+  EXPECT_GE(g.stats["launches"]["recorded"].get<int>(), 2 * 190);
+}
+
 TEST(ProgramGraphs, AGraphIsTakenFromItsSixteenthLaunchOn) {
   // By default (program_graph_launches 16) the program launches each graph itself 15 times;
   // its step, with the graphs in it, is then a new sequence, followed from its third

@@ -17,7 +17,9 @@
 //    nothing else, and the host syncs and reads every READ_EVERY steps (compiled inference at
 //    batch 1 under reduce-overhead, timed in chunks of READ_EVERY iterations);
 //  - beside: each of 200 steps is one launch (the input copied in) and the forward graph, then
-//    the host reads (compiled inference at a large batch under reduce-overhead).
+//    the host reads (compiled inference at a large batch under reduce-overhead);
+//  - peers: each of 200 steps is one launch, the forward graph (one launch) and a kernel named
+//    as NCCL's collectives (one its peers wait for), then the host reads.
 // Prints one line: a digest of everything the host read. Same output with and without the shim.
 #include <algorithm>
 #include <cstdint>
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
   }
   const size_t sizes[2] = {4, 8};
   standin_register_kernel("mix", &mix, 2, sizes);
+  standin_register_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", &mix, 2, sizes);
   CUfunction f;
   CUdeviceptr y;
   CUstream stream, side;
@@ -92,6 +95,9 @@ int main(int argc, char** argv) {
   // Arguments the graphs hold: fixed at capture, as static buffers are.
   const bool alone = std::strcmp(what, "alone") == 0;
   const bool beside = std::strcmp(what, "beside") == 0;
+  const bool peers = std::strcmp(what, "peers") == 0;
+  CUfunction collective;
+  if (peers && function(&collective, nullptr, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")) return 2;
   const bool loop = alone || std::strcmp(what, "loop") == 0;
   int fixed[48];
   for (int i = 0; i < 48; ++i) fixed[i] = 100 + i;
@@ -114,7 +120,10 @@ int main(int argc, char** argv) {
   };
   CUgraph forward_graph, backward_graph;
   CUgraphExec forward, backward;
-  if (!capture(0, &forward_graph, &forward, loop ? 40 : 5) ||
+  if (!capture(0, &forward_graph, &forward,
+               loop    ? 40
+               : peers ? 1
+                       : 5) ||
       !capture(loop ? 40 : 5, &backward_graph, &backward)) {
     return 3;
   }
@@ -123,7 +132,7 @@ int main(int argc, char** argv) {
 
   int host[kLen] = {};
   uint64_t digest = 1469598103934665603ull;
-  const int steps = alone && argc > 2 ? std::atoi(argv[2]) : loop || beside ? 200 : 40;
+  const int steps = alone && argc > 2 ? std::atoi(argv[2]) : loop || beside || peers ? 200 : 40;
   const int read_every = alone && argc > 3 ? std::max(std::atoi(argv[3]), 1) : loop ? 50 : 1;
   for (int step = 0; step < steps; ++step) {
     int input = step * 7, tail = step + 1000;
@@ -154,6 +163,12 @@ int main(int argc, char** argv) {
       if (graph_launch(forward, stream)) return 5;
     } else if (beside) {
       if (run(&input, stream) || graph_launch(forward, stream)) return 5;
+    } else if (peers) {
+      void* params[] = {&input, &y};
+      if (run(&input, stream) || graph_launch(forward, stream) ||
+          launch(collective, 1, 1, 1, 32, 1, 1, 0, stream, params, nullptr)) {
+        return 5;
+      }
     } else {
       if (run(&input, stream) || graph_launch(forward, at)) return 5;
       if (at != stream && (record(ev, side) || wait(stream, ev, 0))) return 5;
