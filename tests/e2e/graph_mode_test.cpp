@@ -180,52 +180,45 @@ TEST(ProgramGraphs, TheProgramsGraphLaunchesJoinTheChunkAsChildGraphs) {
   EXPECT_EQ(pg["launches"], 80);
   EXPECT_EQ(pg["instantiated"], 2);
   EXPECT_EQ(pg["takeable"], 2);
-  // Every launch of them from the third step on (the step's sequence is known) is taken: no
-  // graph launch of the program cuts the step.
+  // Every launch of them from the third step on (the step's sequence is known) is taken, in
+  // steady state inside the chunk's graph: no graph launch of the program cuts the step.
   EXPECT_EQ(pg["taken_into_chunks"], 2 * 38);
+  EXPECT_GE(pg["replayed_in_graphs"].get<int>(), 2 * 36);
   EXPECT_EQ(pg["replayed_in_graphs"].get<int>() + pg["issued_with_chunk"].get<int>(), 2 * 38);
   EXPECT_EQ(g.stats["flushes"]["by_reason"].value("cuGraphLaunch", 0), 0);
-  // The backward graph, with the two launches before it, is replayed in a graph of ours in every
-  // step; the forward graph, in the step's first chunk beside its one input launch, goes out as
-  // the program launched it, with that launch (chunk_policy.h, beside_program_graph).
-  EXPECT_GE(pg["replayed_in_graphs"].get<int>(), 36);
-  EXPECT_GE(pg["issued_with_chunk"].get<int>(), 36);
-  EXPECT_GE(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 36);
-  EXPECT_GE(g.stats["launches"]["replayed_in_graphs"].get<int>(), 5 * 36);
+  EXPECT_GE(g.stats["launches"]["replayed_in_graphs"].get<int>(), 6 * 36);
+  EXPECT_EQ(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 0);
 }
 
-TEST(ProgramGraphs, OneLaunchBesideTheProgramsGraphIsLeftToTheProgram) {
-  // Each step: an input launch, the program's graph, a read. A graph of ours would only hold the
-  // two (chunk_policy.h, beside_program_graph): the step goes out as the program made it, and
-  // after a few such chunks at the step's start (LoneStarts) its input launch goes out as it
-  // comes, undeferred; the program's graph, a chunk full alone, goes out as it is launched.
+TEST(ProgramGraphs, OneLaunchBesideTheProgramsGraphJoinsItInAGraphOfOurs) {
+  // Each step: an input launch, the program's graph, a read (compiled inference at a large batch
+  // under reduce-overhead). The two go out as one graph of ours, the program's graph a child of
+  // it (chunk_policy.h, worth_a_graph: session 31 measured no GPU cost for that, and half the
+  // host time).
   const GraphRun g = run_program_graphs("beside");
   ASSERT_FALSE(g.plain.empty());
   EXPECT_EQ(g.shim, g.plain);
   ASSERT_TRUE(g.stats.is_object());
   EXPECT_EQ(g.stats["launches"]["intercepted"], 200 + 2 * 5);  // and the captures' launches
-  EXPECT_EQ(g.stats["graphs"]["replays"], 0);
-  EXPECT_EQ(g.stats["program_graphs"]["replayed_in_graphs"], 0);
-  EXPECT_GE(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 190);
-  EXPECT_LE(g.stats["launches"]["recorded"].get<int>(), 2 * 4);  // deferred only while it tried
+  EXPECT_GE(g.stats["graphs"]["replays"].get<int>(), 190);
+  EXPECT_GE(g.stats["program_graphs"]["replayed_in_graphs"].get<int>(), 190);
+  EXPECT_EQ(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 0);
+  EXPECT_EQ(g.stats["graphs"]["sequences_cut_short"], 0);
 }
 
-TEST(ProgramGraphs, ACollectiveBesideTheProgramsGraphIsNotCutShort) {
+TEST(ProgramGraphs, ACollectiveBesideTheProgramsGraphEndsAGraphOfOurs) {
   // Each step: a launch, the program's graph of one launch, then a kernel its peers wait for
   // (NCCL's), which ends its chunk at once. With first chunks of one launch the step goes out as
-  // [launch] [graph, collective]: the second, beside the program's graph, goes out as the
-  // program made it (beside_program_graph), but a chunk such a kernel ended never counts as cut
-  // short: the steps stay deferred, and the program's graph is taken into every step's chunk
-  // (counted so, its place would go out as it comes after four: LoneStarts).
+  // [launch] [graph, collective]: the second is a graph of ours, replayed as soon as the
+  // collective is recorded, and neither counts as cut short.
   const GraphRun g = run_program_graphs("peers", {{"PYGRAPH_FIRST_CHUNK", "1"}});
   ASSERT_FALSE(g.plain.empty());
   EXPECT_EQ(g.shim, g.plain);
   ASSERT_TRUE(g.stats.is_object());
-  EXPECT_EQ(g.stats["graphs"]["replays"], 0);
+  EXPECT_GE(g.stats["graphs"]["replays"].get<int>(), 190);
   EXPECT_EQ(g.stats["graphs"]["sequences_cut_short"], 0);
   EXPECT_GE(g.stats["graphs"]["peer_cuts"].get<int>(), 190);
-  EXPECT_GE(g.stats["program_graphs"]["issued_with_chunk"].get<int>(), 190);
-  EXPECT_GE(g.stats["launches"]["recorded"].get<int>(), 2 * 190);
+  EXPECT_GE(g.stats["program_graphs"]["replayed_in_graphs"].get<int>(), 190);
 }
 
 TEST(ProgramGraphs, AGraphIsTakenFromItsSixteenthLaunchOn) {

@@ -268,7 +268,7 @@ class Check:
         """No shim: a step of an input copy and the program's graph (300 nodes), launched as the
         program does, against one graph of ours holding both, patched or not, and against the
         copy alone as a graph beside the program's launch (tests/gpu/child_graph_cost.cu;
-        chunk_policy.h, beside_program_graph)."""
+        chunk_policy.h, worth_a_graph)."""
         out = self.run([os.path.join(self.build, "child_graph_cost")], mode=None,
                        name="child_graph_cost")
         r = {f[0]: [float(v) for v in f[1:]] for f in (l.split() for l in out.strip().splitlines())}

@@ -91,11 +91,10 @@ TEST(ChunkCursor, SizesAreSane) {
   EXPECT_EQ(inverted.max(), 8u);
 }
 
-ChunkMix mix(size_t work, size_t kernels, size_t children = 0) {
+ChunkMix mix(size_t work, size_t kernels) {
   ChunkMix c;
   c.work = work;
   c.kernels = kernels;
-  c.children = children;
   return c;
 }
 
@@ -108,23 +107,17 @@ TEST(ChunkPolicy, TwoLaunchesAreWorthAGraphOneIsNot) {
 
 TEST(ChunkPolicy, WithOneLaunchGraphsOneKernelLaunchIsWorthAGraphOneCopyIsNot) {
   EXPECT_TRUE(worth_a_graph(mix(1, 1), true));
-  EXPECT_FALSE(worth_a_graph(mix(1, 0), true));     // a copy or a memset
-  EXPECT_FALSE(worth_a_graph(mix(1, 0, 1), true));  // the program's graph
+  EXPECT_FALSE(worth_a_graph(mix(1, 0), true));  // a copy, a memset or the program's graph
   EXPECT_FALSE(worth_a_graph(mix(1, 1), false));
   EXPECT_FALSE(worth_a_graph(mix(0, 0), true));
   EXPECT_TRUE(worth_a_graph(mix(2, 0), true));
 }
 
-TEST(ChunkPolicy, TheProgramsGraphAndOneLaunchBesideItAreNoGraphOfOurs) {
+TEST(ChunkPolicy, TheProgramsGraphAndOneLaunchBesideItAreAGraphOfOurs) {
   for (bool one_launch : {false, true}) {
-    EXPECT_FALSE(worth_a_graph(mix(2, 1, 1), one_launch));  // a kernel and the program's graph
-    EXPECT_FALSE(worth_a_graph(mix(2, 0, 1), one_launch));  // a copy and the program's graph
-    EXPECT_TRUE(worth_a_graph(mix(3, 2, 1), one_launch));   // two launches beside it
-    EXPECT_TRUE(worth_a_graph(mix(2, 0, 2), one_launch));   // two of the program's graphs
-    EXPECT_TRUE(worth_a_graph(mix(3, 1, 2), one_launch));
+    EXPECT_TRUE(worth_a_graph(mix(2, 1), one_launch));  // a kernel and the program's graph
+    EXPECT_TRUE(worth_a_graph(mix(2, 0), one_launch));  // a copy and the program's graph
   }
-  EXPECT_TRUE(beside_program_graph(mix(2, 1, 1)));
-  EXPECT_FALSE(beside_program_graph(mix(1, 0, 1)));  // alone: short, not beside
 }
 
 TEST(ShortChunks, ASequenceCutShortAgainAndAgainRunsUndeferredForAWhileThatDoubles) {

@@ -20,8 +20,7 @@
 //    chunks -6.5 % (-10.9 / +1.1) against -11.9 % (-16.7 / -6.7) when they went out eagerly,
 //    as before (24 chunks); ending their chunks -8.8 % (-13.5 / -1.6) against -6.0 % (-10.2 /
 //    -1.1) for the eager ones (16 chunks), at 32.7 launches a replay against 23.1.
-//  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly, and
-//    so does one of the program's graph and a single launch (worth_a_graph says why).
+//  - Worth a graph: a chunk of fewer than kMinGraphWork launches and memops goes out eagerly.
 //    Measured on the GPU (break_even.cu, sessions 8 and 9): steps of N launches and a sync as
 //    one graph win from N = 2 on (2: -12 to -31 %). Its N = 1 row is no graph: graph mode
 //    follows no segment of one launch, so that row (-19 to +13 % over the sessions, mostly
@@ -54,26 +53,21 @@ namespace pygraph {
 constexpr size_t kMinGraphWork = 2;
 
 // What a chunk holds, as worth_a_graph weighs it: its launches and memops (`work`), and of them
-// the kernel launches and the program's own graph launches (`children`, child graph nodes).
+// the kernel launches.
 struct ChunkMix {
   size_t work = 0;
   size_t kernels = 0;
-  size_t children = 0;
 };
 
 // Whether a chunk is replayed as a graph. `one_launch`: a chunk of a single kernel launch is too
 // (the one_launch_graphs option; a single copy, memset or program's graph still goes out as it
-// came). A chunk of the program's graph and one launch beside it (the input copy of
-// torch.compile's reduce-overhead step) goes out as the program made it: the graph saves one
-// launch on the host, where such steps wait for the GPU, and its child graph ran slower on the
-// GPU than the program's own graph launch (session 30, H100, 24 chunks each: ResNet-50 b64,
-// timm b8, BERT b1 -0.4, -0.2, -0.1 % left to the program against -0.1, +0.1, +0.2 % as one
-// graph; +0.2 to +0.7 % on an H200 at 1.0 launch a replay).
-inline bool beside_program_graph(const ChunkMix& c) {
-  return c.children == 1 && c.work == 2;
-}
+// came). The program's graph with one launch beside it (the input copy of torch.compile's
+// reduce-overhead step) is a graph of ours like any chunk of two: left to the program (session
+// 30), it cost six reduce-overhead cells their coverage (0 to 95 %, host-tensors +7.2 % against
+// +2.1 %) for no speed shown, and one graph holding a copy and a program's graph of 300 nodes ran
+// as fast on the GPU as the two launched apart, in half the host time (session 31, H100,
+// child_graph_cost: -0.05 %, 3.1 against 6.6 us).
 inline bool worth_a_graph(const ChunkMix& c, bool one_launch) {
-  if (beside_program_graph(c)) return false;
   return c.work >= kMinGraphWork || (one_launch && c.work == 1 && c.kernels == 1);
 }
 

@@ -84,7 +84,6 @@ inline ChunkMix chunk_mix(const PendingList& pending) {
   for (const Pending& p : pending) {
     c.work += !is_event_op(p.kind);
     c.kernels += p.kind == NodeKind::kKernel;
-    c.children += p.kind == NodeKind::kChildGraph;
   }
   return c;
 }

@@ -17,21 +17,21 @@
 namespace pygraph {
 
 // Why a launch (or an async memset or copy) went to the driver as a plain call.
-#define PYGRAPH_EAGER_REASONS(X)                                                                \
-  X(kNotRepeating, "not_repeating")        /* not (yet) part of a sequence seen min_repeats */  \
-  X(kUnknownLayout, "unknown_layout")      /* the driver gave no parameter layout */            \
-  X(kPackedArgs, "packed_args")            /* `extra` beside kernelParams, or not a buffer */   \
-  X(kPackedArgsSize, "packed_args_size")   /* packed block not the kernel's parameter size */   \
-  X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */                  \
-  X(kAttributes, "attributes")             /* an attribute no kernel node can carry */          \
-  X(kCapture, "program_capture")           /* the program is capturing a graph itself */        \
-  X(kMismatch, "mismatch")                 /* recorded, then the sequence went elsewhere */     \
-  X(kShortChunk, "short_chunk")            /* a single launch, or one beside a program graph */ \
-  X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */         \
-  X(kLaunchError, "launch_error")          /* the eager launch itself failed */                 \
-  X(kMemopOperands, "memop_operands")      /* memory no node can address, or size 0 */          \
-  X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */     \
-  X(kDecidedEager, "decided_eager")        /* its sequence's graphs measured as not paying */   \
+#define PYGRAPH_EAGER_REASONS(X)                                                               \
+  X(kNotRepeating, "not_repeating")        /* not (yet) part of a sequence seen min_repeats */ \
+  X(kUnknownLayout, "unknown_layout")      /* the driver gave no parameter layout */           \
+  X(kPackedArgs, "packed_args")            /* `extra` beside kernelParams, or not a buffer */  \
+  X(kPackedArgsSize, "packed_args_size")   /* packed block not the kernel's parameter size */  \
+  X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */                 \
+  X(kAttributes, "attributes")             /* an attribute no kernel node can carry */         \
+  X(kCapture, "program_capture")           /* the program is capturing a graph itself */       \
+  X(kMismatch, "mismatch")                 /* recorded, then the sequence went elsewhere */    \
+  X(kShortChunk, "short_chunk")            /* a flush left a single recorded launch */         \
+  X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */        \
+  X(kLaunchError, "launch_error")          /* the eager launch itself failed */                \
+  X(kMemopOperands, "memop_operands")      /* memory no node can address, or size 0 */         \
+  X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */    \
+  X(kDecidedEager, "decided_eager")        /* its sequence's graphs measured as not paying */  \
   X(kMeasuring, "measuring")               /* an eager window of its sequence's measurement */
 
 enum class EagerReason : uint8_t {

@@ -130,15 +130,12 @@ CUresult GraphEngine::submit(bool at_peers) {
   // (chunk_policy.h).
   const size_t start = chunk_.start();
   // Filled, not cut short: a chunk of one launch that weighs its size (a program's graph
-  // weighing its nodes) is no reason to stop deferring. A launch beside that graph, all the
-  // chunk holds, never counts as filled: it goes out as the program made it (worth_a_graph), and
-  // declined again and again it stops the deferral as a chunk cut short does. The occurrence's
-  // last launch alone is cut short (a copy the program syncs right after). A chunk that a kernel
+  // weighing its nodes) is no reason to stop deferring. The occurrence's last launch alone is cut
+  // short (a copy the program syncs right after). A chunk that a kernel
   // its peers wait for ended (`at_peers`) never is: a loop of collectives makes one of those per
   // collective, and counted as cut short they would stop the whole sequence's deferral.
   const size_t extra = pending_.extra_weight();
-  const ChunkMix mix = chunk_mix(pending_);
-  const bool full = (chunk_.filled(position_, extra) && !beside_program_graph(mix)) || at_peers;
+  const bool full = chunk_.filled(position_, extra) || at_peers;
   chunk_.submitted(position_, extra);
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   // While its pauses are weighed, every chunk of a round (pause_places.h) is timed: its GPU
@@ -148,7 +145,8 @@ CUresult GraphEngine::submit(bool at_peers) {
       plan_ && plan_->pauses.weighing() ? plan_->pauses.round(start, position_) : 0;
   const GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
   last_timed_ = GpuTimer::Tag{};
-  if (!worth_a_graph(mix, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
+  if (!worth_a_graph(chunk_mix(pending_), options_.one_launch_graphs) || !plan_ ||
+      plan_->disabled) {
     // Too little for a graph (chunk_policy.h): it goes out as the program made it.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;

@@ -125,9 +125,7 @@ const OptionSpec kTable[] = {
      "mode, CUDA graphs it made itself) join the chunk as child graphs, run from a copy made "
      "when the program instantiated the graph, where that copy is exactly what the launch "
      "would run, each counted as its nodes in the chunk's size (`docs/design-graph-mode.md`). "
-     "A chunk of one such launch and a single launch beside it goes out as the program made "
-     "it: as one graph it ran slower on the GPU (session 30). `0`: each such launch submits "
-     "the chunk.",
+     "`0`: each such launch submits the chunk.",
      false},
     {"program_graph_launches", &Config::program_graph_launches, "16", 1, 1000000,
      "Graph mode, with program_graphs on: a graph of the program's joins chunks from this "
