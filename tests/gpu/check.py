@@ -27,7 +27,8 @@ Sections (--sections, all by default):
          operand (device, pinned, pageable) and a pageable copy and sync, without the shim and
          in graph mode (info); child_graph_cost: without the shim, an input copy and a program's
          graph of 300 nodes launched as the program does against one graph holding both (its
-         copy node patched or not) and against the copy as a graph of its own (GPU time a step).
+         copy node patched or not) and against the copy as a graph of its own (GPU time a step);
+         child_graph_real: the same for ResNet-50 b64's compiled graph, captured by torch.
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
          CPU time per op); no shim vs graph mode vs a first chunk of 8.
@@ -279,6 +280,23 @@ class Check:
                       f"{med:.1f} ({p25:.1f}/{p75:.1f}); {host:.2f}",
                       f"{100 * (med / eager - 1):+.2f} %", "info"))
 
+    def child_graph_real(self):
+        """No shim: ResNet-50 b64's compiled graph (programmatic edges included) launched as the
+        program does, as the child of a graph, after its input copy, and with that copy in one
+        graph (tests/gpu/child_graph_real.py; GPU time a launch)."""
+        out = self.run([sys.executable, os.path.join(HERE, "child_graph_real.py")], mode=None,
+                       name="child_graph_real")
+        r = {f[0]: f[1:] for f in (l.split() for l in out.strip().splitlines())}
+        own, pair = float(r["own"][0]), float(r["copy+own"][0])
+        for way, base in (("own", own), ("child", own), ("copy+own", pair), ("graph", pair)):
+            med, p25, p75 = (float(v) for v in r[way])
+            self.add((f"no shim, ResNet-50 b64 compiled graph, {way}: GPU (p25/p75) (us)",
+                      f"{med:.1f} ({p25:.1f}/{p75:.1f})", f"{100 * (med / base - 1):+.2f} %",
+                      "info"))
+        self.add(("no shim, ResNet-50 b64 compiled graph: node types; edge types",
+                  f"{' '.join(r['node_types'])}; {' '.join(r['edge_types'])}", "1: programmatic",
+                  "info"))
+
     def idle(self, model, steps=40):
         """GPU idle time at the start of a step: without the shim, in graph mode (first chunk of
         2 launches, the default) and with a first chunk of 8."""
@@ -513,7 +531,8 @@ def main():
     if "graph" in sections:
         steps += [lambda m=m: c.graph_mode(m, 60) for m in models]
     if "cost" in sections:
-        steps += [c.launch_cost, c.hot_path, c.break_even, c.op_cost, c.child_graph_cost]
+        steps += [c.launch_cost, c.hot_path, c.break_even, c.op_cost, c.child_graph_cost,
+                  c.child_graph_real]
     if "bench" in sections:
         steps.append(lambda: c.benchmark(steps=1000))
         steps += [lambda m=m: c.benchmark(400, m, ("none", "graph")) for m in models]

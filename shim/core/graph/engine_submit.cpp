@@ -131,9 +131,9 @@ CUresult GraphEngine::submit(bool at_peers) {
   const size_t start = chunk_.start();
   // Filled, not cut short: a chunk of one launch that weighs its size (a program's graph
   // weighing its nodes) is no reason to stop deferring. The occurrence's last launch alone is cut
-  // short (a copy the program syncs right after). A chunk that a kernel
-  // its peers wait for ended (`at_peers`) never is: a loop of collectives makes one of those per
-  // collective, and counted as cut short they would stop the whole sequence's deferral.
+  // short (a copy the program syncs right after). A chunk that a kernel its peers wait for ended
+  // (`at_peers`) never is: a loop of collectives makes one of those per collective, and counted
+  // as cut short they would stop the whole sequence's deferral.
   const size_t extra = pending_.extra_weight();
   const bool full = chunk_.filled(position_, extra) || at_peers;
   chunk_.submitted(position_, extra);

@@ -1,0 +1,151 @@
+"""Without the shim: does a real program's graph run slower on the GPU as a child of another
+graph? ResNet-50 inference at batch 64 (the suite's resnet50-b64), compiled by torch.compile,
+captured by torch.cuda.graph, is launched four ways in alternating rounds, each launch timed by
+CUDA events around it:
+  own      the captured graph, instantiated as it is (what the program launches);
+  child    a graph of one child graph node holding it (what graph mode replays);
+  copy+own the input copy as a kernel launch, then `own` (the step under reduce-overhead);
+  graph    a graph of the copy's captured graph and the program's, both child nodes, the second
+           after the first (graph mode's replay of that step).
+Also counts the captured graph's node types and edge types (a programmatic edge, which stream
+capture makes of a launch that allows programmatic serialization, may not survive a child).
+Session 31 asks this: in the suite the reduce-overhead step as one graph of ours ran about 0.3 %
+slower on ResNet-50 b64 than the program's own launch, three times on two hosts, while
+child_graph_cost.cu (300 small kernels) showed no such cost.
+  python3 tests/gpu/child_graph_real.py [--eager] [--rounds N]
+Prints `way median p25 p75 (us)` lines, then the graph's counts.
+"""
+import argparse
+import ctypes
+import statistics
+
+import torch
+import torchvision
+
+cu = ctypes.CDLL("libcuda.so.1")
+
+
+def ck(r, what):
+    if r != 0:
+        raise RuntimeError(f"{what}: CUresult {r}")
+
+
+def instantiate(graph):
+    ex = ctypes.c_void_p()
+    ck(cu.cuGraphInstantiateWithFlags(ctypes.byref(ex), ctypes.c_void_p(graph),
+                                      ctypes.c_ulonglong(0)), "cuGraphInstantiateWithFlags")
+    return ex
+
+
+def wrapper(children):
+    """A graph of child graph nodes, each after the one before."""
+    g = ctypes.c_void_p()
+    ck(cu.cuGraphCreate(ctypes.byref(g), 0), "cuGraphCreate")
+    prev = None
+    for child in children:
+        node = ctypes.c_void_p()
+        deps = (ctypes.c_void_p * 1)(prev) if prev else None
+        ck(cu.cuGraphAddChildGraphNode(ctypes.byref(node), g, deps, 1 if prev else 0,
+                                       ctypes.c_void_p(child)), "cuGraphAddChildGraphNode")
+        prev = node
+    return g.value
+
+
+def counts(graph):
+    n = ctypes.c_size_t(0)
+    ck(cu.cuGraphGetNodes(ctypes.c_void_p(graph), None, ctypes.byref(n)), "cuGraphGetNodes")
+    nodes = (ctypes.c_void_p * n.value)()
+    ck(cu.cuGraphGetNodes(ctypes.c_void_p(graph), nodes, ctypes.byref(n)), "cuGraphGetNodes")
+    types = {}
+    for node in nodes:
+        t = ctypes.c_int()
+        ck(cu.cuGraphNodeGetType(ctypes.c_void_p(node), ctypes.byref(t)), "cuGraphNodeGetType")
+        types[t.value] = types.get(t.value, 0) + 1
+    edges = {}
+    get_edges = getattr(cu, "cuGraphGetEdges_v2", None)
+    if get_edges is not None:
+        m = ctypes.c_size_t(0)
+        ck(get_edges(ctypes.c_void_p(graph), None, None, None, ctypes.byref(m)), "edges")
+        frm, to = (ctypes.c_void_p * m.value)(), (ctypes.c_void_p * m.value)()
+        data = (ctypes.c_ubyte * (8 * m.value))()  # CUgraphEdgeData: from_port, to_port, type
+        ck(get_edges(ctypes.c_void_p(graph), frm, to, data, ctypes.byref(m)), "edges")
+        for i in range(m.value):
+            edges[data[8 * i + 2]] = edges.get(data[8 * i + 2], 0) + 1
+    return types, edges
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--eager", action="store_true", help="capture the eager model, not compiled")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--per-round", type=int, default=12)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None).cuda().eval()
+    fwd = model if a.eager else torch.compile(model)
+    source = torch.randn(64, 3, 224, 224, device="cuda")
+    x = torch.empty_like(source)
+
+    def body():
+        with torch.no_grad():
+            return fwd(x)
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            x.copy_(source)
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(g):
+        out = body()
+    gc = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(gc, pool=g.pool()):
+        x.copy_(source)
+    raw, raw_copy = g.raw_cuda_graph(), gc.raw_cuda_graph()
+    stream = torch.cuda.current_stream()
+    h = ctypes.c_void_p(stream.cuda_stream)
+    own = instantiate(raw)
+    child = instantiate(wrapper([raw]))
+    both = instantiate(wrapper([raw_copy, raw]))
+
+    def launch(ex):
+        ck(cu.cuGraphLaunch(ex, h), "cuGraphLaunch")
+
+    ways = {
+        "own": lambda: launch(own),
+        "child": lambda: launch(child),
+        "copy+own": lambda: (x.copy_(source), launch(own)),
+        "graph": lambda: launch(both),
+    }
+    times = {w: [] for w in ways}
+    results = {}
+    for r in range(a.rounds + 1):
+        for w, step in (ways.items() if r % 2 else reversed(list(ways.items()))):
+            evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                   for _ in range(a.per_round)]
+            for e0, e1 in evs:
+                e0.record(stream)
+                step()
+                e1.record(stream)
+            torch.cuda.synchronize()
+            if r:  # round 0 warms every way up (the first launch uploads the graph)
+                times[w] += [e0.elapsed_time(e1) * 1000 for e0, e1 in evs]
+            results.setdefault(w, _bytes(out))
+    for w, t in times.items():
+        q = statistics.quantiles(t, n=4)
+        print(f"{w} {statistics.median(t):.1f} {q[0]:.1f} {q[2]:.1f}")
+    same = all(v == results["own"] for v in results.values())
+    types, edges = counts(raw)
+    print("node_types " + " ".join(f"{k}:{v}" for k, v in sorted(types.items())))
+    print("edge_types " + (" ".join(f"{k}:{v}" for k, v in sorted(edges.items())) or "-"))
+    print(f"outputs_equal {int(same)}")
+
+
+def _bytes(t):
+    return t.detach().float().sum().item()
+
+
+if __name__ == "__main__":
+    main()
