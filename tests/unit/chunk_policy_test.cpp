@@ -102,7 +102,7 @@ TEST(ChunkPolicy, TwoLaunchesAreWorthAGraphOneIsNot) {
   EXPECT_FALSE(worth_a_graph(mix(0, 0), false));
   EXPECT_FALSE(worth_a_graph(mix(1, 1), false));
   EXPECT_TRUE(worth_a_graph(mix(2, 2), false));
-  EXPECT_TRUE(worth_a_graph(mix(2, 0), false));  // two copies
+  EXPECT_TRUE(worth_a_graph(mix(2, 0), false));  // two copies, or a copy and the program's graph
 }
 
 TEST(ChunkPolicy, WithOneLaunchGraphsOneKernelLaunchIsWorthAGraphOneCopyIsNot) {
@@ -111,13 +111,6 @@ TEST(ChunkPolicy, WithOneLaunchGraphsOneKernelLaunchIsWorthAGraphOneCopyIsNot) {
   EXPECT_FALSE(worth_a_graph(mix(1, 1), false));
   EXPECT_FALSE(worth_a_graph(mix(0, 0), true));
   EXPECT_TRUE(worth_a_graph(mix(2, 0), true));
-}
-
-TEST(ChunkPolicy, TheProgramsGraphAndOneLaunchBesideItAreAGraphOfOurs) {
-  for (bool one_launch : {false, true}) {
-    EXPECT_TRUE(worth_a_graph(mix(2, 1), one_launch));  // a kernel and the program's graph
-    EXPECT_TRUE(worth_a_graph(mix(2, 0), one_launch));  // a copy and the program's graph
-  }
 }
 
 TEST(ShortChunks, ASequenceCutShortAgainAndAgainRunsUndeferredForAWhileThatDoubles) {

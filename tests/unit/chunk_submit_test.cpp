@@ -269,6 +269,28 @@ TEST_F(ChunkSubmitTest, ADrainIssuesEveryCallInOrderAndCountsLaunchesAndMemops) 
   EXPECT_EQ(told_.eager_launches, 3);
 }
 
+TEST_F(ChunkSubmitTest, ADrainThatFailedIsNotTimed) {
+  // A timed drain (a chunk cut short inside a weighing round) whose launch failed: its timing
+  // would measure less than the chunk's work, so it is lost and the timer's slot freed.
+  const CUcontext ctx = standin_context_create();
+  GpuTimer timer(&api_);
+  add_scale(2.0f, y_, y_want_);
+  add_scale(0.5f, z_, z_want_);
+  bool timed = true;
+  standin_inject_failure("cuLaunchKernel", 1, CUDA_ERROR_LAUNCH_FAILED);
+  EXPECT_EQ(submit_.drain(ChunkWork{pending_, arena_, attrs_, fork_, nullptr, ctx},
+                          EagerReason::kShortChunk, &timer, GpuTimer::Tag{1, 1, 0, 2}, &timed),
+            CUDA_ERROR_LAUNCH_FAILED);
+  EXPECT_FALSE(timed);
+  EXPECT_FALSE(timer.busy());
+  // The same drain, every launch gone out: timed, its timing in flight.
+  ASSERT_EQ(submit_.drain(ChunkWork{pending_, arena_, attrs_, fork_, nullptr, ctx},
+                          EagerReason::kShortChunk, &timer, GpuTimer::Tag{1, 2, 0, 2}, &timed),
+            CUDA_SUCCESS);
+  EXPECT_TRUE(timed);
+  EXPECT_TRUE(timer.busy());
+}
+
 TEST_F(ChunkSubmitTest, SideStreamsAreForkedBeforeTheGraphAndJoinedAfterIt) {
   const CUstream main = add_two_stream_chunk();
   ASSERT_EQ(fork_.streams(), 2u);

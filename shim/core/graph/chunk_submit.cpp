@@ -200,7 +200,8 @@ CUresult ChunkSubmitter::drain(const ChunkWork& w, EagerReason reason, GpuTimer*
     }
     count_eager(p.kind != NodeKind::kKernel, reason);
   }
-  if (timing) *timed = timer->end(w.stream, tag, true);
+  // A chunk that did not all go out says nothing of its GPU time: the timing is lost.
+  if (timing) *timed = timer->end(w.stream, tag, first_error == CUDA_SUCCESS);
   if (w.fork.streams() > 1 && staging_->unfenced()) {
     // Copies on side streams read their snapshots too: the fence on L comes after them.
     if (CUevent ev = events_->fork(w.context)) {

@@ -481,7 +481,7 @@ CUresult GraphEngine::issue_lone(const Work& w) {
   last_timed_ = GpuTimer::Tag{};
   const bool timing = timer_.start(current_context(), on);
   const CUresult r = issue(w);
-  took_time(tag, timing && timer_.end(on, tag, true), stream);
+  took_time(tag, timing && timer_.end(on, tag, r == CUDA_SUCCESS), stream);  // failed: lost
   if (timer_.busy()) poll_timer();
   return r;
 }
