@@ -175,7 +175,8 @@ class SuiteTest(unittest.TestCase):
                 "fake", "a fake loop", None, steps=3, warmup=0, variants=("eager",),
                 program="fake_loop", train=True)
             try:
-                args = argparse.Namespace(build=build, out=tmp, quick=False, chunks=4, budget=None,
+                args = argparse.Namespace(build=build, out=tmp, quick=False, chunks=4, steps=5,
+                                          budget=None,
                                           traces=False, ready_timeout=30, ddp_nproc=1,
                                           arm=["big:PYGRAPH_FIRST_CHUNK=64"],
                                           arm_variants="eager", variants=None)
@@ -185,6 +186,7 @@ class SuiteTest(unittest.TestCase):
             finally:
                 del workloads.WORKLOADS["fake"]
             cells = res["cells"]
+            self.assertEqual(res["steps_per_chunk"], 5)  # --steps, not the workload's 3
             self.assertEqual(set(cells), {"eager", "eager+shim", "eager+shim:big", "eager-rerun"})
             for name, c in cells.items():
                 self.assertEqual(c["status"], "ok", f"{name}: {c.get('reason')}")

@@ -195,7 +195,10 @@ class Suite:
         # --quick times fewer chunks, never fewer iterations per chunk: the iterations between
         # two syncs are part of the workload's shape (a chunk of 1 iteration is another program
         # than one of 40 for graph mode).
-        steps = w.steps
+        # --steps changes that shape on purpose: whether a cost falls on each chunk's start
+        # (after its sync) or on every iteration (session 31, ResNet-50 b64 under
+        # reduce-overhead).
+        steps = a.steps or w.steps
         chunks = max(4, a.chunks // 2) if a.quick else a.chunks
         groups, meta = {}, {}
         arm_variants = SHIM_PAIRED if a.arm_variants == "all" else a.arm_variants.split(",")
@@ -385,6 +388,8 @@ def main():
     p.add_argument("--parts", default="small,infer,train", help=",".join(PARTS))
     p.add_argument("--workloads", help="comma-separated, instead of --parts")
     p.add_argument("--chunks", type=int, default=12)
+    p.add_argument("--steps", type=int, help="iterations per chunk (between two syncs) for "
+                   "every workload but DDP, instead of each one's own")
     p.add_argument("--quick", action="store_true",
                    help="half the chunks (at least 4), the same iterations per chunk")
     p.add_argument("--traces", action="store_true",
