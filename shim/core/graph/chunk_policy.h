@@ -62,11 +62,12 @@ struct ChunkMix {
 // Whether a chunk is replayed as a graph. `one_launch`: a chunk of a single kernel launch is too
 // (the one_launch_graphs option; a single copy, memset or program's graph still goes out as it
 // came). The program's graph with one launch beside it (the input copy of torch.compile's
-// reduce-overhead step) is a graph of ours like any chunk of two: left to the program (session
-// 30), it cost six reduce-overhead cells their coverage (0 to 95 %, host-tensors +7.2 % against
-// +2.1 %) for no speed shown, and one graph holding a copy and a program's graph of 300 nodes ran
-// as fast on the GPU as the two launched apart, in half the host time (session 31, H100,
-// child_graph_cost: -0.05 %, 3.1 against 6.6 us).
+// reduce-overhead step) is a graph of ours like any chunk of two. Left to the program (session
+// 30's rule), it cost eight reduce-overhead cells coverage (0 to 99 %; host-tensors also read
+// +7.2 % against +2.1 %) for about 0.3 points on one GPU-bound cell, and one graph holding a
+// copy and the program's graph ran as fast on the GPU as the two launched apart, in half the
+// host time (session 31, H100, no shim: 300 small nodes -0.05 %, 3.1 against 6.6 us; ResNet-50
+// b64's compiled graph -0.05 %).
 inline bool worth_a_graph(const ChunkMix& c, bool one_launch) {
   return c.work >= kMinGraphWork || (one_launch && c.work == 1 && c.kernels == 1);
 }
