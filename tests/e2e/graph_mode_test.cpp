@@ -184,6 +184,7 @@ TEST(ProgramGraphs, TheProgramsGraphLaunchesJoinTheChunkAsChildGraphs) {
   // steady state inside the chunk's graph: no graph launch of the program cuts the step.
   EXPECT_EQ(pg["taken_into_chunks"], 2 * 38);
   EXPECT_GE(pg["replayed_in_graphs"].get<int>(), 2 * 36);
+  EXPECT_EQ(pg["nodes_replayed"].get<int>(), 5 * pg["replayed_in_graphs"].get<int>());  // 5 each
   EXPECT_EQ(pg["replayed_in_graphs"].get<int>() + pg["issued_with_chunk"].get<int>(), 2 * 38);
   EXPECT_EQ(g.stats["flushes"]["by_reason"].value("cuGraphLaunch", 0), 0);
   EXPECT_GE(g.stats["launches"]["replayed_in_graphs"].get<int>(), 6 * 36);
@@ -202,6 +203,8 @@ TEST(ProgramGraphs, OneLaunchBesideTheProgramsGraphJoinsItInAGraphOfOurs) {
   EXPECT_EQ(g.stats["launches"]["intercepted"], 200 + 2 * 5);  // and the captures' launches
   EXPECT_GE(g.stats["graphs"]["replays"].get<int>(), 190);
   EXPECT_GE(g.stats["program_graphs"]["replayed_in_graphs"].get<int>(), 190);
+  EXPECT_EQ(g.stats["program_graphs"]["nodes_replayed"].get<int>(),
+            5 * g.stats["program_graphs"]["replayed_in_graphs"].get<int>());
   EXPECT_EQ(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 0);
   EXPECT_EQ(g.stats["graphs"]["sequences_cut_short"], 0);
 }

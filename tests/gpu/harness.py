@@ -328,7 +328,8 @@ COUNTERS = (("launches", ("seen_by_engine", "recorded", "replayed_in_graphs", "e
                         "mismatches", "variant_switches", "sequences_disabled",
                         "sequences_cut_short", "pause_cuts", "peer_cuts")),
             ("memops", ("seen_by_engine", "replayed_in_graphs", "eager", "staged_bytes",
-                        "kind_queries")))
+                        "kind_queries")),
+            ("program_graphs", ("replayed_in_graphs", "nodes_replayed")))
 BY_REASON = (("flushes", "by_reason"), ("eager_launches_by_reason",), ("memops", "eager_by_reason"))
 
 
@@ -356,6 +357,11 @@ def stats_delta(end, warm):
     d["coverage_percent"] = 100.0 * d["launches"]["replayed_in_graphs"] / seen if seen else 0.0
     d["launches_per_replay"] = d["launches"]["replayed_in_graphs"] / replays if replays else 0.0
     d["patched_per_replay"] = d["graphs"]["patched_nodes"] / replays if replays else 0.0
+    # What a replay runs, the program's graphs inside it counted by their nodes: launches a
+    # replay counts each of them as nothing (stats-format.md, program_graphs.nodes_replayed).
+    work = (d["launches"]["replayed_in_graphs"] + d["memops"]["replayed_in_graphs"] +
+            d["program_graphs"]["nodes_replayed"])
+    d["nodes_per_replay"] = work / replays if replays else 0.0
     d["flushes_total"] = sum(d["flushes/by_reason"].values())
     # What failed the last time a graph failed (the whole run's: a failure disables its sequence
     # for good, so one during warm-up matters as much).

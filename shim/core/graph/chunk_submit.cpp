@@ -118,6 +118,8 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
   if (observer_) observer_->replayed(sequence, nodes_.size(), out.patched);
   stats_->replayed += out.launches;
   stats_->program_graphs_replayed += program_graphs_;
+  // Each weighs its work nodes, one more than the weight it added (GraphEngine::record).
+  stats_->program_graph_nodes_replayed += program_graphs_ + w.pending.extra_weight();
   stats_->memops_replayed += memops_;
   stats_->patched_nodes += out.patched;
   return out;

@@ -169,6 +169,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"launches", s.program_graphs},
       {"taken_into_chunks", s.program_graphs_recorded},
       {"replayed_in_graphs", s.program_graphs_replayed},
+      {"nodes_replayed", s.program_graph_nodes_replayed},
       {"issued_with_chunk", s.program_graphs_eager},
       {"instantiated", s.program_graphs_instantiated},
       {"takeable", s.program_graphs_takeable},

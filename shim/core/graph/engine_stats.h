@@ -105,8 +105,10 @@ struct EngineStats {
   // The program's own graph launches (program_graphs.h): taken into chunks as child graphs, of
   // them run inside replays or issued eagerly with their chunk, and launched as the program
   // made them (not taken). Executable graphs the program instantiated, and of them those whose
-  // launches may be taken.
+  // launches may be taken. The kernel, copy and memset nodes of those replayed inside ours: what
+  // a replay of ours runs beyond its own launches (reduce-overhead training's two graphs a step).
   uint64_t program_graphs = 0, program_graphs_recorded = 0, program_graphs_replayed = 0;
+  uint64_t program_graph_nodes_replayed = 0;
   uint64_t program_graphs_eager = 0, program_graphs_instantiated = 0, program_graphs_takeable = 0;
   const char* program_graph_refused = nullptr;  // why the last one not taken was not (static)
 

@@ -254,11 +254,17 @@ class FiguresTest(unittest.TestCase):
                           "pause_cuts": 30, "pause_places": 3, "pause_light": 2,
                           "pause_weighing": 1, "pause_unweighed": 0},
                "flushes": {"by_reason": {"cuStreamSynchronize": 15, "stall": 2}},
-               "eager_launches_by_reason": {"not_repeating": 60, "packed_args": 40}}
+               "eager_launches_by_reason": {"not_repeating": 60, "packed_args": 40},
+               "memops": {"replayed_in_graphs": 20},
+               "program_graphs": {"replayed_in_graphs": 20, "nodes_replayed": 2000}}
         d = harness.stats_delta(end, warm)
         self.assertAlmostEqual(d["coverage_percent"], 96.0)
         self.assertAlmostEqual(d["launches_per_replay"], 48.0)
         self.assertAlmostEqual(d["patched_per_replay"], 2.0)
+        # 960 launches, 20 memops and 2,000 nodes of the program's graphs in 20 replays.
+        self.assertAlmostEqual(d["nodes_per_replay"], 149.0)
+        self.assertEqual(report.per_replay(d), "48.0 (149 nodes)")
+        self.assertEqual(report.per_replay({"launches_per_replay": 48.0}), "48.0")
         self.assertEqual(d["eager_launches_by_reason"], {"packed_args": 40})
         self.assertEqual(d["flushes/by_reason"], {"cuStreamSynchronize": 10, "stall": 2})
         self.assertEqual(d["flushes_total"], 12)
