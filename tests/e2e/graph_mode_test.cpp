@@ -253,6 +253,8 @@ TEST(ProgramGraphs, ALoopsChunksWeighTheProgramsGraphsByTheirNodes) {
   EXPECT_LE(children, 6 * replays)
       << children << " of the program's graphs in " << replays << " replays";
   EXPECT_GE(children, 3 * replays) << "chunks much shorter than max_chunk";
+  // Graphs of 40 and 5 nodes in turn: 22.5 a graph, give or take one graph of either.
+  EXPECT_NEAR(pg["nodes_replayed"].get<double>(), 22.5 * children, 35.0);
 }
 
 TEST(ProgramGraphs, ALoopOfTheProgramsGraphAloneBuildsItsGraphsOnce) {

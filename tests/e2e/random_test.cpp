@@ -76,7 +76,7 @@ TEST(Random, ProgramGraphsChangeNoResult) {
     ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
     const auto& pg = s["program_graphs"];
     EXPECT_EQ(pg["instantiated"].get<int>(), kSeeds) << async;
-    EXPECT_GT(pg["replayed_in_graphs"].get<int>(), 100) << pg.dump();
+    EXPECT_GT(pg["replayed_in_graphs"].get<int>(), 300) << pg.dump();
     EXPECT_GT(pg["issued_with_chunk"].get<int>(), 500) << pg.dump();
     EXPECT_EQ(s["eager_launches_by_reason"]["program_capture"].get<int>(), 3 * kSeeds);
     const auto& l = s["launches"];

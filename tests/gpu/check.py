@@ -293,9 +293,12 @@ class Check:
             self.add((f"no shim, ResNet-50 b64 compiled graph, {way}: GPU (p25/p75) (us)",
                       f"{med:.1f} ({p25:.1f}/{p75:.1f})", f"{100 * (med / base - 1):+.2f} %",
                       "info"))
-        self.add(("no shim, ResNet-50 b64 compiled graph: node types; edge types",
-                  f"{' '.join(r['node_types'])}; {' '.join(r['edge_types'])}", "1: programmatic",
-                  "info"))
+        self.add(("no shim, ResNet-50 b64 compiled graph: node types; edges; edges in a child",
+                  f"{' '.join(r['node_types'])}; {' '.join(r['edge_types'])}; "
+                  f"{' '.join(r['child_edge_types'])}", "1: programmatic", "info"))
+        self.row("no shim, ResNet-50 b64 compiled graph: every way's output equal",
+                 "equal" if r["outputs_equal"] == ["1"] else "DIFFERS", "equal",
+                 r["outputs_equal"] == ["1"])
 
     def idle(self, model, steps=40):
         """GPU idle time at the start of a step: without the shim, in graph mode (first chunk of

@@ -4,11 +4,14 @@ captured by torch.cuda.graph, is launched four ways in alternating rounds, each 
 CUDA events around it:
   own      the captured graph, instantiated as it is (what the program launches);
   child    a graph of one child graph node holding it (what graph mode replays);
-  copy+own the input copy as a kernel launch, then `own` (the step under reduce-overhead);
+  copy+own the input copy (a device-to-device cudaMemcpyAsync), then `own` (the step under
+           reduce-overhead, whose copy is a kernel);
   graph    a graph of the copy's captured graph and the program's, both child nodes, the second
            after the first (graph mode's replay of that step).
-Also counts the captured graph's node types and edge types (a programmatic edge, which stream
-capture makes of a launch that allows programmatic serialization, may not survive a child).
+Also counts the captured graph's node types and edge types, and the edge types of the copy a
+child graph node holds (a programmatic edge, which stream capture makes of a launch that allows
+programmatic serialization, might not survive the copy), and whether every way left the same
+output (zeroed before each way's launches).
 Session 31 asks this: in the suite the reduce-overhead step as one graph of ours ran about 0.3 %
 slower on ResNet-50 b64 than the program's own launch, three times on two hosts, while
 child_graph_cost.cu (300 small kernels) showed no such cost.
@@ -23,6 +26,14 @@ import torch
 import torchvision
 
 cu = ctypes.CDLL("libcuda.so.1")
+_P, _PP = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+cu.cuGraphInstantiateWithFlags.argtypes = [_PP, _P, ctypes.c_ulonglong]
+cu.cuGraphCreate.argtypes = [_PP, ctypes.c_uint]
+cu.cuGraphAddChildGraphNode.argtypes = [_PP, _P, _PP, ctypes.c_size_t, _P]
+cu.cuGraphChildGraphNodeGetGraph.argtypes = [_P, _PP]
+cu.cuGraphLaunch.argtypes = [_P, _P]
+cu.cuGraphGetNodes.argtypes = [_P, _PP, ctypes.POINTER(ctypes.c_size_t)]
+cu.cuGraphNodeGetType.argtypes = [_P, ctypes.POINTER(ctypes.c_int)]
 
 
 def ck(r, what):
@@ -38,16 +49,24 @@ def instantiate(graph):
 
 
 def wrapper(children):
-    """A graph of child graph nodes, each after the one before."""
+    """A graph of child graph nodes, each after the one before; the graph and its nodes."""
     g = ctypes.c_void_p()
     ck(cu.cuGraphCreate(ctypes.byref(g), 0), "cuGraphCreate")
-    prev = None
+    nodes = []
     for child in children:
         node = ctypes.c_void_p()
-        deps = (ctypes.c_void_p * 1)(prev) if prev else None
-        ck(cu.cuGraphAddChildGraphNode(ctypes.byref(node), g, deps, 1 if prev else 0,
+        deps = (ctypes.c_void_p * 1)(nodes[-1]) if nodes else None
+        ck(cu.cuGraphAddChildGraphNode(ctypes.byref(node), g, deps, 1 if nodes else 0,
                                        ctypes.c_void_p(child)), "cuGraphAddChildGraphNode")
-        prev = node
+        nodes.append(node.value)
+    return g.value, nodes
+
+
+def child_of(node):
+    """The graph a child graph node holds (its copy of the graph it was given)."""
+    g = ctypes.c_void_p()
+    ck(cu.cuGraphChildGraphNodeGetGraph(ctypes.c_void_p(node), ctypes.byref(g)),
+       "cuGraphChildGraphNodeGetGraph")
     return g.value
 
 
@@ -107,8 +126,9 @@ def main():
     stream = torch.cuda.current_stream()
     h = ctypes.c_void_p(stream.cuda_stream)
     own = instantiate(raw)
-    child = instantiate(wrapper([raw]))
-    both = instantiate(wrapper([raw_copy, raw]))
+    lone, lone_nodes = wrapper([raw])
+    child = instantiate(lone)
+    both = instantiate(wrapper([raw_copy, raw])[0])
 
     def launch(ex):
         ck(cu.cuGraphLaunch(ex, h), "cuGraphLaunch")
@@ -123,6 +143,8 @@ def main():
     results = {}
     for r in range(a.rounds + 1):
         for w, step in (ways.items() if r % 2 else reversed(list(ways.items()))):
+            if not r:
+                out.zero_()  # what each way computes, not what the way before it left
             evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                    for _ in range(a.per_round)]
             for e0, e1 in evs:
@@ -132,19 +154,23 @@ def main():
             torch.cuda.synchronize()
             if r:  # round 0 warms every way up (the first launch uploads the graph)
                 times[w] += [e0.elapsed_time(e1) * 1000 for e0, e1 in evs]
-            results.setdefault(w, _bytes(out))
+            else:
+                results[w] = _bytes(out)
     for w, t in times.items():
         q = statistics.quantiles(t, n=4)
         print(f"{w} {statistics.median(t):.1f} {q[0]:.1f} {q[2]:.1f}")
     same = all(v == results["own"] for v in results.values())
     types, edges = counts(raw)
+    _, child_edges = counts(child_of(lone_nodes[0]))
     print("node_types " + " ".join(f"{k}:{v}" for k, v in sorted(types.items())))
     print("edge_types " + (" ".join(f"{k}:{v}" for k, v in sorted(edges.items())) or "-"))
+    print("child_edge_types " +
+          (" ".join(f"{k}:{v}" for k, v in sorted(child_edges.items())) or "-"))
     print(f"outputs_equal {int(same)}")
 
 
 def _bytes(t):
-    return t.detach().float().sum().item()
+    return t.detach().contiguous().cpu().numpy().tobytes()
 
 
 if __name__ == "__main__":

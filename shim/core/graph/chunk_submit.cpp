@@ -28,7 +28,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
   nodes_.clear();
   uint64_t& memops = memops_;
   uint64_t& events = events_recorded_;
-  memops = events = program_graphs_ = 0;
+  memops = events = program_graphs_ = program_graph_nodes_ = 0;
   for (const Pending& p : w.pending) {
     if (p.kind == NodeKind::kEventWait) continue;  // an edge (stream_fork.h)
     RecordedNode n;
@@ -40,6 +40,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
       n.child = p.graph.copy;
       n.node_priority = p.graph.node_priority;
       ++program_graphs_;
+      program_graph_nodes_ += p.graph.weight;
     } else if (p.kind == NodeKind::kKernel) {
       const EngineLaunch& l = p.launch;
       n.function = l.info;
@@ -118,8 +119,7 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
   if (observer_) observer_->replayed(sequence, nodes_.size(), out.patched);
   stats_->replayed += out.launches;
   stats_->program_graphs_replayed += program_graphs_;
-  // Each weighs its work nodes, one more than the weight it added (GraphEngine::record).
-  stats_->program_graph_nodes_replayed += program_graphs_ + w.pending.extra_weight();
+  stats_->program_graph_nodes_replayed += program_graph_nodes_;
   stats_->memops_replayed += memops_;
   stats_->patched_nodes += out.patched;
   return out;

@@ -17,21 +17,21 @@
 namespace pygraph {
 
 // Why a launch (or an async memset or copy) went to the driver as a plain call.
-#define PYGRAPH_EAGER_REASONS(X)                                                               \
-  X(kNotRepeating, "not_repeating")        /* not (yet) part of a sequence seen min_repeats */ \
-  X(kUnknownLayout, "unknown_layout")      /* the driver gave no parameter layout */           \
-  X(kPackedArgs, "packed_args")            /* `extra` beside kernelParams, or not a buffer */  \
-  X(kPackedArgsSize, "packed_args_size")   /* packed block not the kernel's parameter size */  \
-  X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */                 \
-  X(kAttributes, "attributes")             /* an attribute no kernel node can carry */         \
-  X(kCapture, "program_capture")           /* the program is capturing a graph itself */       \
-  X(kMismatch, "mismatch")                 /* recorded, then the sequence went elsewhere */    \
-  X(kShortChunk, "short_chunk")            /* a flush left a single recorded launch */         \
-  X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */        \
-  X(kLaunchError, "launch_error")          /* the eager launch itself failed */                \
-  X(kMemopOperands, "memop_operands")      /* memory no node can address, or size 0 */         \
-  X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */    \
-  X(kDecidedEager, "decided_eager")        /* its sequence's graphs measured as not paying */  \
+#define PYGRAPH_EAGER_REASONS(X)                                                                 \
+  X(kNotRepeating, "not_repeating")        /* not (yet) part of a sequence seen min_repeats */   \
+  X(kUnknownLayout, "unknown_layout")      /* the driver gave no parameter layout */             \
+  X(kPackedArgs, "packed_args")            /* `extra` beside kernelParams, or not a buffer */    \
+  X(kPackedArgsSize, "packed_args_size")   /* packed block not the kernel's parameter size */    \
+  X(kPerThreadStream, "per_thread_stream") /* the per-thread default stream */                   \
+  X(kAttributes, "attributes")             /* an attribute no kernel node can carry */           \
+  X(kCapture, "program_capture")           /* the program is capturing a graph itself */         \
+  X(kMismatch, "mismatch")                 /* recorded, then the sequence went elsewhere */      \
+  X(kShortChunk, "short_chunk")            /* a chunk of one launch, a lone place, undeferred */ \
+  X(kGraphFailure, "graph_failure")        /* building, patching or launching failed */          \
+  X(kLaunchError, "launch_error")          /* the eager launch itself failed */                  \
+  X(kMemopOperands, "memop_operands")      /* memory no node can address, or size 0 */           \
+  X(kStagingFull, "staging_full")          /* no free pinned staging for a pageable copy */      \
+  X(kDecidedEager, "decided_eager")        /* its sequence's graphs measured as not paying */    \
   X(kMeasuring, "measuring")               /* an eager window of its sequence's measurement */
 
 enum class EagerReason : uint8_t {
@@ -105,8 +105,9 @@ struct EngineStats {
   // The program's own graph launches (program_graphs.h): taken into chunks as child graphs, of
   // them run inside replays or issued eagerly with their chunk, and launched as the program
   // made them (not taken). Executable graphs the program instantiated, and of them those whose
-  // launches may be taken. The kernel, copy and memset nodes of those replayed inside ours: what
-  // a replay of ours runs beyond its own launches (reduce-overhead training's two graphs a step).
+  // launches may be taken. The kernel, copy and memset nodes of those replayed inside ours (each
+  // graph at least 1, as it weighs in a chunk): what a replay of ours runs beyond its own
+  // launches (reduce-overhead training's two graphs a step).
   uint64_t program_graphs = 0, program_graphs_recorded = 0, program_graphs_replayed = 0;
   uint64_t program_graph_nodes_replayed = 0;
   uint64_t program_graphs_eager = 0, program_graphs_instantiated = 0, program_graphs_takeable = 0;

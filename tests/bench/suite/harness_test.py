@@ -265,6 +265,8 @@ class FiguresTest(unittest.TestCase):
         self.assertAlmostEqual(d["nodes_per_replay"], 149.0)
         self.assertEqual(report.per_replay(d), "48.0 (149 nodes)")
         self.assertEqual(report.per_replay({"launches_per_replay": 48.0}), "48.0")
+        self.assertEqual(report.per_replay(d, " launches/replay"),
+                         "48.0 launches/replay (149 nodes)")
         self.assertEqual(d["eager_launches_by_reason"], {"packed_args": 40})
         self.assertEqual(d["flushes/by_reason"], {"cuStreamSynchronize": 10, "stall": 2})
         self.assertEqual(d["flushes_total"], 12)

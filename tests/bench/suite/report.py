@@ -74,8 +74,8 @@ def cell_lines(name, res):
             parts.append(f"vs eager {pct(c['vs_eager'])}")
         if "shim" in c and c["shim"]:
             d = c["shim"]
-            parts.append(f"cov {d['coverage_percent']:.1f} %, {per_replay(d)} "
-                         f"launches/replay, {d['patched_per_replay']:.1f} patched/replay")
+            parts.append(f"cov {d['coverage_percent']:.1f} %, {per_replay(d, ' launches/replay')}, "
+                         f"{d['patched_per_replay']:.1f} patched/replay")
             if d.get("pauses"):
                 p = d["pauses"]
                 parts.append(f"pauses {p['places']} cut ({d['graphs'].get('pause_cuts', 0)} "
@@ -93,10 +93,10 @@ def cell_lines(name, res):
     return lines
 
 
-def per_replay(d):
+def per_replay(d, unit=""):
     """Launches a replay; where the program's own graphs ran inside the replays, also the nodes a
     replay ran with theirs counted (the launches-a-replay target counts launches only)."""
-    s = f"{d['launches_per_replay']:.1f}"
+    s = f"{d['launches_per_replay']:.1f}{unit}"
     if d.get("program_graphs", {}).get("nodes_replayed"):
         s += f" ({d['nodes_per_replay']:.0f} nodes)"
     return s

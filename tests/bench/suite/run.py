@@ -198,7 +198,7 @@ class Suite:
         # --steps changes that shape on purpose: whether a cost falls on each chunk's start
         # (after its sync) or on every iteration (session 31, ResNet-50 b64 under
         # reduce-overhead).
-        steps = a.steps or w.steps
+        steps = a.steps if a.steps is not None else w.steps
         chunks = max(4, a.chunks // 2) if a.quick else a.chunks
         groups, meta = {}, {}
         arm_variants = SHIM_PAIRED if a.arm_variants == "all" else a.arm_variants.split(",")
@@ -410,6 +410,8 @@ def main():
                    help="seconds for the whole run: no workload starts with less than 90 s left, "
                         "and warm-ups end a minute before it (the device's per-call limit)")
     a = p.parse_args()
+    if a.steps is not None and a.steps < 1:
+        p.error(f"--steps {a.steps}: at least 1 iteration per chunk")
     for t in a.arm or ():
         try:
             parse_arm(t)
