@@ -64,7 +64,7 @@ struct ChunkMix {
 // came). The program's graph with one launch beside it (the input copy of torch.compile's
 // reduce-overhead step) is a graph of ours like any chunk of two. Left to the program (session
 // 30's rule), it cost eight reduce-overhead cells coverage (0 to 99 %; host-tensors also read
-// +7.2 % against +2.1 %) for about 0.3 points on one GPU-bound cell, and one graph holding a
+// +7.2 % against +2.1 %) for 0.2 to 0.3 points on one GPU-bound cell, and one graph holding a
 // copy and the program's graph ran as fast on the GPU as the two launched apart, in half the
 // host time (session 31, H100, no shim: 300 small nodes -0.05 %, 3.1 against 6.6 us; ResNet-50
 // b64's compiled graph -0.05 %).
