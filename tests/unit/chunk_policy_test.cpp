@@ -91,26 +91,19 @@ TEST(ChunkCursor, SizesAreSane) {
   EXPECT_EQ(inverted.max(), 8u);
 }
 
-ChunkMix mix(size_t work, size_t kernels) {
-  ChunkMix c;
-  c.work = work;
-  c.kernels = kernels;
-  return c;
-}
-
 TEST(ChunkPolicy, TwoLaunchesAreWorthAGraphOneIsNot) {
-  EXPECT_FALSE(worth_a_graph(mix(0, 0), false));
-  EXPECT_FALSE(worth_a_graph(mix(1, 1), false));
-  EXPECT_TRUE(worth_a_graph(mix(2, 2), false));
-  EXPECT_TRUE(worth_a_graph(mix(2, 0), false));  // two copies, or a copy and the program's graph
+  EXPECT_FALSE(worth_a_graph(0, 0, false));
+  EXPECT_FALSE(worth_a_graph(1, 1, false));
+  EXPECT_TRUE(worth_a_graph(2, 2, false));
+  EXPECT_TRUE(worth_a_graph(2, 0, false));  // two copies, or a copy and the program's graph
 }
 
 TEST(ChunkPolicy, WithOneLaunchGraphsOneKernelLaunchIsWorthAGraphOneCopyIsNot) {
-  EXPECT_TRUE(worth_a_graph(mix(1, 1), true));
-  EXPECT_FALSE(worth_a_graph(mix(1, 0), true));  // a copy, a memset or the program's graph
-  EXPECT_FALSE(worth_a_graph(mix(1, 1), false));
-  EXPECT_FALSE(worth_a_graph(mix(0, 0), true));
-  EXPECT_TRUE(worth_a_graph(mix(2, 0), true));
+  EXPECT_TRUE(worth_a_graph(1, 1, true));
+  EXPECT_FALSE(worth_a_graph(1, 0, true));  // a copy, a memset or the program's graph
+  EXPECT_FALSE(worth_a_graph(1, 1, false));
+  EXPECT_FALSE(worth_a_graph(0, 0, true));
+  EXPECT_TRUE(worth_a_graph(2, 0, true));
 }
 
 TEST(ShortChunks, ASequenceCutShortAgainAndAgainRunsUndeferredForAWhileThatDoubles) {

@@ -328,19 +328,17 @@ TEST_F(ChunkSubmitTest, NoEventForTheForkIsAGraphFailureBeforeAnythingRan) {
   EXPECT_EQ(stats_.graphs_live, 1u);
 }
 
-TEST(ChunkMixTest, LaunchesMemopsAndTheProgramsGraphsCountEventOpsDoNot) {
+TEST(GraphWork, LaunchesMemopsAndTheProgramsGraphsCountEventOpsDoNot) {
   PendingList pending;
   for (NodeKind k : {NodeKind::kKernel, NodeKind::kEventRecord, NodeKind::kEventWait,
                      NodeKind::kMemset, NodeKind::kCopy, NodeKind::kChildGraph}) {
     pending.add().kind = k;
   }
-  ChunkMix c = chunk_mix(pending);
-  EXPECT_EQ(c.work, 4u);
-  EXPECT_EQ(c.kernels, 1u);
+  EXPECT_EQ(graph_work(pending), 4u);
+  EXPECT_EQ(kernel_work(pending), 1u);
   pending.clear();
-  c = chunk_mix(pending);
-  EXPECT_EQ(c.work, 0u);
-  EXPECT_EQ(c.kernels, 0u);
+  EXPECT_EQ(graph_work(pending), 0u);
+  EXPECT_EQ(kernel_work(pending), 0u);
 }
 
 }  // namespace

@@ -52,24 +52,17 @@ namespace pygraph {
 // Launches and memops a chunk needs to be replayed as a graph (event ops alone gain nothing).
 constexpr size_t kMinGraphWork = 2;
 
-// What a chunk holds, as worth_a_graph weighs it: its launches and memops (`work`), and of them
-// the kernel launches.
-struct ChunkMix {
-  size_t work = 0;
-  size_t kernels = 0;
-};
-
-// Whether a chunk is replayed as a graph. `one_launch`: a chunk of a single kernel launch is too
-// (the one_launch_graphs option; a single copy, memset or program's graph still goes out as it
-// came). The program's graph with one launch beside it (the input copy of torch.compile's
-// reduce-overhead step) is a graph of ours like any chunk of two. Left to the program (session
-// 30's rule), it cost eight reduce-overhead cells coverage (0 to 99 %; host-tensors also read
-// +7.2 % against +2.1 %) for 0.2 to 0.3 points on one GPU-bound cell, and one graph holding a
-// copy and the program's graph ran as fast on the GPU as the two launched apart, in half the
-// host time (session 31, H100, no shim: 300 small nodes -0.05 %, 3.1 against 6.6 us; ResNet-50
-// b64's compiled graph -0.05 %).
-inline bool worth_a_graph(const ChunkMix& c, bool one_launch) {
-  return c.work >= kMinGraphWork || (one_launch && c.work == 1 && c.kernels == 1);
+// Whether a chunk of `work` launches and memops, `kernels` of them kernel launches, is replayed
+// as a graph. `one_launch`: a chunk of a single kernel launch is too (the one_launch_graphs
+// option; a single copy, memset or program's graph still goes out as it came). The program's
+// graph with one launch beside it (the input copy of torch.compile's reduce-overhead step) is a
+// graph of ours like any chunk of two. Left to the program (session 30's rule), it cost eight
+// reduce-overhead cells coverage (0 to 99 %; host-tensors also read +7.2 % against +2.1 %) for
+// 0.2 to 0.3 points on one GPU-bound cell, and one graph holding a copy and the program's graph
+// ran as fast on the GPU as the two launched apart, in half the host time (session 31, H100, no
+// shim: 300 small nodes -0.05 %, 3.1 against 6.6 us; ResNet-50 b64's compiled graph -0.05 %).
+inline bool worth_a_graph(size_t work, size_t kernels, bool one_launch) {
+  return work >= kMinGraphWork || (one_launch && work == 1 && kernels == 1);
 }
 
 // The current chunk of the occurrence being followed: where it starts and how large it may grow.

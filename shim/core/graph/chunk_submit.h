@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "driver/driver_api.h"
-#include "graph/chunk_policy.h"
 #include "graph/engine_observer.h"
 #include "graph/engine_stats.h"
 #include "graph/gpu_timer.h"
@@ -77,15 +76,22 @@ struct Replayed {
   bool timed = false;    // its GPU time is in flight on the timer asked for (gpu_timer.h)
 };
 
-// What the chunk holds, in one pass (chunk_policy.h, worth_a_graph): event ops alone gain
-// nothing from a graph and are not counted.
-inline ChunkMix chunk_mix(const PendingList& pending) {
-  ChunkMix c;
+// Launches and memops in the chunk: event ops alone gain nothing from a graph (worth_a_graph).
+inline size_t graph_work(const PendingList& pending) {
+  size_t work = 0;
   for (const Pending& p : pending) {
-    c.work += !is_event_op(p.kind);
-    c.kernels += p.kind == NodeKind::kKernel;
+    work += !is_event_op(p.kind);
   }
-  return c;
+  return work;
+}
+
+// Kernel launches in the chunk (chunk_policy.h, worth_a_graph).
+inline size_t kernel_work(const PendingList& pending) {
+  size_t kernels = 0;
+  for (const Pending& p : pending) {
+    kernels += p.kind == NodeKind::kKernel;
+  }
+  return kernels;
 }
 
 class ChunkSubmitter {

@@ -145,8 +145,10 @@ CUresult GraphEngine::submit(bool at_peers) {
       plan_ && plan_->pauses.weighing() ? plan_->pauses.round(start, position_) : 0;
   const GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
   last_timed_ = GpuTimer::Tag{};
-  if (!worth_a_graph(chunk_mix(pending_), options_.one_launch_graphs) || !plan_ ||
-      plan_->disabled) {
+  const size_t entries = graph_work(pending_);
+  // Only a chunk of one entry, and only with the option, asks what it holds.
+  const size_t kernels = options_.one_launch_graphs && entries == 1 ? kernel_work(pending_) : 0;
+  if (!worth_a_graph(entries, kernels, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
     // Too little for a graph (chunk_policy.h): it goes out as the program made it.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
