@@ -321,6 +321,60 @@ TEST_F(GraphPauseTest, ALaunchThatTurnsLoneWhileWeighedIsTimedInItsRound) {
   EXPECT_EQ(seqs[0].rounds.whole, 1u);
 }
 
+TEST_F(GraphPauseTest, ALoneLaunchThatFailedIsNotTimed) {
+  // As above: launch 0 turns lone while the steps are still weighed. The next step's lone
+  // launch fails in the driver: its timing would measure no work, so its round is untimed, not
+  // timed and then left (the occurrence ends at the failure).
+  standin_set_kernel_ns(50'000);
+  make_engine(200'000, 40'000, 0);
+  standin_inject_failure("cuEventElapsedTime", 20, CUDA_ERROR_INVALID_VALUE);
+  bool lone_seen = false, failed = false;
+  for (int step = 0; step < 20; ++step) {
+    for (int i = 0; i < kLoop; ++i) {
+      g_now += i == 1 || i == 8 ? 1'000'000 : 5'000;
+      const float a = 1.0f + 0.001f * float(step % 5);
+      if (i == 0 && lone_seen && !failed) {
+        const std::vector<SequenceStat> before = engine_->sequence_stats(1);
+        ASSERT_EQ(before.size(), 1u);
+        ASSERT_EQ(before[0].pause_state, "weighing");
+        const EngineStats& s = engine_->stats();
+        const uint64_t recorded = s.recorded;
+        const uint64_t errors = s.eager[static_cast<int>(EagerReason::kLaunchError)];
+        // No timing read fails from here: a lost read would count the round untimed too.
+        standin_inject_failure("cuEventElapsedTime", 0, CUDA_SUCCESS);
+        standin_inject_failure("cuLaunchKernel", 1, CUDA_ERROR_LAUNCH_FAILED);
+        CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+        float arg = a;
+        void* pe[] = {&arg, &ye};
+        EXPECT_EQ(
+            engine_->launch(test::engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
+                                                scale_, 1, 32, nullptr, pe)),
+            CUDA_ERROR_LAUNCH_FAILED);
+        EXPECT_EQ(s.recorded, recorded);  // went out as it came: lone
+        EXPECT_EQ(s.eager[static_cast<int>(EagerReason::kLaunchError)], errors + 1);
+        const std::vector<SequenceStat> after = engine_->sequence_stats(1);
+        ASSERT_EQ(after.size(), 1u);
+        EXPECT_EQ(after[0].rounds.untimed, before[0].rounds.untimed + 1);
+        EXPECT_EQ(after[0].rounds.left, before[0].rounds.left);
+        failed = true;
+        continue;  // it did nothing: nor does the eager twin
+      }
+      const uint64_t recorded = engine_->stats().recorded;
+      launch(i, a);
+      // Launch 0 of a followed step, not recorded: it went out as it came.
+      if (i == 0 && !engine_->sequence_stats(1).empty()) {
+        lone_seen = lone_seen || engine_->stats().recorded == recorded;
+      }
+    }
+    EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  standin_inject_failure("cuEventElapsedTime", 0, CUDA_SUCCESS);
+  EXPECT_TRUE(failed);
+  EXPECT_EQ(sync_(), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+}
+
 TEST_F(GraphPauseTest, AGpuFarBehindStillTimesWholeRounds) {
   // Steps of 20 launches between syncs, pausing 1 ms before every even one from 2 on: 10
   // chunks a round, 50 us of GPU work each. The GPU runs far behind: no timing completes
