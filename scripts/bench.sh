@@ -3,7 +3,7 @@
 # workload there, then runs tests/bench/suite/run.py (every workload in every variant that
 # applies, with and without the shim, side by side) and prints a short table last.
 #   ./scripts/bench.sh [--parts small,infer,train,ddp] [--workloads a,b] [--chunks N] [--steps N] [--quick]
-#                      [--traces] [--budget SECONDS] [--merge FILE.json ...] [--old]
+#                      [--traces] [--budget SECONDS] [--merge FILE.json ...] [--old] [--reruns]
 # --old: another commit side by side, in the same lockstep: scripts/old-src.sh COMMIT here
 # writes its source into .oldsrc (carry it with .debs); here it is built into build-old and
 # each "+shim" cell of --arm-variants (run.py; DDP's always) runs once more with it, as

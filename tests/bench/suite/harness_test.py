@@ -179,7 +179,7 @@ class SuiteTest(unittest.TestCase):
                                           budget=None,
                                           traces=False, ready_timeout=30, ddp_nproc=1,
                                           arm=["big:PYGRAPH_FIRST_CHUNK=64"],
-                                          arm_variants="eager", variants=None)
+                                          arm_variants="eager", variants=None, reruns=True)
                 suite = run.Suite(args)
                 res = suite.run_workload("fake")
                 suite.memory.close()
@@ -203,9 +203,27 @@ class SuiteTest(unittest.TestCase):
             self.assertIsNone(report.shim_base("eager+trace"))
             self.assertIsNone(report.shim_base("eager+shimmer"))
             self.assertTrue(res["baseline_deterministic"])
+            # The rerun (a training workload's, which --reruns does not run twice) is compared
+            # with the first run of its variant.
+            self.assertEqual(cells["eager-rerun"]["vs_variant"]["pairs"], 4)
+            self.assertEqual(env("eager-rerun"), "-")  # without the shim
             # No shim was preloaded (none is built here): no snapshot, and it says so.
             self.assertIn("shim_error", cells["eager+shim"])
 
+
+    def test_reruns_add_a_second_run_without_the_shim_of_the_arm_variants(self):
+        import run
+        import workloads
+
+        w = workloads.Workload("w", "", None, steps=3, warmup=0,
+                               variants=("eager", "compile", "compile-ro"))
+        self.assertEqual(run.cells_of(w, arm_variants=("compile-ro",), reruns=True),
+                         ["eager", "eager+shim", "compile", "compile+shim", "compile-ro",
+                          "compile-ro+shim", "compile-ro-rerun"])
+        self.assertNotIn("compile-ro-rerun", run.cells_of(w, arm_variants=("compile-ro",)))
+        t = workloads.Workload("t", "", None, steps=3, warmup=0, variants=("eager",), train=True)
+        self.assertEqual(run.cells_of(t, arm_variants=("eager",), reruns=True),
+                         ["eager", "eager+shim", "eager-rerun"])
 
     def test_arms_are_checked(self):
         import run
@@ -376,6 +394,25 @@ class ReportTest(unittest.TestCase):
         self.assertIn("20.0 of 55 a step", [r[3] for r in rows])
         self.assertEqual(line, "issue 10's targets: 2 of 6 shim cells meet every one")
         self.assertIn(line, report.table(doc))
+
+    def test_reruns_are_a_table_of_their_own_and_name_the_spread_beside_a_slower_cell(self):
+        doc = self.doc()
+        cells = doc["workloads"]["b"]["cells"]
+        slower = {"median": 0.4, "q1": 0.2, "q3": 0.5, "pairs": 12}
+        cells["eager+shim"] = dict(cells["eager+shim"], vs_without_shim=slower)
+        cells["eager-rerun"] = dict(cells["eager"], ms_per_iter=1.01,
+                                    vs_variant={"median": 0.3, "q1": 0.1, "q3": 0.6, "pairs": 12})
+        head, rows = report.rerun_rows(doc)
+        self.assertEqual(rows, [["b", "eager-rerun", "1.000 → 1.010", "+0.3 % (+0.1 / +0.6)"]])
+        text = report.table(doc)
+        self.assertIn("cell (no shim, twice)", text)
+        _, misses, _ = report.target_rows(doc)
+        self.assertIn(["b", "eager+shim", "not slower (lower quartile <= 0)",
+                       "+0.4 % (+0.2 / +0.5); no shim twice: +0.3 % (+0.1 / +0.6)"], misses)
+        self.assertTrue(any("eager-rerun" in l and "vs the first run +0.3 %" in l
+                            for l in report.cell_lines("b", doc["workloads"]["b"])))
+        # Without reruns, no such table.
+        self.assertNotIn("no shim, twice", report.table(self.doc()))
 
     def test_cell_lines_name_a_graph_failure(self):
         doc = self.doc()

@@ -78,15 +78,17 @@ TIMING_CORE = 3
 DDP_WHAT = "DDP training of a small transformer under torchrun, one GPU per rank"
 
 
-def cells_of(w, traces=False, arms=(), arm_variants=(), only=()):
+def cells_of(w, traces=False, arms=(), arm_variants=(), only=(), reruns=False):
     """Cell names of a workload: each variant, its "+shim" twin, and for training workloads a
     second run of eager without the shim, which says whether the baseline itself is
     deterministic (a bitwise difference that it shows too is no fault of the shim). With
     `traces`, "eager+trace" too: eager under the shim in trace mode, for the analyzer (its
     trace, whose time is no figure of graph mode). Each arm (--arm NAME:...) adds
     "VARIANT+shim:NAME" for the variants in `arm_variants`: the shim with other settings, in the
-    same lockstep, compared with the same variant without the shim. `only`: these variants
-    alone (--variants)."""
+    same lockstep, compared with the same variant without the shim. With `reruns` (--reruns),
+    "VARIANT-rerun" for those variants too: a second process without the shim, compared with
+    the first like a shim cell is (an A/A pair: what two processes of the same program differ
+    by in one lockstep). `only`: these variants alone (--variants)."""
     cells = []
     for v in w.variants:
         if only and v not in only:
@@ -96,7 +98,9 @@ def cells_of(w, traces=False, arms=(), arm_variants=(), only=()):
             cells.append(v + "+shim")
             if v in arm_variants:
                 cells += [f"{v}+shim:{name}" for name in arms]
-    if w.train and "eager" in cells:
+                if reruns:
+                    cells.append(v + "-rerun")
+    if w.train and "eager" in cells and "eager-rerun" not in cells:
         cells.append("eager-rerun")
     if traces and "eager" in cells:
         cells.append("eager+trace")
@@ -203,7 +207,7 @@ class Suite:
         groups, meta = {}, {}
         arm_variants = SHIM_PAIRED if a.arm_variants == "all" else a.arm_variants.split(",")
         only = a.variants.split(",") if a.variants else ()
-        for cell in cells_of(w, a.traces, self.arms, arm_variants, only):
+        for cell in cells_of(w, a.traces, self.arms, arm_variants, only, a.reruns):
             variant = cell.split("+")[0].replace("-rerun", "")
             shim, arm = shim_base(cell) is not None, cell.partition("+shim:")[2] or None
             tag = cell.replace("+", "_").replace(":", "-")
@@ -269,6 +273,9 @@ class Suite:
                 continue
             if ok("eager") and name != "eager":
                 c["vs_eager"] = harness.pair_change(c["chunk_ms"], cells["eager"]["chunk_ms"])
+            if name.endswith("-rerun") and ok(name[:-len("-rerun")]):
+                c["vs_variant"] = harness.pair_change(c["chunk_ms"],
+                                                      cells[name[:-len("-rerun")]]["chunk_ms"])
             base = shim_base(name)
             if base is not None:
                 if ok(base):
@@ -406,6 +413,10 @@ def main():
                         "--arm old:LD_PRELOAD=build-old/libpygraph.so")
     p.add_argument("--arm-variants", default="compile-ro",
                    help="variants that get the --arm cells (comma-separated, or all)")
+    p.add_argument("--reruns", action="store_true",
+                   help="also each variant of --arm-variants once more without the shim, in the "
+                        "same lockstep (VARIANT-rerun): the change two processes of the same "
+                        "program show, beside the shim's")
     p.add_argument("--budget", type=float,
                    help="seconds for the whole run: no workload starts with less than 90 s left, "
                         "and warm-ups end a minute before it (the device's per-call limit)")
