@@ -414,6 +414,39 @@ class ReportTest(unittest.TestCase):
         # Without reruns, no such table.
         self.assertNotIn("no shim, twice", report.table(self.doc()))
 
+    def test_a_merge_keeps_the_variants_a_later_run_left_out(self):
+        ok = lambda ms: dict(status="ok", ms_per_iter=ms, chunk_ms=[ms], digest="d")
+        first = {"runs": [{"commit": "a"}], "workloads": {"w": {
+            "chunks": 12, "steps_per_chunk": 4, "run": 0, "baseline_deterministic": True,
+            "cells": {"eager": ok(2.0), "eager+shim": ok(1.5), "compile": {"status": "failed"},
+                      "compile+shim": {"status": "failed"},
+                      "cuda-graph": {"status": "n/a", "reason": "host reads"}}}}}
+        # --variants compile again, same shape: eager's cells stay, with their run.
+        again = {"runs": [{"commit": "a"}], "workloads": {"w": {
+            "chunks": 12, "steps_per_chunk": 4, "run": 0,
+            "cells": {"compile": ok(1.0), "compile+shim": ok(0.9),
+                      "cuda-graph": {"status": "n/a", "reason": "host reads"}}}}}
+        # Another shape (--steps 40): it replaces the workload whole.
+        other = {"runs": [{"commit": "a"}], "workloads": {"w": {
+            "chunks": 12, "steps_per_chunk": 40, "run": 0, "cells": {"compile": ok(1.0)}}}}
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for k, doc in enumerate((first, again, other)):
+                paths.append(os.path.join(d, f"{k}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump(doc, f)
+            w = report.merge(paths[:2])["workloads"]["w"]
+            self.assertEqual(list(w["cells"]), ["eager", "eager+shim", "compile", "compile+shim",
+                                                "cuda-graph"])
+            self.assertEqual(w["cells"]["eager+shim"]["run"], 0)
+            self.assertEqual(w["cells"]["compile+shim"]["ms_per_iter"], 0.9)
+            self.assertNotIn("run", w["cells"]["compile"])  # the workload's run: 1
+            self.assertEqual(w["run"], 1)
+            self.assertTrue(w["baseline_deterministic"])
+            self.assertEqual(list(report.merge(paths)["workloads"]["w"]["cells"]), ["compile"])
+        self.assertEqual(report.variant_of("compile-ro+shim:old"), "compile-ro")
+        self.assertEqual(report.variant_of("compile-ro-rerun"), "compile-ro")
+
     def test_cell_lines_name_a_graph_failure(self):
         doc = self.doc()
         failed = dict(doc["workloads"]["b"]["cells"]["eager+shim"]["shim"],

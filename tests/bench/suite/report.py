@@ -2,7 +2,8 @@
 
     python report.py RESULTS.json [MORE.json ...] --out DIR
 
-merges results files (a later file's workload replaces an earlier one's) and writes
+merges results files (a later file's workload replaces an earlier one's, but for variants it did
+not run: those keep their cells, merge_workload) and writes
 DIR/results.json, DIR/table.md (the README's tables), DIR/table.txt and DIR/speedup.png (needs
 matplotlib; without it the chart is skipped with a message). run.py calls the same functions.
 """
@@ -350,6 +351,36 @@ def write_all(doc, out):
     chart(doc, os.path.join(out, "speedup.png"))
 
 
+def variant_of(cell):
+    """The variant a cell runs: "compile-ro" for compile-ro, compile-ro+shim, compile-ro+shim:ARM
+    and compile-ro-rerun."""
+    return cell.split("+")[0].removesuffix("-rerun")
+
+
+def merge_workload(old, new):
+    """A workload's result `new` over an earlier one `old`: the variants `new` ran replace
+    theirs; a variant it did not run (--variants) keeps its earlier cells, each naming its run,
+    where both ran the same shape (chunks and iterations a chunk). Else `new` replaces `old`."""
+    if not old or new.get("error") or old.get("error") or \
+            (old.get("chunks"), old.get("steps_per_chunk")) != \
+            (new.get("chunks"), new.get("steps_per_chunk")):
+        return new
+    ran = {variant_of(c) for c, v in new.get("cells", {}).items() if v.get("status") != "n/a"}
+    if all(variant_of(c) in ran for c in old.get("cells", {})):
+        return new
+    cells = {}  # in the earlier order, the new cells in their variant's place
+    for c, v in old["cells"].items():
+        if variant_of(c) not in ran:
+            cells[c] = dict(v, run=v.get("run", old.get("run", 0)))
+        elif c in new["cells"]:
+            cells[c] = new["cells"][c]
+    cells.update((c, v) for c, v in new["cells"].items() if c not in cells)
+    merged = dict(new, cells=cells)
+    if "eager" not in ran and "baseline_deterministic" in old:
+        merged["baseline_deterministic"] = old["baseline_deterministic"]
+    return merged
+
+
 def merge(paths):
     doc = {"schema": "pygraph-bench/1", "workloads": {}, "runs": []}
     for p in paths:
@@ -358,8 +389,10 @@ def merge(paths):
         offset = len(doc["runs"])
         doc["runs"] += d.get("runs", [])
         for name, res in d["workloads"].items():
-            res = dict(res, run=res.get("run", 0) + offset)
-            doc["workloads"][name] = res
+            res = dict(res, run=res.get("run", 0) + offset,
+                       cells={c: dict(v, run=v["run"] + offset) if "run" in v else v
+                              for c, v in res.get("cells", {}).items()})
+            doc["workloads"][name] = merge_workload(doc["workloads"].get(name), res)
     return doc
 
 

@@ -450,7 +450,7 @@ def main():
         except Exception as e:  # one broken workload must not stop the others
             res = {"what": name, "error": f"{type(e).__name__}: {e}"[:300], "cells": {}}
         res["run"] = len(doc["runs"]) - 1
-        doc["workloads"][name] = res
+        doc["workloads"][name] = report.merge_workload(doc["workloads"].get(name), res)
         for line in report.cell_lines(name, res):
             print(line, flush=True)
         with open(path, "w") as f:  # after every workload: a run cut short keeps what it measured
