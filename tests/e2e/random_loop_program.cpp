@@ -49,12 +49,14 @@ void k_xor(const unsigned*, const unsigned*, void** p) {  // y ^= a * golden rat
 
 using random_support::Api;
 
-// One launch (or memset) of an iteration. Its scalar: constant, the iteration number, or one of
-// two values taken every other iteration; its buffers: fixed, or swapped every other iteration.
+// One launch (or memset) of an iteration. Its scalar: constant, the iteration number, one of
+// two values taken every other iteration, or one of three in turn (a ring of three: the loop is
+// then unrolled to a multiple of 3 iterations, arg_period.h); its buffers: fixed, or swapped
+// every other iteration.
 struct Op {
   int kind;  // 0..2 kernels, 3 memset
   int x, y, scalar;
-  int varies;  // 0 constant, 1 iteration, 2 alternating
+  int varies;  // 0 constant, 1 iteration, 2 alternating, 3 every third iteration
   bool swap;   // buffers swap every other iteration
 };
 
@@ -63,7 +65,7 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed) {
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
   auto op = [&] {
     return Op{pick(4) == 0 ? 3 : pick(3), pick(kBuffers), pick(kBuffers),
-              pick(1000) - 500,           pick(3),        pick(4) == 0};
+              pick(1000) - 500,           pick(4),        pick(4) == 0};
   };
   // An iteration: a prefix, a layer of 1..6 ops repeated 1..8 times, a suffix.
   std::vector<Op> iteration;
@@ -86,7 +88,10 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed) {
   const int odd = pick(3);     // odd launches (the loop goes elsewhere once) per 100
   for (int it = 0; it < iterations; ++it) {
     for (const Op& o : iteration) {
-      int scalar = o.varies == 0 ? o.scalar : o.varies == 1 ? o.scalar + it : o.scalar * (it & 1);
+      int scalar = o.varies == 0   ? o.scalar
+                   : o.varies == 1 ? o.scalar + it
+                   : o.varies == 2 ? o.scalar * (it & 1)
+                                   : o.scalar * (it % 3);
       const bool swapped = o.swap && (it & 1);
       CUdeviceptr x = buf[swapped ? o.y : o.x], y = buf[swapped ? o.x : o.y];
       if (o.kind == 3) {

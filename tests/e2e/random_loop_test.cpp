@@ -25,6 +25,8 @@ TEST(RandomLoops, GraphModeChangesNoResult) {
   EXPECT_GT(s["graphs"]["patched_nodes"].get<int>(), 0);
   EXPECT_GT(s["graphs"]["mismatches"].get<int>(), 100);
   EXPECT_GT(s["memops"]["replayed_in_graphs"].get<int>(), 1000);
+  // Loops with a scalar in a ring of three are unrolled anew for it (arg_period.h).
+  EXPECT_GT(s["graphs"]["loops_unrolled_by_arguments"].get<int>(), 10);
 }
 
 TEST(RandomLoops, MeasuredDecisionsChangeNoResult) {

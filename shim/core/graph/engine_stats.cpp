@@ -86,6 +86,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"variant_switches", s.variant_switches},
       {"loops_resumed", s.loops_resumed},
       {"resume_mismatches", s.resume_mismatches},
+      {"loops_unrolled_by_arguments", s.loops_unrolled_by_arguments},
       {"sequences_followed", s.sequences_followed},
       {"sequences_known", s.sequences_known},
       {"sequences_forgotten", s.sequences_forgotten},

@@ -72,11 +72,12 @@ struct EngineStats {
   // keep eager.
   uint64_t decided_cached = 0, decided_config = 0;
   uint64_t patched_nodes = 0;
-  uint64_t mismatches = 0;           // recorded prefixes sent out eagerly
-  uint64_t variant_switches = 0;     // a sequence with the same prefix took over instead
-  uint64_t loops_resumed = 0;        // a loop cut by a boundary went on after it where it stopped
-  uint64_t resume_mismatches = 0;    // of those, the wrong guesses (counted in mismatches too)
-  uint64_t sequences_followed = 0;   // distinct sequences recorded from (each has one plan)
+  uint64_t mismatches = 0;         // recorded prefixes sent out eagerly
+  uint64_t variant_switches = 0;   // a sequence with the same prefix took over instead
+  uint64_t loops_resumed = 0;      // a loop cut by a boundary went on after it where it stopped
+  uint64_t resume_mismatches = 0;  // of those, the wrong guesses (counted in mismatches too)
+  uint64_t loops_unrolled_by_arguments = 0;  // loops unrolled anew for their argument period
+  uint64_t sequences_followed = 0;           // distinct sequences recorded from (each has one plan)
   uint64_t sequences_known = 0;      // the detector's, now (at most 1024; the oldest go first)
   uint64_t sequences_forgotten = 0;  // plans dropped with their graphs: the detector forgot them
   uint64_t graph_failures = 0;       // sequences disabled

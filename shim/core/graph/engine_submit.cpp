@@ -126,6 +126,7 @@ void GraphEngine::drop_all_graphs() {
 
 CUresult GraphEngine::submit(bool at_peers) {
   if (pending_.empty()) return CUDA_SUCCESS;
+  if (following_periodic_ && plan_ && plan_->args.learning()) learn_arg_period();
   // The next chunk of this occurrence is `chunk_growth` times as large, up to max_chunk
   // (chunk_policy.h).
   const size_t start = chunk_.start();

@@ -268,16 +268,37 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
   following_tokens_.assign(s.tokens.begin(), s.tokens.end());
   position_ = 0;
   if (s.periodic) {
-    // A loop: followed as a power-of-two multiple of its period (period.h), from wherever in
-    // its canonical rotation it is now, and on around (end_of_occurrence).
-    const size_t p = s.tokens.size();
-    const uint32_t k = period_unroll(p, options_.min_period, chunk_.max());
-    for (uint32_t i = 1; i < k; ++i) {
-      following_tokens_.insert(following_tokens_.end(), s.tokens.begin(), s.tokens.end());
-    }
-    position_ = phase % p;
+    // A loop: followed as a multiple of its period (period.h), from wherever in its canonical
+    // rotation it is now, and on around (end_of_occurrence).
+    unroll_period();
+    position_ = phase % s.tokens.size();
   }
   chunk_.begin(position_, plan_->pauses.split() != 0);  // a loop is never split
+}
+
+void GraphEngine::unroll_period() {
+  const size_t p = plan_->length;
+  const size_t k = period_unroll(p, options_.min_period, chunk_.max(), plan_->arg_period);
+  plan_->unroll_anew = false;
+  following_tokens_.resize(p);
+  following_tokens_.reserve(p * k);
+  for (size_t i = p; i < p * k; ++i) following_tokens_.push_back(following_tokens_[i - p]);
+}
+
+void GraphEngine::learn_arg_period() {
+  // Positions count from the unrolled period's start; occurrences count its turns.
+  const uint64_t base = plan_->occurrences * following_tokens_.size();
+  for (const Pending& p : pending_) {
+    if (!plan_->args.seen(base + p.position, patch_hash(p, arena_.data()))) continue;
+    const uint32_t m = plan_->args.iterations();
+    if (period_unroll(plan_->length, options_.min_period, chunk_.max(), m) * plan_->length !=
+        following_tokens_.size()) {
+      plan_->arg_period = m;
+      plan_->unroll_anew = true;  // at the next turn (end_of_occurrence)
+      ++stats_.loops_unrolled_by_arguments;
+    }
+    return;
+  }
 }
 
 void GraphEngine::end_of_occurrence() {
@@ -285,8 +306,10 @@ void GraphEngine::end_of_occurrence() {
   if (plan_) plan_->pauses.ended();
   resume_.settled();
   if (following_periodic_ && plan_ && !plan_->disabled) {
-    // A loop goes on at the start of its unrolled period; chunks keep their size.
+    // A loop goes on at the start of its unrolled period; chunks keep their size. Where its
+    // argument period was just learned, the period is unrolled anew for it: no chunk is open.
     position_ = 0;
+    if (plan_->unroll_anew) unroll_period();
     chunk_.wrap();
     start_occurrence();
     return;

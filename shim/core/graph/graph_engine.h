@@ -40,6 +40,7 @@
 #include "driver/memory_kinds.h"
 #include "driver/module_unload.h"
 #include "driver/ops.h"
+#include "graph/arg_period.h"
 #include "graph/chunk_policy.h"
 #include "graph/chunk_submit.h"
 #include "graph/chunk_windows.h"
@@ -255,6 +256,11 @@ class GraphEngine {
     LoneStarts lone_starts;
     // Places where the program pauses on the host: a chunk goes out there (pause_places.h).
     PausePlaces pauses;
+    // A loop's argument period, learned from its first chunks: the unroll is a multiple of it
+    // (arg_period.h).
+    ArgPeriod args;
+    uint32_t arg_period = 1;
+    bool unroll_anew = false;  // learned with another unroll than the one followed
     // It held the turn to measure and completed no window: no turn before this many starts
     // (measure_turn.h).
     uint64_t turn_blocked_until = 0;
@@ -310,6 +316,11 @@ class GraphEngine {
   const Sequence* candidate(uint64_t token, bool periodic_only, uint32_t periodic_id,
                             uint32_t phase) const;
   void follow(const Sequence& s, uint32_t phase);
+  // The followed loop's period (following_tokens_' first plan_->length tokens) repeated as
+  // period_unroll says for its argument period: at follow, and at a wrap once that is learned.
+  void unroll_period();
+  // A submitted chunk of a loop whose argument period is being learned: its launches' hashes.
+  void learn_arg_period();
   // At the end of the followed sequence: a segment's occurrence is complete, a loop goes on.
   void end_of_occurrence();
   // At the start of an occurrence: the plan's policy says whether it runs as graphs or eagerly

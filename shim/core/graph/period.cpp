@@ -24,12 +24,15 @@ size_t least_rotation(const uint64_t* t, size_t n) {
   return n < 2 ? 0 : r;
 }
 
-uint32_t period_unroll(size_t period, uint32_t min_length, uint32_t max_chunk) {
+uint32_t period_unroll(size_t period, uint32_t min_length, uint32_t max_chunk,
+                       uint32_t arg_period) {
   if (period == 0) return 1;
+  const uint64_t m = arg_period ? arg_period : 1;
+  const uint64_t unit = static_cast<uint64_t>(period) * m;
   uint32_t k = 1;
-  while (static_cast<uint64_t>(period) * k * 2 <= max_chunk) k *= 2;
-  while (static_cast<uint64_t>(period) * k < min_length) k *= 2;
-  return k;
+  while (unit * k * 2 <= max_chunk) k *= 2;
+  while (unit * k < min_length) k *= 2;
+  return static_cast<uint32_t>(m * k);
 }
 
 }  // namespace pygraph

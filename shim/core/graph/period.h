@@ -7,7 +7,8 @@
 //  - Short periods are followed as multiples: a period of 2 launches (one fused layer of a
 //    compiled model: a GEMV and a Triton kernel) or 5 (a CuPy loop) is unrolled to a chunk's
 //    worth, so that one graph launch replaces many launches. The multiple is a power of two, so
-//    that arguments alternating every 2, 4, ... periods (double buffers) patch no node.
+//    that arguments alternating every 2, 4, ... periods (double buffers) patch no node; a
+//    multiple of a loop's argument period where it has another (arg_period.h).
 #pragma once
 
 #include <cstddef>
@@ -18,9 +19,11 @@ namespace pygraph {
 // Index of the first token of the least rotation of t[0..n) (0 for n < 2). O(n), no allocation.
 size_t least_rotation(const uint64_t* t, size_t n);
 
-// How many times a period of `period` launches is repeated in the unit graph mode follows: the
+// How many times a period of `period` launches is repeated in the unit graph mode follows:
+// `arg_period` (the iterations after which its arguments come back, arg_period.h) times the
 // largest power of two whose multiple fits in `max_chunk` launches, at least enough to reach
-// `min_length` launches, at least 1.
-uint32_t period_unroll(size_t period, uint32_t min_length, uint32_t max_chunk);
+// `min_length` launches, at least once.
+uint32_t period_unroll(size_t period, uint32_t min_length, uint32_t max_chunk,
+                       uint32_t arg_period = 1);
 
 }  // namespace pygraph
