@@ -126,6 +126,22 @@ TEST(ArgPeriod, AHoleShorterThanAPeriodIsAlikeAndALongerGapStartsOver) {
   }
 }
 
+TEST(ArgPeriod, ALoopThatNeverRunsLongEnoughIsGivenUp) {
+  // Three iterations between syncs, then a resume a period later: learning starts over each
+  // time, and stops trying after kMaxRestarts (it would hash every launch for good).
+  ArgPeriod a;
+  a.start(4);
+  auto same = [](size_t, size_t i) { return i; };
+  uint64_t at = 0;
+  for (uint32_t run = 0; run <= ArgPeriod::kMaxRestarts + 1; ++run, at += 4 * 4) {
+    EXPECT_TRUE(a.learning()) << run;
+    EXPECT_FALSE(feed(a, 4, 3, same, at));
+  }
+  EXPECT_FALSE(a.learning());
+  EXPECT_EQ(a.iterations(), 1u);
+  EXPECT_FALSE(feed(a, 4, ArgPeriod::kMaxIterations + 1, same, at));  // nothing more looked at
+}
+
 TEST(ArgPeriod, LongLoopsAreNotLearned) {
   ArgPeriod a;
   a.start(ArgPeriod::kMaxPeriod + 1);

@@ -53,13 +53,21 @@ void ArgPeriod::start(size_t period) {
   learning_ = period > 0 && period <= kMaxPeriod;
   iterations_ = 1;
   next_ = 0;
-  hashes_.clear();
-  if (learning_) hashes_.reserve(period * (kMaxIterations + 1));
+  restarts_ = 0;
+  hashes_ = {};  // reserved at the first launch seen: many loops are never recorded
 }
 
 bool ArgPeriod::seen(uint64_t ordinal, uint64_t hash) {
   if (!learning_) return false;
-  if (!hashes_.empty() && (ordinal < next_ || ordinal - next_ >= period_)) hashes_.clear();
+  if (!hashes_.empty() && (ordinal < next_ || ordinal - next_ >= period_)) {
+    hashes_.clear();
+    if (++restarts_ > kMaxRestarts) {
+      learning_ = false;  // given up: the unroll stays
+      hashes_ = {};
+      return false;
+    }
+  }
+  if (hashes_.capacity() == 0) hashes_.reserve(period_ * (kMaxIterations + 1));
   if (!hashes_.empty()) hashes_.insert(hashes_.end(), ordinal - next_, 0);  // holes alike
   next_ = ordinal + 1;
   hashes_.push_back(hash);

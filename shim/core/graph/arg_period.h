@@ -35,6 +35,9 @@ class ArgPeriod {
   // Loops longer than this many launches a period are not learned (their unroll is 1 or 2
   // periods, and the hashes kept grow with the period).
   static constexpr size_t kMaxPeriod = 512;
+  // Runs cut short (a gap, a sync and a resume) before learning gives up: a loop that never
+  // runs 9 periods in a row would otherwise hash every launch it records for good.
+  static constexpr uint32_t kMaxRestarts = 4;
 
   // A loop of `period` launches: learning starts, or starts over.
   void start(size_t period);
@@ -55,6 +58,7 @@ class ArgPeriod {
   bool learning_ = false;
   uint32_t iterations_ = 1;
   uint64_t next_ = 0;  // the ordinal expected next
+  uint32_t restarts_ = 0;
   std::vector<uint64_t> hashes_;
 };
 
