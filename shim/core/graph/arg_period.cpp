@@ -1,28 +1,8 @@
 #include "graph/arg_period.h"
 
-#include <cstring>
-
 #include "graph/token.h"
 
 namespace pygraph {
-
-namespace {
-
-uint64_t hash_bytes(uint64_t h, const uint8_t* b, size_t n) {
-  uint64_t w = 0;
-  for (; n >= 8; b += 8, n -= 8) {
-    std::memcpy(&w, b, 8);
-    h = token_detail::mix(h, w);
-  }
-  if (n) {
-    w = 0;
-    std::memcpy(&w, b, n);
-    h = token_detail::mix(h, w ^ (uint64_t(n) << 56));
-  }
-  return h;
-}
-
-}  // namespace
 
 uint64_t patch_hash(const Pending& p, const uint8_t* arena) {
   using token_detail::mix;
@@ -31,7 +11,7 @@ uint64_t patch_hash(const Pending& p, const uint8_t* arena) {
     case NodeKind::kKernel: {
       const EngineLaunch& l = p.launch;
       const size_t n = p.packed_size ? p.packed_size : (l.info ? l.info->arg_bytes : 0);
-      h = hash_bytes(h, arena + p.args_offset, n);
+      h = bytes_hash_add(h, arena + p.args_offset, n);
       h = mix(h, (uint64_t(l.grid[0]) << 32) | l.grid[1]);
       return mix(h, (uint64_t(l.grid[2]) << 32) | l.shared_mem);
     }

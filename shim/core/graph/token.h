@@ -4,6 +4,7 @@
 // and the offline analyzer, so both find the same sequences.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace pygraph {
@@ -50,5 +51,8 @@ uint64_t memop_token(uint16_t op, uint32_t element_size, uint32_t source_kind, u
 // LaunchShape::attrs_hash is built one attribute at a time, starting from 0:
 //   h = attr_hash_add(h, id, value) with value the 64 bytes of a CUlaunchAttributeValue.
 uint64_t attr_hash_add(uint64_t h, uint32_t id, const uint8_t* value);
+
+// `n` bytes at `b` mixed into `h`, 8 at a time (the last few with their count).
+uint64_t bytes_hash_add(uint64_t h, const uint8_t* b, size_t n);
 
 }  // namespace pygraph
