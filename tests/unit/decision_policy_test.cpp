@@ -431,6 +431,140 @@ TEST(DecisionPolicy, OneFastWindowMovesNoReference) {
   EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
 }
 
+TEST(DecisionPolicy, ARescaledOccurrenceIsNoDrift) {
+  // A 70-launch loop unrolled anew after its verdict to 3 iterations (its argument period,
+  // arg_period.h): each occurrence, which the policy times, spans 3 times the launches. Told so
+  // (rescaled()), the verdict takes a fresh reference and stays; untold, 3 windows 3 times as
+  // long read as a drift and the loop was measured again (session 32's review).
+  for (const bool told : {false, true}) {
+    SequencePolicy p;
+    uint64_t clock = 1;
+    drive(
+        p, 49, [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; }, &clock);
+    ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    drive(
+        p, 16, [](Arm, int) { return 800'000.0; }, &clock);  // the reference, and one more
+    if (told) p.rescaled();
+    // Untold, 3 windows of the new unroll; told, 10.
+    drive(
+        p, told ? 80 : 24, [](Arm, int) { return 2'400'000.0; }, &clock);
+    if (!told) {
+      EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+      EXPECT_NE(p.why().find("again: graph iterations drifted from 800.0 to 2400.0 us"),
+                std::string::npos)
+          << p.why();
+      continue;
+    }
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    EXPECT_EQ(p.measurements(), 1u);
+    // The fresh reference is watched as the first was: 20 % slower for 3 windows is a drift.
+    drive(
+        p, 32, [](Arm, int) { return 2'880'000.0; }, &clock);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+    EXPECT_NE(p.why().find("again: graph iterations drifted from 2400.0 to 2880.0 us"),
+              std::string::npos)
+        << p.why();
+  }
+}
+
+TEST(DecisionPolicy, ARescaledOccurrenceTakesItsReplayFiguresAnew) {
+  // Unrolled anew to fewer launches (128 a replay, then 70): the report that spans the rescale
+  // mixes both unrolls and is no figure, the next is the reference. Untold, two reports of 70
+  // launches a replay against the old unroll's 128 measured again.
+  for (const bool told : {false, true}) {
+    SequencePolicy p;
+    uint64_t clock = 1;
+    p.replay_figures(0.0, 128.0);
+    drive(
+        p, 49, [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; }, &clock);
+    ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    if (told) p.rescaled();
+    p.replay_figures(0.0, 80.0);  // the report under way at the rescale: both unrolls
+    p.replay_figures(0.0, 70.0);
+    p.replay_figures(0.0, 70.0);
+    if (!told) {
+      EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+      EXPECT_NE(p.why().find("again: launches per replay fell from 128.0 to 70.0"),
+                std::string::npos)
+          << p.why();
+      continue;
+    }
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    // The new reference is compared with as the first was.
+    p.replay_figures(7.0, 35.0);
+    p.replay_figures(7.0, 35.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+    EXPECT_NE(p.why().find("again: patched nodes per replayed launch grew from 0.00 to 0.20"),
+              std::string::npos)
+        << p.why();
+  }
+  {  // a cached verdict compares no replay figures, rescaled or not
+    SequencePolicy p;
+    p.adopt(true, "cached");
+    p.rescaled();
+    for (int r = 0; r < 4; ++r) p.replay_figures(7.0, 35.0);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  }
+}
+
+TEST(DecisionPolicy, ARescaledOccurrenceStartsAMeasurementUnderWayOver) {
+  // A measurement (started by a drift) whose loop is unrolled anew half-way: its 3 windows so
+  // far timed occurrences 3 times as short, no half of a measurement of the new unroll. It
+  // starts over from its first window, for the same reason, and decides on the new unroll's
+  // windows alone. Untold, the verdict came 21 starts later, from windows of both unrolls.
+  SequencePolicy p;
+  uint64_t clock = 1;
+  auto before = [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; };
+  auto after = [](Arm a, int) { return a == Arm::kGraph ? 2'400'000.0 : 3'000'000.0; };
+  drive(p, 49, before, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  drive(
+      p, 8, [](Arm, int) { return 800'000.0; }, &clock);  // the reference
+  drive(
+      p, 24, [](Arm, int) { return 950'000.0; }, &clock);  // three slow windows
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring) << p.why();
+  drive(p, 28, before, &clock);
+  EXPECT_EQ(p.windows(), 9u);
+  p.rescaled();
+  EXPECT_EQ(p.windows(), 9u);  // windows completed stay counted
+  EXPECT_EQ(p.why().rfind("measuring (window 1 of 6; again: graph iterations drifted from 800.0 "
+                          "to 950.0 us",
+                          0),
+            0u)
+      << p.why();
+  drive(p, 21, after, &clock);
+  EXPECT_FALSE(p.decided()) << p.why();
+  EXPECT_EQ(p.windows(), 11u);
+  EXPECT_EQ(p.why().rfind("measuring (window 3 of 6; again: graph iterations drifted", 0), 0u)
+      << p.why();
+  drive(p, 28, after, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+  EXPECT_EQ(p.measurements(), 2u);
+  EXPECT_NEAR(p.gain_percent(), 20.0, 1e-9);
+  EXPECT_NEAR(p.eager_ns(), 3'000'000.0, 1e-3);  // the new unroll's eager windows alone
+  EXPECT_NE(p.why().find("measured again: graph iterations drifted from 800.0 to 950.0 us"),
+            std::string::npos)
+      << p.why();
+}
+
+TEST(DecisionPolicy, ARescaledEagerVerdictIsTriedAgainAsBefore) {
+  // An eager verdict has nothing to compare: a rescale only ends the running iteration.
+  PolicyOptions o;
+  o.recheck_iterations = 100;
+  SequencePolicy p(o);
+  uint64_t clock = 1;
+  auto same = [](Arm, int) { return 1'000'000.0; };
+  drive(p, 49, same, &clock);
+  ASSERT_EQ(p.phase(), SequencePolicy::Phase::kEager);
+  drive(p, 50, same, &clock);
+  p.rescaled();
+  drive(p, 49, same, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kEager);
+  drive(p, 1, same, &clock);
+  EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);  // after 100 eager iterations
+  EXPECT_EQ(p.windows(), 6u);
+}
+
 TEST(DecisionPolicy, MeasuringCostsUnderOnePercentOfAThousandIterations) {
   SequencePolicy p;
   uint64_t clock = 1;

@@ -304,6 +304,39 @@ TEST_F(GraphDecisionTest, ALoopWithoutSyncsIsMeasuredByItsUnrolledPeriod) {
   EXPECT_GT(s.replayed, s.launches * 8 / 10);
 }
 
+TEST_F(GraphDecisionTest, ALoopUnrolledAnewAfterItsVerdictIsNotMeasuredAgain) {
+  // A 70-launch loop whose launch 1 takes its scalar from a ring of three (it % 3), the others
+  // fixed. Longer than 64 launches, it is unrolled once (70 launches an occurrence), so a graph
+  // window of 8 occurrences never holds the 9 iterations in a row that learning its argument
+  // period needs (arg_period.h): it learns after the verdict, and at its next turn is unrolled
+  // anew to 3 iterations, 210 launches an occurrence. Each occurrence the policy times is then
+  // 3 times as long: before, that read as a drift ("graph iterations drifted") and the loop
+  // was measured again. The clock moves per launch, as in the test above.
+  make_engine();
+  int decided_at = -1, learned_at = -1;
+  for (int it = 0; it < 3000; ++it) {
+    for (int i = 0; i < 70; ++i) {
+      const uint64_t recorded = engine_->stats().recorded;
+      launch(i, i == 1 ? it % 3 : 1);
+      g_now += engine_->stats().recorded > recorded ? 6'000 : 10'000;
+    }
+    const EngineStats& s = engine_->stats();
+    if (decided_at < 0 && s.decided_graph) decided_at = it;
+    if (learned_at < 0 && s.loops_unrolled_by_arguments) learned_at = it;
+  }
+  ASSERT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  const EngineStats& s = engine_->stats();
+  EXPECT_EQ(s.loops_unrolled_by_arguments, 1u);
+  ASSERT_GE(decided_at, 0);
+  EXPECT_GT(learned_at, decided_at);  // the re-unroll comes after the graph verdict
+  EXPECT_EQ(s.decided_graph, 1u);
+  EXPECT_EQ(s.measurements, 1u);  // no second measurement
+  EXPECT_EQ(s.measure_windows, 6u);
+  EXPECT_GT(s.replayed, s.launches * 8 / 10);
+}
+
 TEST_F(GraphDecisionTest, ASegmentThatIsTheLoopAgainKeepsTheLoopsDecision) {
   make_engine();
   loop_with_syncs(30);

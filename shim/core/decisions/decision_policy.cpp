@@ -43,6 +43,7 @@ void SequencePolicy::adopt(bool graph, const std::string& source) {
   recheck_after_ = options_.recheck_iterations;
   last_verdict_eager_ = !graph;
   patched_at_verdict_ = launches_at_verdict_ = -1;
+  take_reference_ = false;  // an adopted verdict compares no replay figures
 }
 
 void SequencePolicy::decide() {
@@ -172,11 +173,43 @@ Arm SequencePolicy::next(uint64_t now_ns) {
   return running_;
 }
 
+void SequencePolicy::rescaled() {
+  interrupt();
+  // Replays of both unrolls are in the report under way: no figure. Whatever was the reference
+  // (or would be a verdict's) is taken again from the report after it, where there was one: a
+  // verdict adopted from the cache compares no replay figures, rescaled or not.
+  mixed_report_ = true;
+  take_reference_ = phase_ != Phase::kGraph || patched_at_verdict_ >= 0;
+  patched_now_ = launches_now_ = -1;
+  patched_at_verdict_ = launches_at_verdict_ = -1;
+  changed_reports_ = 0;
+  if (phase_ == Phase::kMeasuring) {
+    start_measuring(again_);  // its windows so far timed the old unroll (as restart())
+  } else if (phase_ == Phase::kGraph) {
+    watch_anew();  // the drift reference: the next window of graph iterations
+  }
+}
+
 void SequencePolicy::replay_figures(double patched_per_replay, double launches_per_replay) {
+  if (mixed_report_) {
+    mixed_report_ = false;  // replays before and after a rescale (rescaled())
+    return;
+  }
   // Patches per replayed launch: a chunk twice as long patches twice as many nodes per replay
   // at the same cost per launch.
   patched_now_ = launches_per_replay > 0 ? patched_per_replay / launches_per_replay : 0;
   launches_now_ = launches_per_replay;
+  if (take_reference_) {
+    // The first report of the new unroll alone: a graph verdict's reference from now on; in a
+    // measurement (or an eager verdict) it is what the next verdict takes, as any report.
+    take_reference_ = false;
+    if (phase_ == Phase::kGraph) {
+      patched_at_verdict_ = patched_now_;
+      launches_at_verdict_ = launches_now_;
+      changed_reports_ = 0;
+      return;
+    }
+  }
   if (phase_ != Phase::kGraph || patched_at_verdict_ < 0) return;
   const bool more_patches = patched_now_ > 1.5 * patched_at_verdict_ + 0.05;
   const bool fewer_launches = launches_per_replay < launches_at_verdict_ * 2.0 / 3.0;

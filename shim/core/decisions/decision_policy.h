@@ -36,6 +36,10 @@
 // at another pace once the GPU's queue holds graph work only (ResNet-50 at batch 64 on the H100:
 // 6.5 ms measured, its steady state drifted from it, and its verdict was measured again and
 // again). A measurement that confirms the verdict doubles the drift windows needed next time.
+// An occurrence rescaled (rescaled(): a loop unrolled anew, so that each occurrence spans
+// another number of launches) is no drift and no change of the replays: the verdict takes fresh
+// references, its drift from the next window and its replay figures from the next report that
+// holds only the new unroll's replays; a measurement under way starts over.
 // An "eager" verdict is tried again after `recheck_iterations` iterations (doubling each time it
 // is confirmed). why() says what started the running measurement again, and the verdict after it.
 //
@@ -81,6 +85,15 @@ class SequencePolicy {
     interrupt();
     if (phase_ == Phase::kMeasuring) start_measuring(again_);
   }
+  // An occurrence spans another number of launches from now on (a loop unrolled anew to a
+  // multiple of its argument period, arg_period.h): iterations and replays before and after
+  // are no figures of one thing, and set side by side they read as a change (a loop three times
+  // as long per occurrence "drifted", and was measured again). The running iteration is no
+  // sample; a measurement under way starts over from its first window, for the same reason; a
+  // graph verdict takes its drift reference anew from the next window, and its replay-figure
+  // reference from the first report that holds none of the old unroll's replays (the report
+  // under way mixes both). An eager verdict has nothing to compare.
+  void rescaled();
   // Replay figures of the graph arm (for re-evaluation), at any time.
   void replay_figures(double patched_per_replay, double launches_per_replay);
 
@@ -131,6 +144,8 @@ class SequencePolicy {
   uint32_t faster_ = 0;           // windows in a row beyond drift_percent, faster
   uint32_t confirmed_ = 0;        // measurements in a row that gave "graph" again (at most 4)
   uint32_t changed_reports_ = 0;  // replay-figure reports in a row that changed
+  bool mixed_report_ = false;     // the report under way spans a rescale: skipped
+  bool take_reference_ = false;   // after a rescale: the next report is the reference
   std::string again_;             // what started the running measurement, "" at the first
   uint64_t eager_iterations_ = 0, recheck_after_ = 0;
   bool last_verdict_eager_ = false;  // a confirmed eager verdict doubles recheck_after_

@@ -283,6 +283,15 @@ void GraphEngine::unroll_period() {
   following_tokens_.resize(p);
   following_tokens_.reserve(p * k);
   for (size_t i = p; i < p * k; ++i) following_tokens_.push_back(following_tokens_[i - p]);
+  // Unrolled anew (its argument period learned; at a turn, or at a follow while that turn was
+  // still to come): an occurrence, which the policy times as one iteration, now spans another
+  // number of launches. Told, it takes fresh references rather than read the change as a drift
+  // (decision_policy.h). A loop's first follow is no rescale.
+  const auto launches = static_cast<uint32_t>(p * k);
+  if (options_.measure && plan_->unrolled && plan_->unrolled != launches) {
+    plan_->policy.rescaled();
+  }
+  plan_->unrolled = launches;
 }
 
 void GraphEngine::learn_arg_period() {

@@ -261,6 +261,7 @@ class GraphEngine {
     ArgPeriod args;
     uint32_t arg_period = 1;
     bool unroll_anew = false;  // learned with another unroll than the one followed
+    uint32_t unrolled = 0;     // launches of an occurrence as last unrolled (0: never followed)
     // It held the turn to measure and completed no window: no turn before this many starts
     // (measure_turn.h).
     uint64_t turn_blocked_until = 0;
