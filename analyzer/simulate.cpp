@@ -1,9 +1,11 @@
 #include "simulate.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -23,7 +25,8 @@ const char* const kSimulateUsage =
     "Runs a trace recorded in trace mode through graph mode's own engine, offline, on a driver\n"
     "that only counts, and says what graph mode would do with the program: the share of\n"
     "launches that would run in graphs, graphs built and replayed, launches and patched nodes\n"
-    "per replay, eager launches and flushes by reason (--json: the PYGRAPH_STATS document).\n"
+    "per replay, the kernels whose nodes were patched most, eager launches and flushes by\n"
+    "reason (--json: the PYGRAPH_STATS document, and patched_most).\n"
     "Time is the trace's: the places where the program paused (pause_us) are learned from\n"
     "its timestamps. Not in a trace, so approximated: the rest of time (no stall flushes, no\n"
     "measured decisions: every sequence is graphed; no GPU time: every pause cuts, where a run\n"
@@ -247,8 +250,45 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
   return stats;
 }
 
+namespace {
+
+// Which nodes make replays cost: patched nodes counted by kernel name (memops and event records
+// by kind). A replay patches what changed since its graph last ran; a kernel that tops this list
+// takes arguments that differ from one replay of its graph to the next (a counter, a buffer
+// that moves, a graph shared by windows that differ there).
+class PatchCounter : public EngineObserver {
+ public:
+  void patched(uint32_t, NodeKind kind, const FunctionInfo* function) override {
+    const char* name = kind == NodeKind::kMemset             ? "memset"
+                       : kind == NodeKind::kCopy             ? "copy"
+                       : kind == NodeKind::kEventRecord      ? "event record"
+                       : function && !function->name.empty() ? nullptr
+                                                             : "kernel (no name)";
+    ++counts_[name ? std::string(name) : function->name];
+  }
+  // The `top` names patched most, most first (ties by name).
+  nlohmann::json most(size_t top) const {
+    std::vector<std::pair<std::string, uint64_t>> v(counts_.begin(), counts_.end());
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < v.size() && i < top; ++i) {
+      out.push_back({{"node", v[i].first}, {"patched", v[i].second}});
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, uint64_t> counts_;
+};
+
+}  // namespace
+
 nlohmann::json simulate(const Trace& trace, const EngineOptions& options) {
-  return replay_trace(trace, options, nullptr, nullptr);
+  PatchCounter patches;
+  nlohmann::json stats = replay_trace(trace, options, &patches, nullptr);
+  stats["patched_most"] = patches.most(10);
+  return stats;
 }
 
 std::string simulate_text(const nlohmann::json& s, const std::string& config_name) {
@@ -269,6 +309,15 @@ std::string simulate_text(const nlohmann::json& s, const std::string& config_nam
                 g.value("launches_per_replay", 0.0), g.value("patched_nodes_per_replay", 0.0),
                 static_cast<unsigned long long>(g.value("sequences_followed", 0ull)));
   out += line;
+  if (s.contains("patched_most") && !s["patched_most"].empty()) {
+    out += "  nodes patched most:";
+    size_t shown = 0;
+    for (const auto& p : s["patched_most"]) {
+      if (shown++ == 5) break;
+      out += "\n    " + std::to_string(p.value("patched", 0ull)) + " " + p.value("node", "");
+    }
+    out += "\n";
+  }
   out += "  eager launches by reason:";
   for (const auto& [reason, n] : s["eager_launches_by_reason"].items()) {
     out += " " + reason + " " + n.dump();

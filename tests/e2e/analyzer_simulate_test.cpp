@@ -143,6 +143,31 @@ TEST(AnalyzerSimulate, HumanSummaryAndBadInput) {
   EXPECT_EQ(missing.exit_code, 2);
 }
 
+TEST(AnalyzerSimulate, NamesTheKernelsWhoseNodesArePatchedMost) {
+  // MLP training's window patches 24 nodes of 5 kernels: each patched node is counted for its
+  // kernel, the most first, and together they are the stats' patched nodes.
+  RunResult r = run_program({ANALYZER, "simulate", "--json", GOLDEN_DIR "/mlp-train.trace"}, {});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  const nlohmann::json& most = j["patched_most"];
+  ASSERT_TRUE(most.is_array());
+  ASSERT_GT(most.size(), 1u);
+  ASSERT_LT(most.size(), 10u);  // all of them: their sum is every patched node
+  uint64_t sum = 0, previous = ~0ull;
+  for (const auto& p : most) {
+    EXPECT_FALSE(p["node"].get<std::string>().empty());
+    EXPECT_LE(p["patched"].get<uint64_t>(), previous);
+    previous = p["patched"].get<uint64_t>();
+    sum += previous;
+  }
+  EXPECT_EQ(sum, j["graphs"]["patched_nodes"].get<uint64_t>());
+  RunResult text = run_program({ANALYZER, "simulate", GOLDEN_DIR "/mlp-train.trace"}, {});
+  const size_t at = text.out.find("nodes patched most:");
+  ASSERT_NE(at, std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(most[0]["node"].get<std::string>(), at), std::string::npos) << text.out;
+}
+
 TEST(AnalyzerSimulate, TwoConfigurationsSideBySide) {
   // The checked-in defaults against chunks of 16: the same program, other graphs.
   const std::string big = temp_path("big-chunks.json");

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "graph/graph_engine.h"
@@ -148,6 +150,29 @@ TEST_F(GraphLoopTest, ALoopWhoseArgumentsNeverComeBackKeepsItsUnroll) {
   EXPECT_EQ(s.loops_unrolled_by_arguments, 0u);
   EXPECT_GE(s.replayed / s.replays, 64u);
   EXPECT_GE(s.patched_nodes, s.replays);
+}
+
+TEST_F(GraphLoopTest, AnObserverIsToldEachPatchedNodeAndItsKernel) {
+  // The counter loop above patches kernel 1's node at every replay and no other: the observer
+  // (the analyzer's simulate counts these by kernel) hears of each patched node, with its
+  // kernel, as many as the stats count.
+  struct Patches : EngineObserver {
+    void patched(uint32_t, NodeKind kind, const FunctionInfo* function) override {
+      ++(kind == NodeKind::kKernel && function ? by_kernel[function->name] : others);
+    }
+    std::map<std::string, uint64_t> by_kernel;
+    uint64_t others = 0;
+  } patches;
+  engine_.set_observer(&patches);
+  loop({0, 1, 2, 3, 2}, 2000, 0, 0);
+  sync();
+  engine_.set_observer(nullptr);
+  const EngineStats& s = engine_.stats();
+  ASSERT_GT(s.patched_nodes, 0u);
+  EXPECT_EQ(patches.others, 0u);
+  ASSERT_EQ(patches.by_kernel.size(), 1u);
+  EXPECT_EQ(patches.by_kernel.begin()->first, "loop_k1");
+  EXPECT_EQ(patches.by_kernel.begin()->second, s.patched_nodes);
 }
 
 TEST_F(GraphLoopTest, AQueryOfAnotherStreamInEachIterationNeitherCutsNorEndsTheLoop) {

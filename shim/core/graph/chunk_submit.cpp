@@ -98,8 +98,9 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
     if (r == CUDA_SUCCESS) {
       CUevent start = timer ? timer->begin(w.context) : nullptr;
       const bool timing = start != nullptr;
+      patched_at_.clear();
       r = graph->replay(*api_, nodes_.data(), nodes_.size(), w.stream, w.context, &out.patched,
-                        &start);
+                        &start, observer_ ? &patched_at_ : nullptr);
       if (timing) out.timed = timer->end(w.stream, tag, r == CUDA_SUCCESS && start);
       if (r != CUDA_SUCCESS) failed = graph->failed_call();
       // Launched (or not at all): the side streams' later work waits for it. An error here
@@ -116,7 +117,10 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
   out.nodes = nodes_.size();
   out.launches = nodes_.size() - memops_ - events_recorded_ - program_graphs_;
   ++stats_->replays;
-  if (observer_) observer_->replayed(sequence, nodes_.size(), out.patched);
+  if (observer_) {
+    observer_->replayed(sequence, nodes_.size(), out.patched);
+    for (uint32_t i : patched_at_) observer_->patched(sequence, nodes_[i].kind, nodes_[i].function);
+  }
   stats_->replayed += out.launches;
   stats_->program_graphs_replayed += program_graphs_;
   stats_->program_graph_nodes_replayed += program_graph_nodes_;

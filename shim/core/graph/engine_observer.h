@@ -15,6 +15,9 @@
 
 namespace pygraph {
 
+struct FunctionInfo;
+enum class NodeKind : uint8_t;  // graph_chunk.h
+
 class EngineObserver {
  public:
   virtual ~EngineObserver() = default;
@@ -30,6 +33,10 @@ class EngineObserver {
   virtual void chunk_built(uint32_t sequence, uint32_t start, uint32_t end, size_t nodes) {}
   // A chunk of `sequence` ran as a graph replay.
   virtual void replayed(uint32_t sequence, size_t nodes, uint32_t patched) {}
+  // Of that replay, a node that was patched (its arguments, grid or shared memory; a memop's
+  // addresses, size or value changed since the graph last ran): `function` is the kernel, null
+  // for a memop or an event record. One call per patched node, after replayed().
+  virtual void patched(uint32_t sequence, NodeKind kind, const FunctionInfo* function) {}
   // `sequence`'s policy reached a verdict, changed it, or went back to measuring; `policy`
   // holds the verdict, its source and figures, `length` its launches and memops an occurrence.
   virtual void decided(uint32_t sequence, const std::string& signature,

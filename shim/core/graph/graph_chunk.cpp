@@ -231,8 +231,8 @@ CUresult ChunkGraph::patch(const DriverApi& api, const RecordedNode& r, Node& n,
 }
 
 CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, size_t count,
-                            CUstream stream, CUcontext ctx, uint32_t* patched,
-                            CUevent* timer_start) {
+                            CUstream stream, CUcontext ctx, uint32_t* patched, CUevent* timer_start,
+                            std::vector<uint32_t>* patched_at) {
   *patched = 0;
   if (!usable() || count != nodes_.size()) {
     failed_call_ = "replay of an unusable graph";
@@ -260,6 +260,7 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
     }
     keep(nodes[i], n);
     ++*patched;
+    if (patched_at) patched_at->push_back(static_cast<uint32_t>(i));
   }
   if (timer_start && *timer_start && api.event_record(*timer_start, stream) != CUDA_SUCCESS) {
     *timer_start = nullptr;  // a stale record of it would time more than this launch

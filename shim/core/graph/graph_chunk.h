@@ -82,8 +82,11 @@ class ChunkGraph {
   // broken (usable() false) and must be destroyed; the caller launches the work eagerly.
   // `*timer_start`, if any, is recorded on `stream` right before the launch, after the patches
   // (gpu_timer.h); a failed record sets it to null: the replay is untimed, not failed.
+  // `patched_at`, if any, gets the index of each node patched (for an observer: which kernels
+  // make replays cost, engine_observer.h); its capacity is the caller's.
   CUresult replay(const DriverApi& api, const RecordedNode* nodes, size_t count, CUstream stream,
-                  CUcontext ctx, uint32_t* patched, CUevent* timer_start = nullptr);
+                  CUcontext ctx, uint32_t* patched, CUevent* timer_start = nullptr,
+                  std::vector<uint32_t>* patched_at = nullptr);
 
   void destroy(const DriverApi& api);
   bool usable() const { return exec_ != nullptr && !broken_; }
