@@ -266,6 +266,7 @@ class PatchCounter : public EngineObserver {
                                                              : "kernel (no name)";
     ++counts_[name ? std::string(name) : function->name];
   }
+  bool wants_patches() const override { return true; }
   // The `top` names patched most, most first (ties by name).
   nlohmann::json most(size_t top) const {
     std::vector<std::pair<std::string, uint64_t>> v(counts_.begin(), counts_.end());

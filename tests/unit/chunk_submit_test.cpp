@@ -32,8 +32,19 @@ struct Told : EngineObserver {
   void replayed(uint32_t sequence, size_t nodes, uint32_t patched) override {
     replays.push_back({sequence, uint32_t(nodes), patched});
   }
+  void patched(uint32_t sequence, NodeKind kind, const FunctionInfo* function) override {
+    patches.push_back({sequence, kind, function});
+  }
+  bool wants_patches() const override { return true; }
+  struct Patch {
+    uint32_t sequence;
+    NodeKind kind;
+    const FunctionInfo* function;
+    bool operator==(const Patch&) const = default;
+  };
   int eager_launches = 0, eager_memops = 0;
   std::vector<std::vector<uint32_t>> built, replays;
+  std::vector<Patch> patches;
 };
 
 class ChunkSubmitTest : public ::testing::Test {
@@ -202,6 +213,20 @@ TEST_F(ChunkSubmitTest, AReplayBuildsTheGraphOnceThenPatchesWhatChanged) {
   EXPECT_EQ(stats_.patched_nodes, 1u);
   EXPECT_EQ(told_.replays, (std::vector<std::vector<uint32_t>>{{42, 3, 0}, {42, 3, 1}}));
   EXPECT_TRUE(submit_.event_graph_sequences().empty());
+  // Each patched node is told with its kind and kernel: the scale above, then a memset's value
+  // and the other scale's scalar.
+  EXPECT_EQ(told_.patches, (std::vector<Told::Patch>{{42, NodeKind::kKernel, scale_}}));
+  clear();
+  add_scale(3.0f, y_, y_want_);
+  add_memset(2.5f, 4);
+  add_scale(0.25f, y_, y_want_);
+  r = replay(false);
+  ASSERT_EQ(r.error, CUDA_SUCCESS);
+  EXPECT_EQ(r.patched, 2u);
+  EXPECT_TRUE(computed_as_eagerly());
+  EXPECT_EQ(told_.patches, (std::vector<Told::Patch>{{42, NodeKind::kKernel, scale_},
+                                                     {42, NodeKind::kMemset, nullptr},
+                                                     {42, NodeKind::kKernel, scale_}}));
 }
 
 TEST_F(ChunkSubmitTest, AnotherShapeBuildsTheGraphAgain) {

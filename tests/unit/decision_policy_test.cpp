@@ -473,35 +473,35 @@ TEST(DecisionPolicy, ARescaledOccurrenceIsNoDrift) {
 }
 
 TEST(DecisionPolicy, ARescaledOccurrenceTakesItsReplayFiguresAnew) {
-  // Unrolled anew to fewer launches (128 a replay, then 70): the report that spans the rescale
-  // mixes both unrolls and is no figure, the next is the reference. Untold, two reports of 70
-  // launches a replay against the old unroll's 128 measured again.
-  for (const bool told : {false, true}) {
+  // Unrolled anew to fewer launches (128 a replay, then 70): the first report after the rescale
+  // (the engine begins it there) is the reference. Untold, two reports of 70 launches a replay
+  // against the old unroll's 128 measured again. Rescaled twice before a report (the second
+  // leaves nothing to take from the first), the reference is still taken.
+  for (const int rescales : {0, 1, 2}) {
     SequencePolicy p;
     uint64_t clock = 1;
     p.replay_figures(0.0, 128.0);
     drive(
         p, 49, [](Arm a, int) { return a == Arm::kGraph ? 800'000.0 : 1'000'000.0; }, &clock);
     ASSERT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
-    if (told) p.rescaled();
-    p.replay_figures(0.0, 80.0);  // the report under way at the rescale: both unrolls
+    for (int r = 0; r < rescales; ++r) p.rescaled();
     p.replay_figures(0.0, 70.0);
     p.replay_figures(0.0, 70.0);
-    if (!told) {
+    if (!rescales) {
       EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
       EXPECT_NE(p.why().find("again: launches per replay fell from 128.0 to 70.0"),
                 std::string::npos)
           << p.why();
       continue;
     }
-    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << p.why();
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kGraph) << rescales << ": " << p.why();
     // The new reference is compared with as the first was.
     p.replay_figures(7.0, 35.0);
     p.replay_figures(7.0, 35.0);
-    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring);
+    EXPECT_EQ(p.phase(), SequencePolicy::Phase::kMeasuring) << rescales;
     EXPECT_NE(p.why().find("again: patched nodes per replayed launch grew from 0.00 to 0.20"),
               std::string::npos)
-        << p.why();
+        << rescales << ": " << p.why();
   }
   {  // a cached verdict compares no replay figures, rescaled or not
     SequencePolicy p;

@@ -160,6 +160,7 @@ TEST_F(GraphLoopTest, AnObserverIsToldEachPatchedNodeAndItsKernel) {
     void patched(uint32_t, NodeKind kind, const FunctionInfo* function) override {
       ++(kind == NodeKind::kKernel && function ? by_kernel[function->name] : others);
     }
+    bool wants_patches() const override { return true; }
     std::map<std::string, uint64_t> by_kernel;
     uint64_t others = 0;
   } patches;

@@ -175,11 +175,11 @@ Arm SequencePolicy::next(uint64_t now_ns) {
 
 void SequencePolicy::rescaled() {
   interrupt();
-  // Replays of both unrolls are in the report under way: no figure. Whatever was the reference
-  // (or would be a verdict's) is taken again from the report after it, where there was one: a
-  // verdict adopted from the cache compares no replay figures, rescaled or not.
-  mixed_report_ = true;
-  take_reference_ = phase_ != Phase::kGraph || patched_at_verdict_ >= 0;
+  // Whatever was the reference (or would be a verdict's) is taken again from the next report,
+  // which holds the new unroll's replays alone (the caller starts its count anew here), where
+  // there was one: a verdict adopted from the cache compares no replay figures, rescaled or not.
+  // A second rescale before that report keeps the first one's claim.
+  take_reference_ = take_reference_ || phase_ != Phase::kGraph || patched_at_verdict_ >= 0;
   patched_now_ = launches_now_ = -1;
   patched_at_verdict_ = launches_at_verdict_ = -1;
   changed_reports_ = 0;
@@ -191,10 +191,6 @@ void SequencePolicy::rescaled() {
 }
 
 void SequencePolicy::replay_figures(double patched_per_replay, double launches_per_replay) {
-  if (mixed_report_) {
-    mixed_report_ = false;  // replays before and after a rescale (rescaled())
-    return;
-  }
   // Patches per replayed launch: a chunk twice as long patches twice as many nodes per replay
   // at the same cost per launch.
   patched_now_ = launches_per_replay > 0 ? patched_per_replay / launches_per_replay : 0;

@@ -91,8 +91,9 @@ class SequencePolicy {
   // as long per occurrence "drifted", and was measured again). The running iteration is no
   // sample; a measurement under way starts over from its first window, for the same reason; a
   // graph verdict takes its drift reference anew from the next window, and its replay-figure
-  // reference from the first report that holds none of the old unroll's replays (the report
-  // under way mixes both). An eager verdict has nothing to compare.
+  // reference from the next report, which the caller begins here: replays counted before the
+  // rescale are dropped, not reported (GraphEngine::unroll_period). An eager verdict keeps its
+  // recheck count; its next measurement takes replay figures of the new unroll only.
   void rescaled();
   // Replay figures of the graph arm (for re-evaluation), at any time.
   void replay_figures(double patched_per_replay, double launches_per_replay);
@@ -144,7 +145,6 @@ class SequencePolicy {
   uint32_t faster_ = 0;           // windows in a row beyond drift_percent, faster
   uint32_t confirmed_ = 0;        // measurements in a row that gave "graph" again (at most 4)
   uint32_t changed_reports_ = 0;  // replay-figure reports in a row that changed
-  bool mixed_report_ = false;     // the report under way spans a rescale: skipped
   bool take_reference_ = false;   // after a rescale: the next report is the reference
   std::string again_;             // what started the running measurement, "" at the first
   uint64_t eager_iterations_ = 0, recheck_after_ = 0;

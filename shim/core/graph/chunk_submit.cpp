@@ -100,7 +100,7 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
       const bool timing = start != nullptr;
       patched_at_.clear();
       r = graph->replay(*api_, nodes_.data(), nodes_.size(), w.stream, w.context, &out.patched,
-                        &start, observer_ ? &patched_at_ : nullptr);
+                        &start, patches_ ? &patched_at_ : nullptr);
       if (timing) out.timed = timer->end(w.stream, tag, r == CUDA_SUCCESS && start);
       if (r != CUDA_SUCCESS) failed = graph->failed_call();
       // Launched (or not at all): the side streams' later work waits for it. An error here

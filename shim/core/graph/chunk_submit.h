@@ -102,7 +102,10 @@ class ChunkSubmitter {
   ChunkSubmitter(const ChunkSubmitter&) = delete;
   ChunkSubmitter& operator=(const ChunkSubmitter&) = delete;
 
-  void set_observer(EngineObserver* observer) { observer_ = observer; }
+  void set_observer(EngineObserver* observer) {
+    observer_ = observer;
+    patches_ = observer && observer->wants_patches();
+  }
 
   // A replay in two steps: `w`'s graph nodes first (event waits are edges, not nodes), then
   // the replay of what was prepared, so that the caller finds the chunk's graph in between (it
@@ -146,6 +149,7 @@ class ChunkSubmitter {
   OwnEvents* events_;
   EngineObserver* observer_ = nullptr;
   std::vector<uint32_t> event_sequences_;
+  bool patches_ = false;              // the observer wants each patched node
   std::vector<uint32_t> patched_at_;  // the last replay's patched nodes, for the observer only
   // The prepared chunk's nodes as the graph takes them (memops and event records among them),
   // and a drained kernel's parameter pointers: capacity kept across chunks, no allocation in

@@ -35,8 +35,11 @@ class EngineObserver {
   virtual void replayed(uint32_t sequence, size_t nodes, uint32_t patched) {}
   // Of that replay, a node that was patched (its arguments, grid or shared memory; a memop's
   // addresses, size or value changed since the graph last ran): `function` is the kernel, null
-  // for a memop or an event record. One call per patched node, after replayed().
+  // for a memop or an event record. One call per patched node, after replayed(), and only to an
+  // observer that wants them (wants_patches(), asked once when it is set): the others cost no
+  // bookkeeping at a replay.
   virtual void patched(uint32_t sequence, NodeKind kind, const FunctionInfo* function) {}
+  virtual bool wants_patches() const { return false; }
   // `sequence`'s policy reached a verdict, changed it, or went back to measuring; `policy`
   // holds the verdict, its source and figures, `length` its launches and memops an occurrence.
   virtual void decided(uint32_t sequence, const std::string& signature,

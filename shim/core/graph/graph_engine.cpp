@@ -290,6 +290,9 @@ void GraphEngine::unroll_period() {
   const auto launches = static_cast<uint32_t>(p * k);
   if (options_.measure && plan_->unrolled && plan_->unrolled != launches) {
     plan_->policy.rescaled();
+    // The next report of replay figures holds the new unroll's replays alone.
+    plan_->replays = 0;
+    plan_->replayed_nodes = plan_->patched = 0;
   }
   plan_->unrolled = launches;
 }
