@@ -259,12 +259,11 @@ namespace {
 class PatchCounter : public EngineObserver {
  public:
   void patched(uint32_t, NodeKind kind, const FunctionInfo* function) override {
-    const char* name = kind == NodeKind::kMemset             ? "memset"
-                       : kind == NodeKind::kCopy             ? "copy"
-                       : kind == NodeKind::kEventRecord      ? "event record"
-                       : function && !function->name.empty() ? nullptr
-                                                             : "kernel (no name)";
-    ++counts_[name ? std::string(name) : function->name];
+    ++counts_[kind == NodeKind::kMemset             ? "memset"
+              : kind == NodeKind::kCopy             ? "copy"
+              : kind == NodeKind::kEventRecord      ? "event record"
+              : function && !function->name.empty() ? function->name
+                                                    : "kernel (no name)"];
   }
   bool wants_patches() const override { return true; }
   // The `top` names patched most, most first (ties by name).

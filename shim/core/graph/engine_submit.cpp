@@ -197,8 +197,7 @@ CUresult GraphEngine::submit(bool at_peers) {
     plan_->patched += done.patched;
     if (++plan_->replays == 32) {
       plan_->policy.replay_figures(double(plan_->patched) / 32, double(plan_->replayed_nodes) / 32);
-      plan_->replays = 0;
-      plan_->replayed_nodes = plan_->patched = 0;
+      plan_->restart_replay_figures();
     }
   }
   plan_->last_used = ++clock_;

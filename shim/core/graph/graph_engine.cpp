@@ -279,22 +279,20 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
 void GraphEngine::unroll_period() {
   const size_t p = plan_->length;
   const size_t k = period_unroll(p, options_.min_period, chunk_.max(), plan_->arg_period);
+  // Learned with another unroll than the one followed (learn_arg_period): the unroll changes
+  // here, at a turn or at a follow while that turn was still to come.
+  const bool anew = plan_->unroll_anew;
   plan_->unroll_anew = false;
   following_tokens_.resize(p);
   following_tokens_.reserve(p * k);
   for (size_t i = p; i < p * k; ++i) following_tokens_.push_back(following_tokens_[i - p]);
-  // Unrolled anew (its argument period learned; at a turn, or at a follow while that turn was
-  // still to come): an occurrence, which the policy times as one iteration, now spans another
-  // number of launches. Told, it takes fresh references rather than read the change as a drift
-  // (decision_policy.h). A loop's first follow is no rescale.
-  const auto launches = static_cast<uint32_t>(p * k);
-  if (options_.measure && plan_->unrolled && plan_->unrolled != launches) {
+  // Unrolled anew, an occurrence, which the policy times as one iteration, spans another number
+  // of launches. Told, it takes fresh references rather than read the change as a drift
+  // (decision_policy.h); the next report of replay figures holds the new unroll's replays alone.
+  if (anew && options_.measure) {
     plan_->policy.rescaled();
-    // The next report of replay figures holds the new unroll's replays alone.
-    plan_->replays = 0;
-    plan_->replayed_nodes = plan_->patched = 0;
+    plan_->restart_replay_figures();
   }
-  plan_->unrolled = launches;
 }
 
 void GraphEngine::learn_arg_period() {

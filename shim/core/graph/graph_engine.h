@@ -237,6 +237,10 @@ class GraphEngine {
     // Replay figures since they were last told to the policy.
     uint32_t replays = 0;
     uint64_t replayed_nodes = 0, patched = 0;
+    void restart_replay_figures() {
+      replays = 0;
+      replayed_nodes = patched = 0;
+    }
     // Its name across runs (signature.h), put together from the nodes its graph-arm occurrences
     // record, by position in the sequence (name_nodes: once per chunk until all are known).
     std::vector<NodeName> names;  // freed once the signature is known
@@ -261,7 +265,6 @@ class GraphEngine {
     ArgPeriod args;
     uint32_t arg_period = 1;
     bool unroll_anew = false;  // learned with another unroll than the one followed
-    uint32_t unrolled = 0;     // launches of an occurrence as last unrolled (0: never followed)
     // It held the turn to measure and completed no window: no turn before this many starts
     // (measure_turn.h).
     uint64_t turn_blocked_until = 0;
