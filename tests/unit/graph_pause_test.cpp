@@ -427,6 +427,37 @@ TEST_F(GraphPauseTest, AStepWhoseGpuIdlesBeforeItsLastChunkGoesOutInTwo) {
   EXPECT_EQ(engine_->stats().pauses.tail_splits, 0u);
 }
 
+TEST_F(GraphPauseTest, APauseAfterTheSplitWithLittleWorkSinceItCutsNoMore) {
+  // Steps of 10 launches between syncs, 40 us of GPU work a launch, a 300 us pause before
+  // launch 8, and the GPU idle 1 ms before launch 6. Weighed, the chunks are [0, 2), [2, 6),
+  // [6, 8), [8, 10): the 240 us before 6 fit in that idle time, a split at 6. From the step's
+  // start, 320 us wait at the pause (a cut); from the split, 80 (light, under 100). A step then
+  // goes out as [0, 6) and [6, 10): 2 replays, not 3 (mlp-dropout-item eager, session 34).
+  standin_set_kernel_ns(40'000);
+  make_engine(200'000, 100'000, 2);
+  auto steps = [&](int n) {
+    for (int step = 0; step < n; ++step) {
+      for (int i = 0; i < kLoop; ++i) {
+        g_now += i == 8 ? 300'000 : 5'000;
+        if (i == 6) standin_gpu_idle(1'000'000);
+        launch(i, 1.0f + 0.001f * float(step % 5));
+      }
+      EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+      engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    }
+  };
+  steps(40);
+  EXPECT_EQ(engine_->stats().pauses.tail_splits, 1u);
+  expect_weighed(0, 1);
+  const uint64_t replays = engine_->stats().replays;
+  const uint64_t cuts = engine_->stats().pause_cuts;
+  steps(20);
+  EXPECT_EQ(engine_->stats().replays - replays, 40u);
+  EXPECT_EQ(engine_->stats().pause_cuts - cuts, 0u);
+  EXPECT_EQ(sync_(), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+}
+
 TEST_F(GraphPauseTest, AVariantTakenOverFromASplitStepIsCutAsOneNeverWeighed) {
   // Steps split at 6 as above, then steps that alternate with a variant whose 8th launch
   // differs: each step is taken over from the other sequence at that launch (10 switches in

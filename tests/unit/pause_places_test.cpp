@@ -540,6 +540,56 @@ TEST(PausePlaces, PausesBeforeTheSplitCutNoMore) {
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 7 ? PausePlaces::kPause : 0) << i;
 }
 
+TEST(PausePlaces, APauseAfterTheSplitWeighsOnlyTheWorkSinceTheSplit) {
+  // A pause before 8 of a segment. Chunks [0, 2), [2, 4), [4, 8), [8, 10); the GPU idles 1 ms
+  // before [4, 8): the 80 us before 4 fit, a split at 4. Weighed from the segment's start, 120
+  // us wait at 8 (a cut); from the split, 40 us (light): the step goes out in two chunks.
+  PausePlaces p = segment(2, {8});
+  weigh(p, 10, {{0, 2, 40'000}, {2, 4, 40'000, 0}, {4, 8, 40'000, 1'000'000}, {8, 10, 10'000, 0}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 4u);
+  EXPECT_EQ(p.count(), 0u);
+  EXPECT_EQ(p.light(), 1u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 4 ? PausePlaces::kSplitCut : 0) << i;
+  // 150 us of work between the split and the pause: it still cuts.
+  PausePlaces q = segment(2, {8});
+  weigh(q, 10, {{0, 2, 40'000}, {2, 4, 40'000, 0}, {4, 8, 150'000, 1'000'000}, {8, 10, 10'000, 0}});
+  EXPECT_EQ(q.split(), 4u);
+  EXPECT_EQ(q.count(), 1u);
+  EXPECT_EQ(q.before(8), PausePlaces::kPause);
+}
+
+TEST(PausePlaces, APauseDroppedBeforeTheSplitWasWeighedMayCutAfterIt) {
+  // Pauses before 6 and 8, split at 4 (the GPU idles 1 ms before [4, 6)). From the start, 140
+  // us wait at 6 (a cut) and then 60 at 8 (light). From the split, 60 wait at 6 (light) and
+  // 120 at 8 (a cut): the chunks are [0, 4), [4, 8), [8, 10).
+  PausePlaces p = segment(2, {6, 8});
+  weigh(p, 10,
+        {{0, 2, 40'000},
+         {2, 4, 40'000, 0},
+         {4, 6, 60'000, 1'000'000},
+         {6, 8, 60'000, 0},
+         {8, 10, 10'000, 0}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 4u);
+  EXPECT_EQ(p.count(), 1u);
+  EXPECT_EQ(p.light(), 1u);
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(p.before(i), i == 4 ? PausePlaces::kSplitCut : i == 8 ? PausePlaces::kPause : 0) << i;
+  }
+}
+
+TEST(PausePlaces, ASplitWhereAPauseWasDroppedStillCutsThere) {
+  // A pause before 4 with 80 us waiting (light, dropped); the GPU idles 1 ms before [4, 10):
+  // a split at 4, which cuts there as any split does.
+  PausePlaces p = segment(2, {4});
+  weigh(p, 10, {{0, 2, 40'000}, {2, 4, 40'000, 0}, {4, 10, 10'000, 1'000'000}});
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.split(), 4u);
+  EXPECT_EQ(p.light(), 1u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(p.before(i), i == 4 ? PausePlaces::kSplitCut : 0) << i;
+}
+
 TEST(PausePlaces, ALoopNeverSplits) {
   PausePlaces p = learned(10, {5}, 100'000, 2);
   weigh(p, 10, {{0, 5, 1'000}, {5, 10, 1'000, 1'000'000}});

@@ -249,6 +249,7 @@ void PausePlaces::finish_weighing() {
     }
   }
   choose_split(learned);
+  split_work_ = {};
   if (!count_ && !split_) pauses_.clear();
   work_ = {};
   idle_ = {};
@@ -278,15 +279,20 @@ void PausePlaces::split_sample(const Timed* chunks, size_t n) {
   }
   uint64_t idle_after = 0;
   for (size_t k = 1; k < n; ++k) idle_after += idle_before(chunks[k]);
+  std::vector<WorkBefore>& work = split_work_.emplace_back();
+  work.reserve(n + 1);
+  work.push_back({0, 0});
   uint64_t before = chunks[0].gpu_ns;
   for (size_t k = 1; k < n; ++k) {
     const size_t at = chunks[k].start;
+    work.push_back({uint32_t(at), before});
     ++split_seen_[at];
     // Idle time measured (a chunk chained to the one before it), and enough of it.
     split_fit_[at] += idle_after && before <= idle_after / idle_ratio_;
     idle_after -= idle_before(chunks[k]);
     before += chunks[k].gpu_ns;
   }
+  work.push_back({uint32_t(length_), before});
 }
 
 void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {
@@ -314,7 +320,9 @@ void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {
     merged += pauses_[i] == kPause;
     pauses_[i] = 0;
   }
-  for (size_t i = split; i < length_; ++i) {
+  // The split itself cuts, also where a pause dropped as light was.
+  if (!pauses_[split]) pauses_[split] = kSplitCut;
+  for (size_t i = split + 1; i < length_; ++i) {
     const bool dropped = i < learned.size() && learned[i] && !pauses_[i];
     if (!pauses_[i] && seen[i] && !dropped) pauses_[i] = kSplitCut;
   }
@@ -323,6 +331,53 @@ void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {
     counts_->places -= merged;
     ++counts_->tail_splits;
   }
+  reweigh_after_split(learned);
+}
+
+void PausePlaces::reweigh_after_split(const std::vector<uint8_t>& learned) {
+  // As finish_weighing weighs them, but what waits at a pause after the split ran since the
+  // split or the last cut after it: the chunks up to those places went out there. A pause
+  // dropped before may cut now (the pause that cut before it no longer does), one that cut may
+  // be dropped.
+  size_t cut = split_;
+  for (size_t i = split_ + 1; i < length_; ++i) {
+    const bool pause = i < learned.size() && learned[i];
+    if (!pause) {
+      if (pauses_[i]) cut = i;  // where the rounds' chunks ended: a cut
+      continue;
+    }
+    const bool measured = weight_samples_[i] > 0;
+    const uint64_t waiting = measured ? work_between(cut, i) : ~0ull;
+    const bool absorbed =
+        measured && waiting != ~0ull && idle_ratio_ && waiting <= idle_[i] / idle_ratio_;
+    const bool cuts = waiting >= light_ns_ && !absorbed;
+    if (cuts) cut = i;
+    if (cuts == (pauses_[i] == kPause)) continue;
+    pauses_[i] = cuts ? kPause : 0;
+    if (cuts) {
+      ++count_;
+      --light_;
+    } else {
+      --count_;
+      ++light_;
+    }
+  }
+}
+
+uint64_t PausePlaces::work_between(size_t from, size_t to) const {
+  if (split_work_.empty()) return ~0ull;
+  uint64_t most = 0;
+  auto at = [](const std::vector<WorkBefore>& w, size_t place) -> const WorkBefore* {
+    auto it = std::lower_bound(w.begin(), w.end(), place,
+                               [](const WorkBefore& b, size_t p) { return b.place < p; });
+    return it != w.end() && it->place == place ? &*it : nullptr;
+  };
+  for (const std::vector<WorkBefore>& w : split_work_) {
+    const WorkBefore *a = at(w, from), *b = at(w, to);
+    if (!a || !b) return ~0ull;  // no chunk ended there in this round
+    most = std::max(most, b->gpu_ns - a->gpu_ns);
+  }
+  return most;
 }
 
 }  // namespace pygraph

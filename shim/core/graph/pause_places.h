@@ -48,7 +48,11 @@
 // occurrence goes out whole up to there (chunks as large as may be), then in the chunks the
 // rounds had after it, ending at the same places. All the work held back then fits in idle time
 // the GPU had (one queue: what runs later is no later than before), and the chunks after the
-// split are the same. Pauses before the split no longer cut. Measured on the H200 (session 23),
+// split are the same. Pauses before the split no longer cut. A pause after it is weighed again,
+// the work waiting there counted from the split or the last cut after it, not from the last
+// pause that cut: the split's chunk took the work before it to the GPU (session 34:
+// mlp-dropout-item eager, split at 59 of 71 places, kept a pause cut after it for the work of
+// the whole step, and replayed 3 graphs a step). Measured on the H200 (session 23),
 // whole steps as one chunk against chunks that start small: gpt2-decode 2.5 points faster,
 // mlp-dropout-item 9 points slower (its GPU work does not fit in its last chunk's idle time),
 // ResNet-50 batch 64 (its GPU runs behind) 4 to 6 points slower.
@@ -151,6 +155,8 @@ class PausePlaces {
   void finish_weighing();
   void split_sample(const Timed* chunks, size_t n);        // a whole round of a segment
   void choose_split(const std::vector<uint8_t>& learned);  // the pauses before weighing
+  void reweigh_after_split(const std::vector<uint8_t>& learned);
+  uint64_t work_between(size_t from, size_t to) const;  // the most of a whole round; ~0: unknown
 
   PauseCounts* counts_ = nullptr;
   bool learning_ = false;
@@ -168,6 +174,13 @@ class PausePlaces {
   // in how many of those the work before it fit in the GPU's idle time after; whole rounds, and
   // whether every one covered the occurrence with its chunks.
   std::vector<uint8_t> split_seen_, split_fit_;
+  // Per whole round, the GPU time of its chunks before each place one started (and the end),
+  // in the order of the places: what waits at a pause after the split is counted from there.
+  struct WorkBefore {
+    uint32_t place = 0;
+    uint64_t gpu_ns = 0;
+  };
+  std::vector<std::vector<WorkBefore>> split_work_;
   bool split_fits_ = true;
   uint32_t split_rounds_ = 0;
   size_t split_ = 0;

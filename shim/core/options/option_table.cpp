@@ -86,8 +86,9 @@ const OptionSpec kTable[] = {
      false},
     {"pause_gpu_us", &Config::pause_gpu_us, "100", 0, 1000000,
      "Graph mode: a pause (`pause_us`) ends a chunk only where the work waiting there takes at "
-     "least this long on the GPU (microseconds, summed since the last pause that ends one; "
-     "measured with timing events around the replays of a few occurrences). A pause costs the "
+     "least this long on the GPU (microseconds, summed since the last pause that ends one, or "
+     "since a split sequence's split; measured with timing events around the replays of a few "
+     "occurrences). A pause costs the "
      "GPU only the time of the work that waits it out, and a cut costs a graph launch and "
      "smaller graphs. `0`: every pause ends a chunk.",
      false},
