@@ -51,8 +51,8 @@
 // split are the same. Pauses before the split no longer cut. A pause after it is weighed again,
 // the work waiting there counted from the split or the last cut after it, not from the last
 // pause that cut: the split's chunk took the work before it to the GPU (session 34:
-// mlp-dropout-item eager, split at 59 of 71 places, kept a pause cut after it for the work of
-// the whole step, and replayed 3 graphs a step). Measured on the H200 (session 23),
+// mlp-dropout-item eager, split at 59 of 71 places, kept a pause after it that cut for work
+// from before the split, and replayed 3 graphs a step). Measured on the H200 (session 23),
 // whole steps as one chunk against chunks that start small: gpt2-decode 2.5 points faster,
 // mlp-dropout-item 9 points slower (its GPU work does not fit in its last chunk's idle time),
 // ResNet-50 batch 64 (its GPU runs behind) 4 to 6 points slower.
