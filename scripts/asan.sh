@@ -4,7 +4,7 @@
 # under LD_PRELOAD are not registered in sanitizer builds: tests/e2e/CMakeLists.txt), then the
 # three randomized differential programs over SEEDS seeds (default 300) with the instrumented
 # shim preloaded behind ASan's runtime, in configurations that drop plans and graphs often and
-# weigh pauses everywhere, each compared with a run without the shim.
+# weigh pauses everywhere (and split segments), each compared with a run without the shim.
 # Exits non-zero on a sanitizer report, a failing test or a differing digest.
 # Usage: scripts/asan.sh [SEEDS]
 set -euo pipefail
@@ -35,12 +35,15 @@ configs=(
   "PYGRAPH_MAX_SEQUENCES=2 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   "PYGRAPH_ONE_LAUNCH_GRAPHS=1 PYGRAPH_MAX_GRAPHS=8 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   "PYGRAPH_PROGRAM_GRAPH_LAUNCHES=1 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_FIRST_CHUNK=1"
+  # The GPU idles in random_streams_program's steps (its programs change: the run without the
+  # shim gets the same RANDOM_* words), so its segments are split.
+  "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
 )
 for prog in random_program random_streams_program random_loop_program; do
-  ref=$(mktemp)
-  "$b/tests/$prog" 0 "$seeds" >"$ref"
   for cfg in "${configs[@]}"; do
-    out=$(mktemp) err=$(mktemp)
+    ref=$(mktemp) out=$(mktemp) err=$(mktemp)
+    # shellcheck disable=SC2046,SC2086  # the program's own RANDOM_* words of the configuration
+    env $(printf '%s\n' $cfg | grep '^RANDOM_' || true) "$b/tests/$prog" 0 "$seeds" >"$ref"
     # shellcheck disable=SC2086  # the configuration is words of VAR=VALUE
     env $cfg PYGRAPH_MODE=graph LD_PRELOAD="$asan_rt $b/libpygraph.so" "$b/tests/$prog" 0 "$seeds" \
       >"$out" 2>"$err" || { echo "asan: $prog [$cfg] exited $?" >&2; status=1; }
@@ -54,8 +57,7 @@ for prog in random_program random_streams_program random_loop_program; do
     else
       echo "asan: $prog [$cfg]: $seeds seeds equal, no report"
     fi
-    rm -f "$out" "$err"
+    rm -f "$ref" "$out" "$err"
   done
-  rm -f "$ref"
 done
 exit $status

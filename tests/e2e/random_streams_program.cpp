@@ -24,6 +24,9 @@
 // RANDOM_STREAMS_HOST_FUNC=1 first puts a host function on one stream: from then on no stream
 // may join a chunk (graph_engine's taint, for the rest of the process), so records and waits on
 // streams the chunk does not hold are issued in place, also as an occurrence's last entry.
+// RANDOM_STREAMS_GPU_IDLE=1 lets the simulated GPU idle (standin_gpu_idle, 0.1 to 3 ms) before a
+// quarter of the body's steps, the same ones each iteration, as while the host runs Python: the
+// shim's timed rounds then see a GPU that keeps up, and split segments (pause_places.h).
 // RANDOM_STREAMS_NONBLOCKING=1 makes every created stream non-blocking, RANDOM_STREAMS_NO_LEGACY=1
 // puts no work on the legacy stream, RANDOM_STREAMS_NO_FRESH_EVENTS=1 reuses one event per stream.
 // Query answers are not digested: when work finishes is timing, not a result (a shim may query
@@ -98,6 +101,7 @@ enum StepKind {
 struct Step {
   StepKind kind;
   int stream, other, a, b, scalar;
+  unsigned long long idle_ns = 0;  // the GPU idles this long before the step
 };
 
 // Happens-before bookkeeping: a vector clock per stream and for the host, and per buffer its
@@ -228,10 +232,15 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
     if (s.stream == kStreams - 1 && pick(4) >= legacy_weight) s.stream = pick(kStreams - 1);
     if (s.other == kStreams - 1 && pick(4) >= legacy_weight) s.other = pick(kStreams - 1);
   }
+  if (std::getenv("RANDOM_STREAMS_GPU_IDLE")) {
+    for (auto& s : body) s.idle_ns = pick(4) == 0 ? 100'000ull * unsigned(1 + pick(30)) : 0;
+  }
 
   Digest d;
   std::vector<int> host(kLen);
-  const int iterations = 1 + pick(10);
+  // With the GPU idling, enough iterations for a segment to be learned, weighed and split.
+  const bool idles = body.front().idle_ns || std::getenv("RANDOM_STREAMS_GPU_IDLE");
+  const int iterations = idles ? 12 + pick(12) : 1 + pick(10);
   for (int it = 0; it < iterations; ++it) {
     for (const Step& s : body) {
       const int si = s.stream;
@@ -239,6 +248,7 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
       int scalar = s.scalar + it;
       const int xb = s.a, yb = s.b;
       CUdeviceptr x = p.buf[xb], y = p.buf[yb];
+      if (s.idle_ns) standin_gpu_idle(s.idle_ns);
       switch (s.kind) {
         case kAdd:
         case kShift: {

@@ -58,6 +58,18 @@ TEST(RandomStreams, WeighedPausesChangeNoResultOnTheAsynchronousStandIn) {
   EXPECT_GT(s["graphs"]["pause_cuts"].get<int>(), 100);
   EXPECT_GT(s["graphs"]["pause_light"].get<int>(), 10);  // weighed to the end, and dropped
 }
+TEST(RandomStreams, SplitSegmentsChangeNoResultOnTheAsynchronousStandIn) {
+  // As above, with the GPU idle before a quarter of the steps: where it idles long enough after
+  // a segment's chunks, the segment goes out whole up to a split, its pauses after the split
+  // weighed from there (pause_places.h).
+  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph",
+                                               async_with({{"RANDOM_STREAMS_GPU_IDLE", "1"},
+                                                           {"PYGRAPH_PAUSE_US", "1"},
+                                                           {"PYGRAPH_PAUSE_GPU_US", "4"}}));
+  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  EXPECT_GT(s["graphs"]["tail_splits"].get<int>(), 3);  // 9 to 11 in three runs
+  EXPECT_GT(s["graphs"]["pause_cuts"].get<int>(), 100);
+}
 TEST(RandomStreams, StreamsThatMayWaitForTheHostChangeNoResult) {
   // A host function first: no stream joins a chunk, and records and waits on other streams are
   // issued in place, some as an occurrence's last entry, with work still in the chunk (before

@@ -47,12 +47,12 @@
 // chunks before it. At the latest place that fits in every whole round (at least kSamples), the
 // occurrence goes out whole up to there (chunks as large as may be), then in the chunks the
 // rounds had after it, ending at the same places. All the work held back then fits in idle time
-// the GPU had (one queue: what runs later is no later than before), and the chunks after the
-// split are the same. Pauses before the split no longer cut. A pause after it is weighed again,
-// the work waiting there counted from the split or the last cut after it, not from the last
-// pause that cut: the split's chunk took the work before it to the GPU (session 34:
-// mlp-dropout-item eager, split at 59 of 71 places, kept a pause after it that cut for work
-// from before the split, and replayed 3 graphs a step). Measured on the H200 (session 23),
+// the GPU had (one queue: what runs later is no later than before). Pauses before the split no
+// longer cut. Each pause after it is weighed again on the work waiting since the split or the
+// last cut after it, not since the last pause that cut: the split's chunk already took the
+// earlier work to the GPU. So two of the rounds' chunks after the split may go out as one
+// (session 34: mlp-dropout-item eager, split at 59 of 71 places, had kept a pause after it for
+// work from before the split, and replayed 3 graphs a step). Measured on the H200 (session 23),
 // whole steps as one chunk against chunks that start small: gpt2-decode 2.5 points faster,
 // mlp-dropout-item 9 points slower (its GPU work does not fit in its last chunk's idle time),
 // ResNet-50 batch 64 (its GPU runs behind) 4 to 6 points slower.
