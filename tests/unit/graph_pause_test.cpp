@@ -122,9 +122,18 @@ class GraphPauseTest : public ::testing::Test {
       if (wait_at == WaitAt::kEnd) {
         ASSERT_EQ(engine_->event_op(waits), CUDA_SUCCESS);
       }
-      EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
-      engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+      ctx_sync();
     }
+    expect_equal_results();
+  }
+
+  // The program syncs the context: a segment ends.
+  void ctx_sync() {
+    EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
+    engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+  }
+  // Everything queued run, the results with and without the engine are equal.
+  void expect_equal_results() {
     EXPECT_EQ(sync_(), CUDA_SUCCESS);
     EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
   }
@@ -366,13 +375,11 @@ TEST_F(GraphPauseTest, ALoneLaunchThatFailedIsNotTimed) {
         lone_seen = lone_seen || engine_->stats().recorded == recorded;
       }
     }
-    EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
-    engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    ctx_sync();
   }
   standin_inject_failure("cuEventElapsedTime", 0, CUDA_SUCCESS);
   EXPECT_TRUE(failed);
-  EXPECT_EQ(sync_(), CUDA_SUCCESS);
-  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  expect_equal_results();
 }
 
 TEST_F(GraphPauseTest, AGpuFarBehindStillTimesWholeRounds) {
@@ -391,12 +398,10 @@ TEST_F(GraphPauseTest, AGpuFarBehindStillTimesWholeRounds) {
       g_now += i >= 2 && i % 2 == 0 ? 1'000'000 : 5'000;
       launch(i, 1.0f + 0.001f * float(step % 5));
     }
-    EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
-    engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+    ctx_sync();
   }
   standin_inject_failure("cuEventElapsedTime", 0, CUDA_SUCCESS);
-  EXPECT_EQ(sync_(), CUDA_SUCCESS);
-  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  expect_equal_results();
   const std::vector<SequenceStat> seqs = engine_->sequence_stats(1);
   ASSERT_EQ(seqs.size(), 1u);
   EXPECT_EQ(seqs[0].pause_state, "settled");
@@ -442,8 +447,7 @@ TEST_F(GraphPauseTest, APauseAfterTheSplitWithLittleWorkSinceItCutsNoMore) {
         if (i == 6) standin_gpu_idle(1'000'000);
         launch(i, 1.0f + 0.001f * float(step % 5));
       }
-      EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
-      engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+      ctx_sync();
     }
   };
   steps(40);
@@ -454,8 +458,7 @@ TEST_F(GraphPauseTest, APauseAfterTheSplitWithLittleWorkSinceItCutsNoMore) {
   steps(20);
   EXPECT_EQ(engine_->stats().replays - replays, 40u);
   EXPECT_EQ(engine_->stats().pause_cuts - cuts, 0u);
-  EXPECT_EQ(sync_(), CUDA_SUCCESS);
-  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  expect_equal_results();
 }
 
 TEST_F(GraphPauseTest, AVariantTakenOverFromASplitStepIsCutAsOneNeverWeighed) {
@@ -473,8 +476,7 @@ TEST_F(GraphPauseTest, AVariantTakenOverFromASplitStepIsCutAsOneNeverWeighed) {
         g_now += 5'000;
         launch(i == 7 && step % 2 ? 27 : i, 1.0f + 0.001f * float(step % 5));
       }
-      EXPECT_EQ(engine_->before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
-      engine_->after_op(Op::CtxSynchronize, nullptr, false, CUDA_SUCCESS);
+      ctx_sync();
     }
   };
   steps(10);
@@ -483,8 +485,7 @@ TEST_F(GraphPauseTest, AVariantTakenOverFromASplitStepIsCutAsOneNeverWeighed) {
   steps(10);
   EXPECT_EQ(engine_->stats().variant_switches - switches, 10u);
   EXPECT_EQ(engine_->stats().replays - replays, 30u);
-  EXPECT_EQ(sync_(), CUDA_SUCCESS);
-  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  expect_equal_results();
 }
 
 TEST_F(GraphPauseTest, SplitStepsChangeNoResultOnTheAsynchronousStandIn) {
