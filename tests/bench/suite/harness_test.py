@@ -392,6 +392,11 @@ class ReportTest(unittest.TestCase):
                                ("b", "graphed-callables+shim", "runs")})
         # 20 launches a replay of 55 a step misses; 2 of 40 a step is under the 50 that count.
         self.assertIn("20.0 of 55 a step", [r[3] for r in rows])
+        # Where the program's own graphs ran in the replays, the miss names the nodes a replay.
+        cells["compile+shim"]["shim"].update(
+            program_graphs={"nodes_replayed": 900}, nodes_per_replay=128.0)
+        _, rows, _ = report.target_rows(doc)
+        self.assertIn("20.0 (128 nodes) of 55 a step", [r[3] for r in rows])
         self.assertEqual(line, "issue 10's targets: 2 of 6 shim cells meet every one")
         self.assertIn(line, report.table(doc))
 

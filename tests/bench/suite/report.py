@@ -191,7 +191,7 @@ def target_misses(res, c, cell=None):
     if d and per_iter >= TARGET_PER_REPLAY_FROM and \
             d.get("launches_per_replay", 0) < TARGET_PER_REPLAY:
         out.append((f"launches/replay >= {TARGET_PER_REPLAY:g}",
-                    f"{d['launches_per_replay']:.1f} of {per_iter:.0f} a step"))
+                    f"{per_replay(d)} of {per_iter:.0f} a step"))
     if c.get("bitwise") is False and res.get("baseline_deterministic") is not False:
         out.append(("bitwise equal", "DIFFERS"))
     ch = c.get("vs_without_shim")
