@@ -51,8 +51,8 @@
 // longer cut. Each pause after it is weighed again on the work waiting since the split or the
 // last cut after it, not since the last pause that cut: the split's chunk already took the
 // earlier work to the GPU. So two of the rounds' chunks after the split may go out as one
-// (session 34: mlp-dropout-item eager, split at 59 of 71 places, had kept a pause after it for
-// work from before the split, and replayed 3 graphs a step). Measured on the H200 (session 23),
+// (session 34: mlp-dropout-item eager, split at 59 of 71 places, kept a pause after it weighed
+// from an earlier cut, and replayed 3 graphs a step). Measured on the H200 (session 23),
 // whole steps as one chunk against chunks that start small: gpt2-decode 2.5 points faster,
 // mlp-dropout-item 9 points slower (its GPU work does not fit in its last chunk's idle time),
 // ResNet-50 batch 64 (its GPU runs behind) 4 to 6 points slower.
