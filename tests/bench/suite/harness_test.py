@@ -395,9 +395,14 @@ class ReportTest(unittest.TestCase):
         # Where the program's own graphs ran in the replays, the miss names the nodes a replay.
         cells["compile+shim"]["shim"].update(
             program_graphs={"nodes_replayed": 900}, nodes_per_replay=128.0)
-        _, rows, _ = report.target_rows(doc)
+        _, rows, line = report.target_rows(doc)
         self.assertIn("20.0 (128 nodes) of 55 a step", [r[3] for r in rows])
+        # Counted by their nodes, that cell still misses its coverage: no other count to give.
         self.assertEqual(line, "issue 10's targets: 2 of 6 shim cells meet every one")
+        cells["compile+shim"]["shim"]["coverage_percent"] = 100.0
+        _, rows, line = report.target_rows(doc)
+        self.assertEqual(line, "issue 10's targets: 2 of 6 shim cells meet every one "
+                               "(3 with the program's graphs counted by their nodes)")
         self.assertIn(line, report.table(doc))
 
     def test_reruns_are_a_table_of_their_own_and_name_the_spread_beside_a_slower_cell(self):

@@ -175,10 +175,12 @@ TARGET_COVERAGE = 95.0
 TARGET_PER_REPLAY, TARGET_PER_REPLAY_FROM = 32.0, 50.0
 
 
-def target_misses(res, c, cell=None):
+def target_misses(res, c, cell=None, by_nodes=False):
     """The targets one default shim cell (`cell` of workload result `res`) misses, each as
     (target, figure); a cell that did not run misses them all. A "not slower" miss names the
-    change of its variant's rerun (A/A), where one ran."""
+    change of its variant's rerun (A/A), where one ran. `by_nodes`: launches a replay counts
+    the nodes of the program's own graphs that ran in the replays (the reading the issue's
+    author may choose), not each such graph as one launch."""
     s = status(c)
     if s:
         return [("runs", s)]
@@ -188,8 +190,9 @@ def target_misses(res, c, cell=None):
     if d and d.get("coverage_percent", 0) < TARGET_COVERAGE:
         out.append((f"coverage >= {TARGET_COVERAGE:g} %",
                     f"{d['coverage_percent']:.1f} % of {per_iter:.0f} a step"))
-    if d and per_iter >= TARGET_PER_REPLAY_FROM and \
-            d.get("launches_per_replay", 0) < TARGET_PER_REPLAY:
+    per_replay_counted = d.get("nodes_per_replay", 0) if by_nodes and \
+        d.get("program_graphs", {}).get("nodes_replayed") else d.get("launches_per_replay", 0)
+    if d and per_iter >= TARGET_PER_REPLAY_FROM and per_replay_counted < TARGET_PER_REPLAY:
         out.append((f"launches/replay >= {TARGET_PER_REPLAY:g}",
                     f"{per_replay(d)} of {per_iter:.0f} a step"))
     if c.get("bitwise") is False and res.get("baseline_deterministic") is not False:
@@ -204,8 +207,9 @@ def target_misses(res, c, cell=None):
 
 
 def target_rows(doc):
-    """Every miss of issue 10's targets, and how many default shim cells meet them all."""
-    rows, cells_seen, cells_met = [], 0, 0
+    """Every miss of issue 10's targets, and how many default shim cells meet them all (and
+    how many would, the program's own graphs counted by their nodes, where that differs)."""
+    rows, cells_seen, cells_met, met_by_nodes = [], 0, 0, 0
     for name, res in doc["workloads"].items():
         for cell, c in res.get("cells", {}).items():
             if shim_base(cell) is None or ":" in cell or status(c) == "n/a":
@@ -213,8 +217,11 @@ def target_rows(doc):
             cells_seen += 1
             misses = target_misses(res, c, cell)
             cells_met += not misses
+            met_by_nodes += not target_misses(res, c, cell, by_nodes=True)
             rows += [[name, cell, target, figure] for target, figure in misses]
     line = f"issue 10's targets: {cells_met} of {cells_seen} shim cells meet every one"
+    if met_by_nodes != cells_met:
+        line += f" ({met_by_nodes} with the program's graphs counted by their nodes)"
     return ["workload", "cell", "target missed", "figure"], rows, line
 
 
