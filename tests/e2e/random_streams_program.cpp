@@ -232,15 +232,15 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed, bool drop) {
     if (s.stream == kStreams - 1 && pick(4) >= legacy_weight) s.stream = pick(kStreams - 1);
     if (s.other == kStreams - 1 && pick(4) >= legacy_weight) s.other = pick(kStreams - 1);
   }
-  if (std::getenv("RANDOM_STREAMS_GPU_IDLE")) {
+  const bool gpu_idles = std::getenv("RANDOM_STREAMS_GPU_IDLE") != nullptr;
+  if (gpu_idles) {
     for (auto& s : body) s.idle_ns = pick(4) == 0 ? 100'000ull * unsigned(1 + pick(30)) : 0;
   }
 
   Digest d;
   std::vector<int> host(kLen);
   // With the GPU idling, enough iterations for a segment to be learned, weighed and split.
-  const bool idles = body.front().idle_ns || std::getenv("RANDOM_STREAMS_GPU_IDLE");
-  const int iterations = idles ? 12 + pick(12) : 1 + pick(10);
+  const int iterations = gpu_idles ? 12 + pick(12) : 1 + pick(10);
   for (int it = 0; it < iterations; ++it) {
     for (const Step& s : body) {
       const int si = s.stream;

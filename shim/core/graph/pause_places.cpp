@@ -235,10 +235,7 @@ void PausePlaces::finish_weighing() {
       const bool measured = weight_samples_[i] > 0;
       const uint64_t w = measured ? work_[i] : ~0ull;  // unmeasured: keeps cutting
       waiting = w > ~0ull - waiting ? ~0ull : waiting + w;
-      // The GPU idles long enough later on to catch up with the work held back here.
-      const bool absorbed =
-          loop_keeps_up || (measured && idle_ratio_ && waiting <= idle_[i] / idle_ratio_);
-      const bool cuts = waiting >= light_ns_ && !absorbed;
+      const bool cuts = cuts_for(i, waiting, loop_keeps_up);
       if (cuts) waiting = 0;
       if (!last) continue;
       unweighed_kept_ += !measured && cuts;
@@ -346,11 +343,7 @@ void PausePlaces::reweigh_after_split(const std::vector<uint8_t>& learned) {
       if (pauses_[i]) cut = i;  // where the rounds' chunks ended: a cut
       continue;
     }
-    const bool measured = weight_samples_[i] > 0;
-    const uint64_t waiting = measured ? work_between(cut, i) : ~0ull;
-    const bool absorbed =
-        measured && waiting != ~0ull && idle_ratio_ && waiting <= idle_[i] / idle_ratio_;
-    const bool cuts = waiting >= light_ns_ && !absorbed;
+    const bool cuts = cuts_for(i, weight_samples_[i] ? work_between(cut, i) : ~0ull, false);
     if (cuts) cut = i;
     if (cuts == (pauses_[i] == kPause)) continue;
     pauses_[i] = cuts ? kPause : 0;
@@ -362,6 +355,13 @@ void PausePlaces::reweigh_after_split(const std::vector<uint8_t>& learned) {
       ++light_;
     }
   }
+}
+
+bool PausePlaces::cuts_for(size_t place, uint64_t waiting, bool keeps_up) const {
+  // The GPU idles long enough later on to catch up with the work held back here.
+  const bool absorbed = keeps_up || (weight_samples_[place] > 0 && idle_ratio_ &&
+                                     waiting <= idle_[place] / idle_ratio_);
+  return waiting >= light_ns_ && !absorbed;
 }
 
 uint64_t PausePlaces::work_between(size_t from, size_t to) const {

@@ -157,6 +157,9 @@ class PausePlaces {
   void choose_split(const std::vector<uint8_t>& learned);  // the pauses before weighing
   void reweigh_after_split(const std::vector<uint8_t>& learned);
   uint64_t work_between(size_t from, size_t to) const;  // the most of a whole round; ~0: unknown
+  // Whether a pause at `place` with `waiting` ns of GPU work held there cuts: not light, and not
+  // absorbed by the GPU's idle time later (`keeps_up`: a loop that keeps up absorbs any).
+  bool cuts_for(size_t place, uint64_t waiting, bool keeps_up) const;
 
   PauseCounts* counts_ = nullptr;
   bool learning_ = false;
