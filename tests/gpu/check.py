@@ -28,7 +28,8 @@ Sections (--sections, all by default):
          in graph mode (info); child_graph_cost: without the shim, an input copy and a program's
          graph of 300 nodes launched as the program does against one graph holding both (its
          copy node patched or not) and against the copy as a graph of its own (GPU time a step);
-         child_graph_real: the same for ResNet-50 b64's compiled graph, captured by torch.
+         child_graph_real: the same for ResNet-50 b64's compiled graph, captured by torch, and
+         ResNet-18 b1's launched three times against one graph of three children of it.
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
          CPU time per op); no shim vs graph mode vs a first chunk of 8.
@@ -283,22 +284,27 @@ class Check:
     def child_graph_real(self):
         """No shim: ResNet-50 b64's compiled graph (programmatic edges included) launched as the
         program does, as the child of a graph, after its input copy, and with that copy in one
-        graph (tests/gpu/child_graph_real.py; GPU time a launch)."""
-        out = self.run([sys.executable, os.path.join(HERE, "child_graph_real.py")], mode=None,
-                       name="child_graph_real")
-        r = {f[0]: f[1:] for f in (l.split() for l in out.strip().splitlines())}
-        own, pair = float(r["own"][0]), float(r["copy+own"][0])
-        for way, base in (("own", own), ("child", own), ("copy+own", pair), ("graph", pair)):
-            med, p25, p75 = (float(v) for v in r[way])
-            self.add((f"no shim, ResNet-50 b64 compiled graph, {way}: GPU (p25/p75) (us)",
-                      f"{med:.1f} ({p25:.1f}/{p75:.1f})", f"{100 * (med / base - 1):+.2f} %",
-                      "info"))
-        self.add(("no shim, ResNet-50 b64 compiled graph: node types; edges; edges in a child",
-                  f"{' '.join(r['node_types'])}; {' '.join(r['edge_types'])}; "
-                  f"{' '.join(r['child_edge_types'])}", "1: programmatic", "info"))
-        self.row("no shim, ResNet-50 b64 compiled graph: every way's output equal",
-                 "equal" if r["outputs_equal"] == ["1"] else "DIFFERS", "equal",
-                 r["outputs_equal"] == ["1"])
+        graph; ResNet-18 b1's launched three times against a graph of three children of it
+        (tests/gpu/child_graph_real.py; GPU time a step)."""
+        for model, pairs in (("resnet50-b64", (("own", "own"), ("child", "own"),
+                                                ("copy+own", "copy+own"), ("graph", "copy+own"))),
+                             ("resnet18-b1", (("own", "own"), ("child", "own"),
+                                               ("own3", "own3"), ("three", "own3")))):
+            out = self.run([sys.executable, os.path.join(HERE, "child_graph_real.py"),
+                            "--model", model], mode=None, name=f"child_graph_real-{model}")
+            r = {f[0]: f[1:] for f in (l.split() for l in out.strip().splitlines())}
+            what = f"no shim, {model} compiled graph"
+            for way, base in pairs:
+                med, p25, p75 = (float(v) for v in r[way])
+                self.add((f"{what}, {way}: GPU (p25/p75) (us a step)",
+                          f"{med:.1f} ({p25:.1f}/{p75:.1f})",
+                          f"{100 * (med / float(r[base][0]) - 1):+.2f} %", "info"))
+            self.add((f"{what}: node types; edges; edges in a child",
+                      f"{' '.join(r['node_types'])}; {' '.join(r['edge_types'])}; "
+                      f"{' '.join(r['child_edge_types'])}", "1: programmatic", "info"))
+            self.row(f"{what}: every way's output equal",
+                     "equal" if r["outputs_equal"] == ["1"] else "DIFFERS", "equal",
+                     r["outputs_equal"] == ["1"])
 
     def idle(self, model, steps=40):
         """GPU idle time at the start of a step: without the shim, in graph mode (first chunk of

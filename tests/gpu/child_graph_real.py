@@ -12,11 +12,16 @@ Also counts the captured graph's node types and edge types, and the edge types o
 child graph node holds (a programmatic edge, which stream capture makes of a launch that allows
 programmatic serialization, might not survive the copy), and whether every way left the same
 output (zeroed before each way's launches).
+  own3     `own` launched three times in a row (three steps of a loop without a sync);
+  three    a graph of three child nodes holding it, each after the one before (graph mode's
+           replay of a chunk of three such steps: the suite's resnet18-b1 under reduce-overhead).
 Session 31 asks this: in the suite the reduce-overhead step as one graph of ours ran about 0.3 %
 slower on ResNet-50 b64 than the program's own launch, three times on two hosts, while
-child_graph_cost.cu (300 small kernels) showed no such cost.
-  python3 tests/gpu/child_graph_real.py [--eager] [--rounds N]
-Prints `way median p25 p75 (us)` lines, then the graph's counts.
+child_graph_cost.cu (300 small kernels) showed no such cost. Session 35 asks it of chunks of
+several steps: resnet18-b1 under reduce-overhead read +1.5 to +3.2 % where its chunks held 2.5
+to 2.7 steps, and -0.9 to -1.1 % where they held 2 (sessions 32-35).
+  python3 tests/gpu/child_graph_real.py [--model resnet50-b64|resnet18-b1] [--eager] [--rounds N]
+Prints `way median p25 p75 (us a step)` lines, then the graph's counts.
 """
 import argparse
 import ctypes
@@ -34,6 +39,13 @@ cu.cuGraphChildGraphNodeGetGraph.argtypes = [_P, _PP]
 cu.cuGraphLaunch.argtypes = [_P, _P]
 cu.cuGraphGetNodes.argtypes = [_P, _PP, ctypes.POINTER(ctypes.c_size_t)]
 cu.cuGraphNodeGetType.argtypes = [_P, ctypes.POINTER(ctypes.c_int)]
+
+
+# The suite's workloads whose compiled graphs this measures: torchvision model, batch.
+MODELS = {
+    "resnet50-b64": (torchvision.models.resnet50, 64),
+    "resnet18-b1": (torchvision.models.resnet18, 1),
+}
 
 
 def ck(r, what):
@@ -96,13 +108,15 @@ def counts(graph):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--eager", action="store_true", help="capture the eager model, not compiled")
+    ap.add_argument("--model", choices=sorted(MODELS), default="resnet50-b64")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--per-round", type=int, default=12)
     a = ap.parse_args()
     torch.manual_seed(0)
-    model = torchvision.models.resnet50(weights=None).cuda().eval()
+    make, batch = MODELS[a.model]
+    model = make(weights=None).cuda().eval()
     fwd = model if a.eager else torch.compile(model)
-    source = torch.randn(64, 3, 224, 224, device="cuda")
+    source = torch.randn(batch, 3, 224, 224, device="cuda")
     x = torch.empty_like(source)
 
     def body():
@@ -129,6 +143,7 @@ def main():
     lone, lone_nodes = wrapper([raw])
     child = instantiate(lone)
     both = instantiate(wrapper([raw_copy, raw])[0])
+    chain = instantiate(wrapper([raw, raw, raw])[0])
 
     def launch(ex):
         ck(cu.cuGraphLaunch(ex, h), "cuGraphLaunch")
@@ -138,7 +153,10 @@ def main():
         "child": lambda: launch(child),
         "copy+own": lambda: (x.copy_(source), launch(own)),
         "graph": lambda: launch(both),
+        "own3": lambda: (launch(own), launch(own), launch(own)),
+        "three": lambda: launch(chain),
     }
+    steps = {"own3": 3, "three": 3}  # steps a way's launch holds: times are per step
     times = {w: [] for w in ways}
     results = {}
     for r in range(a.rounds + 1):
@@ -153,7 +171,7 @@ def main():
                 e1.record(stream)
             torch.cuda.synchronize()
             if r:  # round 0 warms every way up (the first launch uploads the graph)
-                times[w] += [e0.elapsed_time(e1) * 1000 for e0, e1 in evs]
+                times[w] += [e0.elapsed_time(e1) * 1000 / steps.get(w, 1) for e0, e1 in evs]
             else:
                 results[w] = _bytes(out)
     for w, t in times.items():
