@@ -29,7 +29,7 @@ Sections (--sections, all by default):
          graph of 300 nodes launched as the program does against one graph holding both (its
          copy node patched or not) and against the copy as a graph of its own (GPU time a step);
          child_graph_real: the same for ResNet-50 b64's compiled graph, captured by torch, and
-         ResNet-18 b1's launched three times against one graph of three children of it.
+         ResNet-18 b1's launched 2 and 3 times against one graph of 2 and 3 children of it.
   idle   GPU idle time at the start of each step and within it: gpu_idle (kernels stamp the
          GPU clock, no profiler), then each workload (torch.profiler timeline, which inflates
          CPU time per op); no shim vs graph mode vs a first chunk of 8.
@@ -284,11 +284,12 @@ class Check:
     def child_graph_real(self):
         """No shim: ResNet-50 b64's compiled graph (programmatic edges included) launched as the
         program does, as the child of a graph, after its input copy, and with that copy in one
-        graph; ResNet-18 b1's launched three times against a graph of three children of it
-        (tests/gpu/child_graph_real.py; GPU time a step)."""
+        graph; ResNet-18 b1's launched two and three times against a graph of two and three
+        children of it (tests/gpu/child_graph_real.py; GPU time a step)."""
         for model, pairs in (("resnet50-b64", (("own", "own"), ("child", "own"),
                                                 ("copy+own", "copy+own"), ("graph", "copy+own"))),
                              ("resnet18-b1", (("own", "own"), ("child", "own"),
+                                               ("own2", "own2"), ("two", "own2"),
                                                ("own3", "own3"), ("three", "own3")))):
             out = self.run([sys.executable, os.path.join(HERE, "child_graph_real.py"),
                             "--model", model], mode=None, name=f"child_graph_real-{model}")

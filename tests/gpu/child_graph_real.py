@@ -12,9 +12,10 @@ Also counts the captured graph's node types and edge types, and the edge types o
 child graph node holds (a programmatic edge, which stream capture makes of a launch that allows
 programmatic serialization, might not survive the copy), and whether every way left the same
 output (zeroed before each way's launches).
-  own3     `own` launched three times in a row (three steps of a loop without a sync);
-  three    a graph of three child nodes holding it, each after the one before (graph mode's
-           replay of a chunk of three such steps: the suite's resnet18-b1 under reduce-overhead).
+  own2, own3  `own` launched two or three times in a row (steps of a loop without a sync);
+  two, three  a graph of two or three child nodes holding it, each after the one before (graph
+           mode's replay of a chunk of two or three such steps: the suite's resnet18-b1 under
+           reduce-overhead).
 Session 31 asks this: in the suite the reduce-overhead step as one graph of ours ran about 0.3 %
 slower on ResNet-50 b64 than the program's own launch, three times on two hosts, while
 child_graph_cost.cu (300 small kernels) showed no such cost. Session 35 asks it of chunks of
@@ -143,6 +144,7 @@ def main():
     lone, lone_nodes = wrapper([raw])
     child = instantiate(lone)
     both = instantiate(wrapper([raw_copy, raw])[0])
+    pair = instantiate(wrapper([raw, raw])[0])
     chain = instantiate(wrapper([raw, raw, raw])[0])
 
     def launch(ex):
@@ -153,10 +155,13 @@ def main():
         "child": lambda: launch(child),
         "copy+own": lambda: (x.copy_(source), launch(own)),
         "graph": lambda: launch(both),
+        "own2": lambda: (launch(own), launch(own)),
+        "two": lambda: launch(pair),
         "own3": lambda: (launch(own), launch(own), launch(own)),
         "three": lambda: launch(chain),
     }
-    steps = {"own3": 3, "three": 3}  # steps a way's launch holds: times are per step
+    # Steps a way's launch holds: its times are per step.
+    steps = {"own2": 2, "two": 2, "own3": 3, "three": 3}
     times = {w: [] for w in ways}
     results = {}
     for r in range(a.rounds + 1):
