@@ -375,6 +375,16 @@ def stats_delta(end, warm):
         splits = _get(end, ("graphs", "tail_splits"))  # a level too (session 23 on)
         if isinstance(splits, int):
             pauses["tail_splits"] = splits
+        # The GPU's time and idle time in a whole weighed round of the sequence with the most
+        # launches (listed first; decisions.sequences[].pauses.rounds, session 35 on): whether
+        # its GPU waited for the host between the chunks of a step.
+        seqs = _get(end, ("decisions", "sequences"))
+        rounds = [(q.get("pauses") or {}).get("rounds") or {}
+                  for q in (seqs if isinstance(seqs, list) else []) if isinstance(q, dict)]
+        weighed = [r for r in rounds if r.get("whole") and "idle_us" in r]
+        if weighed:
+            pauses["round_gpu_us"] = weighed[0]["gpu_us"]
+            pauses["round_idle_us"] = weighed[0]["idle_us"]
         d["pauses"] = pauses
     known = _get(end, ("graphs", "sequences_known"))  # a level, not a count: the end's
     if known is not None:

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "graph/graph_engine.h"
 #include "standin.h"
@@ -209,6 +210,15 @@ TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
   EXPECT_EQ(seqs[0].pauses_cutting, 0u);
   EXPECT_EQ(seqs[0].pauses_dropped, 1u);
   EXPECT_GE(seqs[0].rounds.whole, uint32_t(PausePlaces::kSamples));
+  // And why: over its whole rounds the GPU idled more than twice the time it worked.
+  EXPECT_GT(seqs[0].rounds.gpu_ns, 0u);
+  EXPECT_GT(seqs[0].rounds.idle_ns, 2 * seqs[0].rounds.gpu_ns);
+  // The stats document gives both for one whole round (docs/stats-format.md).
+  const nlohmann::json doc = nlohmann::json::parse(stats_json(s, DoorCounts{}, "graph", seqs));
+  const nlohmann::json& rounds = doc["decisions"]["sequences"][0]["pauses"]["rounds"];
+  EXPECT_DOUBLE_EQ(rounds["gpu_us"].get<double>(),
+                   double(seqs[0].rounds.gpu_ns) / 1e3 / seqs[0].rounds.whole);
+  EXPECT_GT(rounds["idle_us"].get<double>(), 2 * rounds["gpu_us"].get<double>());
   const double dropped_lpr = seqs[0].launches_per_replay;  // learning and weighing included
   make_engine(200'000, 100'000, 0);
   EXPECT_EQ(run(120, 1'000'000, 40, 2'000'000), 40);

@@ -263,6 +263,8 @@ TEST(PausePlaces, ARoundWithALostChunkSaysNothing) {
     EXPECT_EQ(p.rounds().untimed, lone ? 0u : PausePlaces::kWeighRounds) << lone;
     EXPECT_EQ(p.rounds().left, lone ? PausePlaces::kWeighRounds : 0u) << lone;
     EXPECT_EQ(p.rounds().unrecorded, 0u) << lone;
+    EXPECT_EQ(p.rounds().gpu_ns, 0u) << lone;  // a spoiled round's timings count nowhere
+    EXPECT_EQ(p.rounds().idle_ns, 0u) << lone;
   }
 }
 
@@ -440,6 +442,19 @@ TEST(PausePlaces, IdleTimeCountsOnlyWhereMeasuredAndAfterTheNextChunk) {
   PausePlaces p = segment(2);
   weigh(p, 10, {{0, 3, 150'000}, {3, 7, 150'000, 900'000}, {7, 10, 10'000, 0}});
   EXPECT_TRUE(p.before(3) && p.before(7));
+}
+
+TEST(PausePlaces, WholeRoundsSumTheirGpuTimeAndTheIdleTimeBetweenTheirChunks) {
+  // Two whole rounds of three chunks. Each measured idle time counts less the floor of 5 us
+  // (two events back to back); one under the floor, or not measured (the timer measures none
+  // before a round's first chunk), counts nothing.
+  PausePlaces p = segment(2);
+  weigh(p, 10, {{0, 3, 150'000}, {3, 7, 150'000, 25'000}, {7, 10, 10'000, 3'000}}, 1);
+  weigh(p, 10, {{0, 3, 100'000}, {3, 7, 150'000, 45'000}, {7, 10, 20'000, GpuTimerLost}}, 1);
+  EXPECT_FALSE(p.weighing());
+  EXPECT_EQ(p.rounds().whole, 2u);
+  EXPECT_EQ(p.rounds().gpu_ns, 310'000u + 270'000u);
+  EXPECT_EQ(p.rounds().idle_ns, 20'000u + 40'000u);
 }
 
 // A segment of 10 places with no pause, learned, weighed with `idle_ratio`.

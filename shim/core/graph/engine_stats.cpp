@@ -125,6 +125,10 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
   // eager.
   ordered_json list = ordered_json::array();
   for (const SequenceStat& q : sequences) {
+    // Its whole rounds' mean, in microseconds (0: none whole).
+    const auto per_round = [&q](uint64_t ns) {
+      return q.rounds.whole ? double(ns) / 1e3 / q.rounds.whole : 0.0;
+    };
     list.push_back({{"signature", q.signature.empty() ? ordered_json() : ordered_json(q.signature)},
                     {"verdict", q.verdict},
                     {"source", q.source},
@@ -144,7 +148,9 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                        {{"whole", q.rounds.whole},
                         {"untimed", q.rounds.untimed},
                         {"left", q.rounds.left},
-                        {"unrecorded", q.rounds.unrecorded}}}}}});
+                        {"unrecorded", q.rounds.unrecorded},
+                        {"gpu_us", per_round(q.rounds.gpu_ns)},
+                        {"idle_us", per_round(q.rounds.idle_ns)}}}}}});
   }
   j["decisions"] = {{"graph", s.decided_graph},
                     {"eager", s.decided_eager},

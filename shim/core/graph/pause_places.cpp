@@ -173,6 +173,8 @@ void PausePlaces::take(uint32_t round) {
     idle_after += idle_before(timed_[k]);
     work += timed_[k].gpu_ns;
   }
+  round_counts_.gpu_ns += work;
+  round_counts_.idle_ns += idle_after;
   if (wraps_) {
     loop_idle_ = std::min(loop_idle_, idle_after);
     loop_work_ = std::max(loop_work_, work);

@@ -144,9 +144,14 @@ class PausePlaces {
   // unanswered when weighing ended; occurrences while weighing that began no round (not
   // recorded from their start: an eager window, a loop taken up mid-period, or every round
   // already begun) or left it before its first chunk (a loop that ends where its period
-  // begins). A place that stays weighing, or ends unweighed, is explained by these.
+  // begins). A place that stays weighing, or ends unweighed, is explained by these. Over the
+  // whole rounds, summed: their chunks' GPU time, and the GPU's idle time before their chunks
+  // where measured (not before the first): whether the GPU waited for the host between the
+  // chunks of an occurrence (session 35: a cell read slower where its chunks held three of the
+  // program's graphs, and nothing said whether its GPU idled).
   struct RoundCounts {
     uint32_t whole = 0, untimed = 0, left = 0, unrecorded = 0;
+    uint64_t gpu_ns = 0, idle_ns = 0;
   };
   const RoundCounts& rounds() const { return round_counts_; }
 

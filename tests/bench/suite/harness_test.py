@@ -294,6 +294,25 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(d["graphs"]["pause_cuts"], 30)
         self.assertEqual(d["pauses"], {"places": 3, "light": 2, "weighing": 1, "unweighed": 0})
         self.assertNotIn("pauses", harness.stats_delta(warm, None))  # stats before session 16
+        # The first sequence with a whole weighed round gives the GPU's time and idle time in
+        # one (stats before session 35 have neither).
+        rounds = [{"whole": 0, "gpu_us": 0.0, "idle_us": 0.0},
+                  {"whole": 2, "gpu_us": 800.0, "idle_us": 120.5},
+                  {"whole": 2, "gpu_us": 10.0, "idle_us": 1.0}]
+        end["decisions"] = {"sequences": [{"pauses": {"rounds": r}} for r in rounds] + [{}]}
+        p = harness.stats_delta(end, warm)["pauses"]
+        self.assertEqual((p["round_gpu_us"], p["round_idle_us"]), (800.0, 120.5))
+        end["decisions"]["sequences"][1]["pauses"]["rounds"] = {"whole": 2}  # no figures
+        p = harness.stats_delta(end, warm)["pauses"]
+        self.assertEqual((p["round_gpu_us"], p["round_idle_us"]), (10.0, 1.0))
+        del end["decisions"]
+        self.assertNotIn("round_idle_us", harness.stats_delta(end, warm)["pauses"])
+        self.assertEqual(report.pauses_text(p, 30),
+                         "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed; "
+                         "GPU idle 1 of 11 us a weighed round")
+        del p["round_gpu_us"], p["round_idle_us"]
+        self.assertEqual(report.pauses_text(p, 30),
+                         "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed")
 
 
 class DivergeTest(unittest.TestCase):

@@ -80,11 +80,7 @@ def cell_lines(name, res):
             parts.append(f"cov {d['coverage_percent']:.1f} %, {per_replay(d, ' launches/replay')}, "
                          f"{d['patched_per_replay']:.1f} patched/replay")
             if d.get("pauses"):
-                p = d["pauses"]
-                parts.append(f"pauses {p['places']} cut ({d['graphs'].get('pause_cuts', 0)} "
-                             f"cuts), {p['light']} light, {p['weighing']} weighing, "
-                             f"{p['unweighed']} unweighed"
-                             + (f", {p['tail_splits']} split" if "tail_splits" in p else ""))
+                parts.append(pauses_text(d["pauses"], d["graphs"].get("pause_cuts", 0)))
         if "bitwise" in c:
             parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
         if (c.get("shim") or {}).get("last_graph_failure"):
@@ -94,6 +90,19 @@ def cell_lines(name, res):
         lines.append(f"  {name:<17} eager run twice without the shim: "
                      f"{'same result' if res['baseline_deterministic'] else 'DIFFERENT results'}")
     return lines
+
+
+def pauses_text(p, cuts):
+    """A shim cell's pause places (harness.stats_delta's `pauses`) and `cuts`, its chunks cut
+    at them; where a round was weighed, how long the GPU idled in one."""
+    text = (f"pauses {p['places']} cut ({cuts} cuts), {p['light']} light, "
+            f"{p['weighing']} weighing, {p['unweighed']} unweighed")
+    if "tail_splits" in p:
+        text += f", {p['tail_splits']} split"
+    if "round_idle_us" in p:
+        text += (f"; GPU idle {p['round_idle_us']:.0f} of "
+                 f"{p['round_gpu_us'] + p['round_idle_us']:.0f} us a weighed round")
+    return text
 
 
 def per_replay(d, unit=""):
