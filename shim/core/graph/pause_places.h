@@ -146,9 +146,9 @@ class PausePlaces {
   // already begun) or left it before its first chunk (a loop that ends where its period
   // begins). A place that stays weighing, or ends unweighed, is explained by these. Over the
   // whole rounds, summed: their chunks' GPU time, and the GPU's idle time before their chunks
-  // where measured (not before the first): whether the GPU waited for the host between the
-  // chunks of an occurrence (session 35: a cell read slower where its chunks held three of the
-  // program's graphs, and nothing said whether its GPU idled).
+  // where measured (a chunk that followed a timed one at once): whether the GPU waited for the host
+  // between the chunks of an occurrence (session 35: a cell read slower where its chunks held three
+  // of the program's graphs, and nothing said whether its GPU idled).
   struct RoundCounts {
     uint32_t whole = 0, untimed = 0, left = 0, unrecorded = 0;
     uint64_t gpu_ns = 0, idle_ns = 0;
