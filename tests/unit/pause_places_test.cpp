@@ -446,8 +446,8 @@ TEST(PausePlaces, IdleTimeCountsOnlyWhereMeasuredAndAfterTheNextChunk) {
 
 TEST(PausePlaces, WholeRoundsSumTheirGpuTimeAndTheIdleTimeBetweenTheirChunks) {
   // Two whole rounds of three chunks. Each measured idle time counts less the floor of 5 us
-  // (two events back to back); one under the floor, or not measured (the timer measures none
-  // before a round's first chunk), counts nothing.
+  // (two events back to back); one under the floor, or not measured (a chunk that followed no
+  // timed one at once, as a segment's first), counts nothing.
   PausePlaces p = segment(2);
   weigh(p, 10, {{0, 3, 150'000}, {3, 7, 150'000, 25'000}, {7, 10, 10'000, 3'000}}, 1);
   weigh(p, 10, {{0, 3, 100'000}, {3, 7, 150'000, 45'000}, {7, 10, 20'000, GpuTimerLost}}, 1);
