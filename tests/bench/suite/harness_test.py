@@ -432,7 +432,13 @@ class ReportTest(unittest.TestCase):
         cells["eager-rerun"] = dict(cells["eager"], ms_per_iter=1.01,
                                     vs_variant={"median": 0.3, "q1": 0.1, "q3": 0.6, "pairs": 12})
         head, rows = report.rerun_rows(doc)
-        self.assertEqual(rows, [["b", "eager-rerun", "1.000 → 1.010", "+0.3 % (+0.1 / +0.6)"]])
+        self.assertEqual(rows, [["b", "eager-rerun", "1.000 → 1.010", "+0.3 % (+0.1 / +0.6)",
+                                 "same"]])
+        # Two processes without the shim that computed different bits say so.
+        cells["eager-rerun"]["digest"] = "another"
+        self.assertEqual(report.rerun_rows(doc)[1][0][-1], "DIFFERENT")
+        del cells["eager-rerun"]["digest"]
+        self.assertEqual(report.rerun_rows(doc)[1][0][-1], "-")
         text = report.table(doc)
         self.assertIn("cell (no shim, twice)", text)
         _, misses, _ = report.target_rows(doc)

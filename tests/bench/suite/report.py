@@ -164,7 +164,9 @@ def shim_rows(doc):
 def rerun_rows(doc):
     """Every "VARIANT-rerun" cell (run.py --reruns; eager's in training workloads): a second
     process without the shim against the first, in the same lockstep. Its change is no shim's:
-    it is what a shim cell's change may hold of the processes themselves."""
+    it is what a shim cell's change may hold of the processes themselves. Its result against
+    the first's says whether two processes of the variant compute the same bits, which a shim
+    cell's bitwise check takes for granted (where a digest is missing: "-")."""
     rows = []
     for name, res in doc["workloads"].items():
         cells = res.get("cells", {})
@@ -172,10 +174,12 @@ def rerun_rows(doc):
             if not cell.endswith("-rerun") or "vs_variant" not in c:
                 continue
             first = cells[cell[:-len("-rerun")]]
+            same = "-" if not (c.get("digest") and first.get("digest")) else \
+                "same" if c["digest"] == first["digest"] else "DIFFERENT"
             rows.append([name, cell, f"{first['ms_per_iter']:.3f} → {c['ms_per_iter']:.3f}",
-                         pct(c["vs_variant"])])
-    return ["workload", "cell (no shim, twice)", "ms/iter first → second", "change (quartiles)"], \
-        rows
+                         pct(c["vs_variant"]), same])
+    return ["workload", "cell (no shim, twice)", "ms/iter first → second", "change (quartiles)",
+            "result"], rows
 
 
 # Issue 10's targets for every shim cell at the default settings (not an --arm's): coverage,
