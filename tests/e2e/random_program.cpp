@@ -19,12 +19,20 @@
 // once per program (reduce-overhead's shape: eager work around the program's graphs)), repeated a
 // random number of times with small changes (an iteration counter argument, sometimes a different
 // grid) so that sequences repeat as in training loops, and host reads (synchronous copies, stream
-// and event syncs, queries) at random points.
+// and event syncs, queries) at random points. With RANDOM_PROGRAM_THREADS=1, a second thread
+// runs the end of each iteration's body (from a random step on) while the first waits for it,
+// as autograd's device thread takes over a training step's backward: two threads taking turns
+// on the same streams and context.
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "random_support.h"
@@ -133,6 +141,52 @@ const bool kProgramGraphs = [] {
   return v && std::strcmp(v, "1") == 0;
 }();
 
+// RANDOM_PROGRAM_THREADS=1: each iteration's body ends on a second thread (Turns).
+const bool kThreads = [] {
+  const char* v = std::getenv("RANDOM_PROGRAM_THREADS");
+  return v && std::strcmp(v, "1") == 0;
+}();
+
+// A second thread that runs what it is handed while the handing thread waits: one thread runs
+// at a time, so the program's order of calls (and its random numbers) stays that of one thread.
+class Turns {
+ public:
+  explicit Turns(CUcontext ctx, const Api& cu)
+      : thread_([this, ctx, &cu] {
+          if (ctx) cu.ctx_set(ctx);  // the context current where the program began
+          std::unique_lock<std::mutex> l(mu_);
+          for (;;) {
+            cv_.wait(l, [this] { return job_ || quit_; });
+            if (!job_) return;
+            job_();
+            job_ = nullptr;
+            cv_.notify_all();
+          }
+        }) {}
+  ~Turns() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // Runs `job` on the second thread and returns when it is done.
+  void run(std::function<void()> job) {
+    std::unique_lock<std::mutex> l(mu_);
+    job_ = std::move(job);
+    cv_.notify_all();
+    cv_.wait(l, [this] { return !job_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<void()> job_;
+  bool quit_ = false;
+  std::thread thread_;  // last: started once the members it uses are
+};
+
 uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
@@ -182,148 +236,160 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
   }
   Digest d;
   const int iterations = 1 + pick(12);
+  auto run_step = [&](const Step& s, int it) {
+    CUstream st = streams[s.stream];
+    int scalar = s.scalar;
+    CUdeviceptr x = buf[s.a], y = buf[s.b];
+    long long iteration = it;
+    unsigned grid = pick(16) == 0 ? s.grid + 1 : s.grid;  // sometimes another grid
+    switch (s.kind) {
+      case kAdd: {
+        void* p[] = {&scalar, &y};
+        OK(cu.launch(fn[0], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        break;
+      }
+      case kMix: {
+        void* p[] = {&scalar, &x, &y};
+        OK(cu.launch(fn[1], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        break;
+      }
+      case kShift: {
+        void* p[] = {&scalar, &y};
+        OK(cu.launch(fn[2], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        break;
+      }
+      case kStep: {
+        void* p[] = {&iteration, &y};
+        OK(cu.launch(fn[3], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        break;
+      }
+      case kMemset:
+        OK(cu.memset_async(y, unsigned(scalar + it), kLen / 2, st));
+        break;
+      case kMemset8:
+        OK(cu.memset8_async(y + 4 * (s.a + 1), static_cast<unsigned char>(scalar + it),
+                            4 * (kLen / 4), st));
+        break;
+      case kCopyDD:
+        if (s.a != s.b) OK(cu.copy_dd_async(y, x, kLen * sizeof(int), st));
+        break;
+      case kCopyUnified:
+        if (s.a != s.b) OK(cu.copy_async(y, x, (kLen / 2 + it) * sizeof(int), st));
+        break;
+      case kCopyPinnedHD:
+        OK(cu.copy_hd_async(y, pinned_in + it % 8, (kLen - 8) * sizeof(int), st));
+        break;
+      case kCopyDHPinned:
+        OK(cu.copy_dh_async(pinned_out, y, kLen * sizeof(int), st));
+        break;
+      case kCopyHD: {
+        // Pageable source, changed right after the call: the copy must take the old values.
+        std::vector<int> src(kLen, scalar ^ it);
+        OK(cu.copy_hd_async(y, src.data(), kLen * sizeof(int), st));
+        std::fill(src.begin(), src.end(), -1);
+        break;
+      }
+      case kRecordWait:
+        OK(cu.event_record(event, streams[s.stream]));
+        OK(cu.wait_event(streams[1 - s.stream], event, 0));
+        break;
+      case kTemp: {
+        CUdeviceptr t;
+        OK(cu.alloc(&t, kLen * sizeof(int)));
+        OK(cu.copy_dd_async(t, x, kLen * sizeof(int), st));
+        void* p[] = {&scalar, &t, &y};
+        OK(cu.launch(fn[1], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        OK(cu.free(t));
+        break;
+      }
+      case kPackedAdd:
+        OK(launch_packed(cu, scalar % 2 ? ex->add_tail : ex->add, grid, st, scalar, y));
+        break;
+      case kPackedShift:
+        OK(launch_packed(cu, ex->shift_opaque, 1, st, scalar, y));
+        break;
+      case kCtxSame: {
+        CUcontext current;
+        OK(cu.ctx_get(&current));
+        OK(cu.ctx_set(current));
+        break;
+      }
+      case kCtxOther: {
+        CUcontext current;
+        OK(cu.ctx_get(&current));
+        OK(cu.ctx_set(ex->other));
+        void* p[] = {&scalar, &y};
+        OK(cu.launch(fn[0], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        OK(cu.ctx_set(current));
+        break;
+      }
+      case kReloadedMix: {
+        void* p[] = {&scalar, &x, &y};
+        OK(cu.launch(ex->mix, grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        break;
+      }
+      case kReload:
+        OK(cu.module_unload(ex->module));
+        OK(cu.module_load(&ex->module, "reloaded"));
+        OK(cu.get_function(&ex->mix, ex->module, "mix"));
+        break;
+      case kBounce:
+        if (!registered && it >= iterations / 2 && it > 0) {
+          OK(cu.host_register(bounce.data(), kLen * sizeof(int), 0));
+          registered = true;
+        }
+        if (registered) {
+          OK(cu.copy_dh_async(bounce.data(), x, kLen * sizeof(int), st));
+          OK(cu.copy_hd_async(y, bounce.data(), kLen * sizeof(int), st));
+        } else {
+          std::fill(bounce.begin(), bounce.end(), scalar ^ (it * 7));
+          OK(cu.copy_hd_async(y, bounce.data(), kLen * sizeof(int), st));
+          std::fill(bounce.begin(), bounce.end(), -1);
+        }
+        break;
+      case kProgramGraph:
+        if (exec) OK(cu.graph_launch(exec, st));
+        break;
+      case kKinds:
+        break;
+    }
+    // Host observations at random points, as loss.item() or a check would.
+    switch (pick(24)) {
+      case 0:
+        OK(cu.copy_dh(host.data(), y, kLen * sizeof(int)));
+        d.add(host.data(), kLen * sizeof(int));
+        break;
+      case 1:
+        OK(cu.stream_sync(st));
+        break;
+      case 2:
+        OK(cu.event_record(event, st));
+        OK(cu.event_sync(event));
+        break;
+      case 3:
+        // Not digested: when work finishes is timing, not a result. A shim reads its own
+        // events (timings, staging), and on the asynchronous stand-in that may run work
+        // earlier than the program's own calls would (as random_streams_program).
+        (void)cu.stream_query(st);
+        break;
+      default:
+        break;
+    }
+  };
+  CUcontext begun = nullptr;
+  OK(cu.ctx_get(&begun));
+  std::unique_ptr<Turns> turns(kThreads ? new Turns(begun, cu) : nullptr);
   for (int it = 0; it < iterations; ++it) {
-    for (const Step& s : body) {
-      CUstream st = streams[s.stream];
-      int scalar = s.scalar;
-      CUdeviceptr x = buf[s.a], y = buf[s.b];
-      long long iteration = it;
-      unsigned grid = pick(16) == 0 ? s.grid + 1 : s.grid;  // sometimes another grid
-      switch (s.kind) {
-        case kAdd: {
-          void* p[] = {&scalar, &y};
-          OK(cu.launch(fn[0], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
-          break;
-        }
-        case kMix: {
-          void* p[] = {&scalar, &x, &y};
-          OK(cu.launch(fn[1], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
-          break;
-        }
-        case kShift: {
-          void* p[] = {&scalar, &y};
-          OK(cu.launch(fn[2], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
-          break;
-        }
-        case kStep: {
-          void* p[] = {&iteration, &y};
-          OK(cu.launch(fn[3], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
-          break;
-        }
-        case kMemset:
-          OK(cu.memset_async(y, unsigned(scalar + it), kLen / 2, st));
-          break;
-        case kMemset8:
-          OK(cu.memset8_async(y + 4 * (s.a + 1), static_cast<unsigned char>(scalar + it),
-                              4 * (kLen / 4), st));
-          break;
-        case kCopyDD:
-          if (s.a != s.b) OK(cu.copy_dd_async(y, x, kLen * sizeof(int), st));
-          break;
-        case kCopyUnified:
-          if (s.a != s.b) OK(cu.copy_async(y, x, (kLen / 2 + it) * sizeof(int), st));
-          break;
-        case kCopyPinnedHD:
-          OK(cu.copy_hd_async(y, pinned_in + it % 8, (kLen - 8) * sizeof(int), st));
-          break;
-        case kCopyDHPinned:
-          OK(cu.copy_dh_async(pinned_out, y, kLen * sizeof(int), st));
-          break;
-        case kCopyHD: {
-          // Pageable source, changed right after the call: the copy must take the old values.
-          std::vector<int> src(kLen, scalar ^ it);
-          OK(cu.copy_hd_async(y, src.data(), kLen * sizeof(int), st));
-          std::fill(src.begin(), src.end(), -1);
-          break;
-        }
-        case kRecordWait:
-          OK(cu.event_record(event, streams[s.stream]));
-          OK(cu.wait_event(streams[1 - s.stream], event, 0));
-          break;
-        case kTemp: {
-          CUdeviceptr t;
-          OK(cu.alloc(&t, kLen * sizeof(int)));
-          OK(cu.copy_dd_async(t, x, kLen * sizeof(int), st));
-          void* p[] = {&scalar, &t, &y};
-          OK(cu.launch(fn[1], 1, 1, 1, 32, 1, 1, 0, st, p, nullptr));
-          OK(cu.free(t));
-          break;
-        }
-        case kPackedAdd:
-          OK(launch_packed(cu, scalar % 2 ? ex->add_tail : ex->add, grid, st, scalar, y));
-          break;
-        case kPackedShift:
-          OK(launch_packed(cu, ex->shift_opaque, 1, st, scalar, y));
-          break;
-        case kCtxSame: {
-          CUcontext current;
-          OK(cu.ctx_get(&current));
-          OK(cu.ctx_set(current));
-          break;
-        }
-        case kCtxOther: {
-          CUcontext current;
-          OK(cu.ctx_get(&current));
-          OK(cu.ctx_set(ex->other));
-          void* p[] = {&scalar, &y};
-          OK(cu.launch(fn[0], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
-          OK(cu.ctx_set(current));
-          break;
-        }
-        case kReloadedMix: {
-          void* p[] = {&scalar, &x, &y};
-          OK(cu.launch(ex->mix, grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
-          break;
-        }
-        case kReload:
-          OK(cu.module_unload(ex->module));
-          OK(cu.module_load(&ex->module, "reloaded"));
-          OK(cu.get_function(&ex->mix, ex->module, "mix"));
-          break;
-        case kBounce:
-          if (!registered && it >= iterations / 2 && it > 0) {
-            OK(cu.host_register(bounce.data(), kLen * sizeof(int), 0));
-            registered = true;
-          }
-          if (registered) {
-            OK(cu.copy_dh_async(bounce.data(), x, kLen * sizeof(int), st));
-            OK(cu.copy_hd_async(y, bounce.data(), kLen * sizeof(int), st));
-          } else {
-            std::fill(bounce.begin(), bounce.end(), scalar ^ (it * 7));
-            OK(cu.copy_hd_async(y, bounce.data(), kLen * sizeof(int), st));
-            std::fill(bounce.begin(), bounce.end(), -1);
-          }
-          break;
-        case kProgramGraph:
-          if (exec) OK(cu.graph_launch(exec, st));
-          break;
-        case kKinds:
-          break;
-      }
-      // Host observations at random points, as loss.item() or a check would.
-      switch (pick(24)) {
-        case 0:
-          OK(cu.copy_dh(host.data(), y, kLen * sizeof(int)));
-          d.add(host.data(), kLen * sizeof(int));
-          break;
-        case 1:
-          OK(cu.stream_sync(st));
-          break;
-        case 2:
-          OK(cu.event_record(event, st));
-          OK(cu.event_sync(event));
-          break;
-        case 3:
-          // Not digested: when work finishes is timing, not a result. A shim reads its own
-          // events (timings, staging), and on the asynchronous stand-in that may run work
-          // earlier than the program's own calls would (as random_streams_program).
-          (void)cu.stream_query(st);
-          break;
-        default:
-          break;
-      }
+    // Where the second thread takes over this iteration (the body's end: none of it).
+    const size_t handover = turns ? size_t(pick(int(body.size()) + 1)) : body.size();
+    for (size_t i = 0; i < handover; ++i) run_step(body[i], it);
+    if (handover < body.size()) {
+      turns->run([&] {
+        for (size_t i = handover; i < body.size(); ++i) run_step(body[i], it);
+      });
     }
   }
+  turns.reset();
   OK(cu.ctx_sync(nullptr));
   if (exec) {
     OK(cu.graph_exec_destroy(exec));

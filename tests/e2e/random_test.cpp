@@ -84,6 +84,28 @@ TEST(Random, ProgramGraphsChangeNoResult) {
               l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
   }
 }
+TEST(Random, TwoThreadsTakingTurnsChangeNoResult) {
+  // Each iteration's body ends on a second thread while the first waits (autograd's device
+  // thread in a training step), with the stall watchdog flushing every millisecond and pauses
+  // learned from the real gaps between launches: chunks cut where timing puts them, on either
+  // thread (session 35: the review of session 20's one bitwise difference named this class).
+  for (const char* async : {"0", "1"}) {
+    const nlohmann::json s = expect_same_digests(RANDOM_PROGRAM, kSeeds, "graph",
+                                                 {{"RANDOM_PROGRAM_THREADS", "1"},
+                                                  {"RANDOM_PROGRAM_GRAPHS", "1"},
+                                                  {"PYGRAPH_PROGRAM_GRAPH_LAUNCHES", "1"},
+                                                  {"PYGRAPH_STALL_CHECK_MS", "1"},
+                                                  {"PYGRAPH_PAUSE_US", "1"},
+                                                  {"PYGRAPH_PAUSE_GPU_US", "4"},
+                                                  {"STANDIN_ASYNC", async}});
+    ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+    EXPECT_GT(s["graphs"]["replays"].get<int>(), 100) << async;
+    EXPECT_GT(s["program_graphs"]["replayed_in_graphs"].get<int>(), 0) << async;
+    const auto& l = s["launches"];
+    EXPECT_EQ(l["seen_by_engine"].get<int>(),
+              l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
+  }
+}
 TEST(Random, OffModeChangesNoResult) {
   random_programs_in("off");
 }
