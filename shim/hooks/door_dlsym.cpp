@@ -52,11 +52,11 @@ dlsym:
 )");
 #endif
 
-// Not instrumented under AddressSanitizer: its runtime resolves what it intercepts with
-// dlsym(RTLD_NEXT, ...) while it starts, before its shadow memory may be read (an instrumented
-// shim crashed there, in off mode too).
-extern "C" __attribute__((no_sanitize("address"))) void* pygraph_dlsym_hook(void* handle,
-                                                                            const char* name) {
+// Not instrumented under AddressSanitizer or ThreadSanitizer: their runtimes resolve what they
+// intercept with dlsym(RTLD_NEXT, ...) while they start, before their shadow memory may be read
+// (an instrumented shim crashed there, in off mode too; under TSan in its first call).
+extern "C" __attribute__((no_sanitize("address", "thread"))) void* pygraph_dlsym_hook(
+    void* handle, const char* name) {
   using namespace pygraph::hooks;
   void* found = real_dlsym(handle, name);
   // Fast rejection: everything that is not a driver function we know passes through untouched.

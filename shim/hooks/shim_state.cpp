@@ -58,7 +58,7 @@ Recorder& recorder_instance() {
   return *r;
 }
 
-__attribute__((no_sanitize("address"))) void resolve_real_dlsym() {
+__attribute__((no_sanitize("address", "thread"))) void resolve_real_dlsym() {
   if (pygraph_real_dlsym) return;
   // dlsym is versioned in glibc: GLIBC_2.34 since libdl moved into libc, GLIBC_2.2.5 before.
   void* p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
@@ -266,7 +266,7 @@ void* driver_handle() {
   return g_driver;
 }
 
-__attribute__((no_sanitize("address"))) void* real_dlsym(void* handle, const char* name) {
+__attribute__((no_sanitize("address", "thread"))) void* real_dlsym(void* handle, const char* name) {
   resolve_real_dlsym();
   auto fn = reinterpret_cast<void* (*)(void*, const char*)>(pygraph_real_dlsym);
   return fn ? fn(handle, name) : nullptr;
