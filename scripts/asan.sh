@@ -41,25 +41,12 @@ configs=(
   # random_program's iterations end on a second thread, the watchdog flushing every millisecond.
   "RANDOM_PROGRAM_THREADS=1 PYGRAPH_STALL_CHECK_MS=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
 )
+# shellcheck source=scripts/differential.sh
+. scripts/differential.sh
 for prog in random_program random_streams_program random_loop_program; do
   for cfg in "${configs[@]}"; do
-    ref=$(mktemp) out=$(mktemp) err=$(mktemp)
-    # shellcheck disable=SC2046,SC2086  # the program's own RANDOM_* words of the configuration
-    env $(printf '%s\n' $cfg | grep '^RANDOM_' || true) "$b/tests/$prog" 0 "$seeds" >"$ref"
-    # shellcheck disable=SC2086  # the configuration is words of VAR=VALUE
-    env $cfg PYGRAPH_MODE=graph LD_PRELOAD="$asan_rt $b/libpygraph.so" "$b/tests/$prog" 0 "$seeds" \
-      >"$out" 2>"$err" || { echo "asan: $prog [$cfg] exited $?" >&2; status=1; }
-    if grep -q "ERROR: AddressSanitizer\|runtime error:" "$err"; then
-      grep -m5 -A20 "ERROR: AddressSanitizer\|runtime error:" "$err" >&2
-      status=1
-    fi
-    if ! cmp -s "$ref" "$out"; then
-      echo "asan: $prog [$cfg]: digests differ from the run without the shim" >&2
-      status=1
-    else
-      echo "asan: $prog [$cfg]: $seeds seeds equal, no report"
-    fi
-    rm -f "$ref" "$out" "$err"
+    differential asan "$b" "$asan_rt" "ERROR: AddressSanitizer\|runtime error:" "$prog" "$seeds" \
+      "$cfg" || status=1
   done
 done
 exit $status

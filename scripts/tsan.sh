@@ -29,25 +29,10 @@ runs=(
   "random_loop_program STANDIN_ASYNC=1"
 )
 status=0
+# shellcheck source=scripts/differential.sh
+. scripts/differential.sh
 for run in "${runs[@]}"; do
-  prog=${run%% *} cfg="${run#* } $shared"
-  ref=$(mktemp) out=$(mktemp) err=$(mktemp)
-  # shellcheck disable=SC2046,SC2086  # the program's own words of the configuration
-  env $(printf '%s\n' $cfg | grep -E '^(RANDOM_|STANDIN_)' || true) "$b/tests/$prog" 0 "$seeds" \
-    >"$ref"
-  # shellcheck disable=SC2086  # the configuration is words of VAR=VALUE
-  env $cfg PYGRAPH_MODE=graph LD_PRELOAD="$tsan_rt $b/libpygraph.so" "$b/tests/$prog" 0 "$seeds" \
-    >"$out" 2>"$err" || { echo "tsan: $prog [$cfg] exited $?" >&2; status=1; }
-  if grep -q "WARNING: ThreadSanitizer" "$err"; then
-    grep -m3 -A30 "WARNING: ThreadSanitizer" "$err" >&2
-    status=1
-  fi
-  if ! cmp -s "$ref" "$out"; then
-    echo "tsan: $prog [$cfg]: digests differ from the run without the shim" >&2
-    status=1
-  else
-    echo "tsan: $prog [$cfg]: $seeds seeds equal, no report"
-  fi
-  rm -f "$ref" "$out" "$err"
+  differential tsan "$b" "$tsan_rt" "WARNING: ThreadSanitizer" "${run%% *}" "$seeds" \
+    "${run#* } $shared" || status=1
 done
 exit $status
