@@ -10,10 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-300}
-flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$flags" \
-  -DCMAKE_CXX_FLAGS="$flags" -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
-cmake --build build-asan -j"$(nproc)"
+# shellcheck source=scripts/sanitized.sh
+. scripts/sanitized.sh
+sanitized_build build-asan \
+  "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 
 # Leaks: the shim keeps its engine and recorder for good (other libraries' exit handlers may
 # still call the driver), and the stand-in never frees what a program leaves.
@@ -41,8 +41,6 @@ configs=(
   # random_program's iterations end on a second thread, the watchdog flushing every millisecond.
   "RANDOM_PROGRAM_THREADS=1 PYGRAPH_STALL_CHECK_MS=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
 )
-# shellcheck source=scripts/differential.sh
-. scripts/differential.sh
 for prog in random_program random_streams_program random_loop_program; do
   for cfg in "${configs[@]}"; do
     differential asan "$b" "$asan_rt" "ERROR: AddressSanitizer\|runtime error:" "$prog" "$seeds" \

@@ -11,11 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-200}
-flags="-fsanitize=thread -fno-omit-frame-pointer"
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$flags" \
-  -DCMAKE_CXX_FLAGS="$flags" -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
-programs=(random_program random_streams_program random_loop_program)
-cmake --build build-tsan -j"$(nproc)" --target pygraph standin_cuda "${programs[@]}"
+# shellcheck source=scripts/sanitized.sh
+. scripts/sanitized.sh
+sanitized_build build-tsan "-fsanitize=thread -fno-omit-frame-pointer" pygraph standin_cuda \
+  random_program random_streams_program random_loop_program
 
 b=$PWD/build-tsan
 # TSan's runtime must come first in the initial library list: before the preloaded shim.
@@ -29,8 +28,6 @@ runs=(
   "random_loop_program STANDIN_ASYNC=1"
 )
 status=0
-# shellcheck source=scripts/differential.sh
-. scripts/differential.sh
 for run in "${runs[@]}"; do
   differential tsan "$b" "$tsan_rt" "WARNING: ThreadSanitizer" "${run%% *}" "$seeds" \
     "${run#* } $shared" || status=1

@@ -1,7 +1,20 @@
 # shellcheck shell=bash
-# Sourced by scripts/asan.sh and scripts/tsan.sh: a randomized differential program run without
-# the shim and with a sanitizer-built shim preloaded behind the sanitizer's runtime, compared
-# digest for digest, and the sanitizer's reports looked for in what the shim's run printed.
+# Sourced by scripts/asan.sh and scripts/tsan.sh, the sanitizer passes: their build, and their
+# runs of the randomized differential programs.
+
+# sanitized_build BUILD FLAGS [TARGET...]: configures BUILD (apart from build/) with FLAGS for C
+# and C++, then builds the targets (all without any).
+sanitized_build() {
+  local b=$1 flags=$2
+  shift 2
+  cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$flags" \
+    -DCMAKE_CXX_FLAGS="$flags" -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
+  cmake --build "$b" -j"$(nproc)" ${1:+--target "$@"}
+}
+
+# A program run without the shim and with a sanitizer-built shim preloaded behind the
+# sanitizer's runtime, compared digest for digest, and the sanitizer's reports looked for in what
+# the shim's run printed.
 #   differential TAG BUILD RUNTIME REPORT PROGRAM SEEDS CONFIG
 # REPORT: a grep pattern of the sanitizer's reports; CONFIG: words of VAR=VALUE, of which the
 # RANDOM_* and STANDIN_* ones are the program's own and go to the run without the shim too.
