@@ -400,13 +400,9 @@ class Check:
         self.add((f"{model}: top flushes; eager reasons",
                           " ".join(f"{k}={v}" for k, v in top) + "; " +
                           " ".join(f"{k}={v}" for k, v in eager.items()), "", "info"))
-        # Whether the GPU waited for the host between a step's chunks while it was weighed
-        # (the sequence with the most launches and a whole round; stats-format.md).
-        rounds = [(q.get("pauses") or {}).get("rounds") or {}
-                  for q in stats["graph"].get("decisions", {}).get("sequences", [])]
-        weighed = [r for r in rounds if r.get("whole") and "idle_us" in r]
-        if weighed:
-            r = weighed[0]
+        # Whether the GPU waited for the host between a step's chunks while it was weighed.
+        r = harness.weighed_round(stats["graph"])
+        if r:
             self.add((f"{model}: GPU idle / busy in a weighed round (us)",
                       f"{r['idle_us']:.0f} / {r['gpu_us']:.0f}", f"{r['whole']} rounds", "info"))
         extra_mb = mem["graph"] - mem["none"]

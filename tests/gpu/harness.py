@@ -375,21 +375,27 @@ def stats_delta(end, warm):
         splits = _get(end, ("graphs", "tail_splits"))  # a level too (session 23 on)
         if isinstance(splits, int):
             pauses["tail_splits"] = splits
-        # The GPU's time and idle time in a whole weighed round of the sequence with the most
-        # launches (listed first; decisions.sequences[].pauses.rounds, session 35 on): whether
-        # its GPU waited for the host between the chunks of a step.
-        seqs = _get(end, ("decisions", "sequences"))
-        rounds = [(q.get("pauses") or {}).get("rounds") or {}
-                  for q in (seqs if isinstance(seqs, list) else []) if isinstance(q, dict)]
-        weighed = [r for r in rounds if r.get("whole") and "idle_us" in r]
-        if weighed:
-            pauses["round_gpu_us"] = weighed[0]["gpu_us"]
-            pauses["round_idle_us"] = weighed[0]["idle_us"]
+        r = weighed_round(end)
+        if r:
+            pauses["round_gpu_us"], pauses["round_idle_us"] = r["gpu_us"], r["idle_us"]
         d["pauses"] = pauses
     known = _get(end, ("graphs", "sequences_known"))  # a level, not a count: the end's
     if known is not None:
         d["sequences_known"] = known
     return d
+
+
+def weighed_round(stats):
+    """The GPU's time and idle time in a whole weighed round (`whole`, `gpu_us`, `idle_us`) of
+    the first sequence of a stats document that has one (the most launches first;
+    decisions.sequences[].pauses.rounds, session 35 on), or None: whether its GPU waited for the
+    host between the chunks of a step."""
+    seqs = _get(stats, ("decisions", "sequences"))
+    for q in seqs if isinstance(seqs, list) else []:
+        r = (q.get("pauses") or {}).get("rounds") or {} if isinstance(q, dict) else {}
+        if r.get("whole") and "idle_us" in r:
+            return r
+    return None
 
 
 def read_json(path):
