@@ -92,6 +92,36 @@ TEST(AnalyzerCli, SequencesOfATrainingShapedLoop) {
   EXPECT_EQ(nlohmann::json::parse(fewer.out)["sequences_found"], 1);  // only the period
 }
 
+TEST(AnalyzerCli, ALoopOfOneKernelIsAPeriodOfOneForBothTheAnalyzerAndGraphMode) {
+  // 300 launches of one kernel and a sync, traced in graph mode: `sequences` names a period of
+  // one launch, and graph mode replays the loop in graphs from its 34th launch (a run of 32
+  // after the first makes it a loop, sequence_detector.h). The what-if counts the launch at
+  // which the loop is found; graph mode follows from the next one.
+  const std::string path = temp_path("loop-run.trace");
+  const std::string stats = temp_path("loop-run.json");
+  RunResult run = run_program({LOOP_PROGRAM, "run"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                      {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                      {"PYGRAPH_TRACE", path},
+                                                      {"PYGRAPH_STATS", stats}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  RunResult r = run_program({ANALYZER, "sequences", "--json", path}, {});
+  const auto st = nlohmann::json::parse(read_file(stats));
+  unlink(path.c_str());
+  unlink(stats.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["launches"], 300);
+  ASSERT_EQ(j["sequences_found"], 1);
+  const auto& period = j["sequences"][0];
+  EXPECT_EQ(period["kind"], "period");
+  EXPECT_EQ(period["length"], 1);
+  EXPECT_EQ(period["occurrences"], 300);
+  EXPECT_EQ(j["graphable_launches"], 300 - 32);
+  EXPECT_EQ(st["launches"]["replayed_in_graphs"], 300 - 33);
+  EXPECT_EQ(st["launches"]["eager"], 33);
+  EXPECT_EQ(st["eager_launches_by_reason"]["not_repeating"], 33);
+}
+
 TEST(AnalyzerCli, SequencesHoldMemopsAndAgreeWithGraphMode) {
   // The same run in graph mode, traced: the analyzer's what-if for it matches what graph mode
   // replayed, memsets included (both use one detector and one tokenization).

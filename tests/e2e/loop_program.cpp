@@ -6,6 +6,8 @@
 // device memory, a node inside graph mode's sequence) and there is no period.
 // With the argument `pause`, instead: 8 steps of [a b c a b c a b] and a sync, the host pausing
 // 1 ms before each step's 6th launch (pause_places.h).
+// With the argument `run`, instead: 300 launches of kernel a, the step counting them, and a sync
+// (a plain C++ benchmark loop: one kernel, a loop of period one).
 // Everything goes through cuGetProcAddress, as the CUDA runtime does.
 #include <unistd.h>
 
@@ -19,6 +21,7 @@ static void kernel(const unsigned*, const unsigned*, void**) {}
 int main(int argc, char** argv) {
   const bool with_memset = argc > 1 && std::strcmp(argv[1], "memset") == 0;
   const bool with_pause = argc > 1 && std::strcmp(argv[1], "pause") == 0;
+  const bool one_kernel = argc > 1 && std::strcmp(argv[1], "run") == 0;
   standin::GetProcAddress get = standin::runtime_get_proc_address();
   decltype(&cuLaunchKernel) launch;
   decltype(&cuModuleGetFunction) function;
@@ -45,6 +48,12 @@ int main(int argc, char** argv) {
   int step = 0;
   void* params[] = {&step};
   auto run = [&](int k) { return launch(f[k], 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr); };
+  if (one_kernel) {
+    for (step = 0; step < 300; ++step) {
+      if (run(0)) return 3;
+    }
+    return sync(nullptr) ? 3 : 0;
+  }
   if (with_pause) {
     for (step = 0; step < 8; ++step) {
       for (int i = 0; i < 8; ++i) {

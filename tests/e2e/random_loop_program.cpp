@@ -67,12 +67,15 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed) {
     return Op{pick(4) == 0 ? 3 : pick(3), pick(kBuffers), pick(kBuffers),
               pick(1000) - 500,           pick(4),        pick(4) == 0};
   };
-  // An iteration: a prefix, a layer of 1..6 ops repeated 1..8 times, a suffix.
+  // An iteration: a prefix, a layer of 1..6 ops repeated 1..8 times (or, one time in eight,
+  // one op repeated 20..99 times: a run of one kernel, a loop of its own where it is long
+  // enough, sequence_detector.h), a suffix.
   std::vector<Op> iteration;
   for (int i = pick(4); i > 0; --i) iteration.push_back(op());
-  std::vector<Op> layer(1 + pick(6));
+  const bool run = pick(8) == 0;
+  std::vector<Op> layer(run ? 1 : 1 + pick(6));
   for (Op& o : layer) o = op();
-  for (int r = 1 + pick(8); r > 0; --r)
+  for (int r = run ? 20 + pick(80) : 1 + pick(8); r > 0; --r)
     iteration.insert(iteration.end(), layer.begin(), layer.end());
   for (int i = pick(4); i > 0; --i) iteration.push_back(op());
 

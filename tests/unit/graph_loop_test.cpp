@@ -125,6 +125,42 @@ TEST_F(GraphLoopTest, ATwoLaunchLoopReplaysInLargeGraphs) {
   EXPECT_LE(s.graphs_built, 9u);
 }
 
+TEST_F(GraphLoopTest, ALoopOfOneKernelReplaysInLargeGraphs) {
+  // A plain C++ benchmark loop: one kernel, its arguments fixed or a counter, again and again.
+  // It is a loop from its 33rd launch (sequence_detector.h), unrolled to 128 launches a graph.
+  loop({0}, 3000);
+  sync();
+  const EngineStats fixed = engine_.stats();
+  EXPECT_EQ(fixed.eager[static_cast<int>(EagerReason::kNotRepeating)], 33u);
+  EXPECT_GE(fixed.replayed, fixed.launches * 95 / 100);
+  EXPECT_GE(fixed.replayed / fixed.replays, 64u);
+  EXPECT_EQ(fixed.patched_nodes, 0u);
+  EXPECT_EQ(fixed.mismatches, 0u);
+  // Kernel 1's scalar counts the iterations (it never comes back): every node is patched.
+  loop({1}, 3000, 0, 0);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_GE(s.replayed - fixed.replayed, (s.launches - fixed.launches) * 95 / 100);
+  EXPECT_GE((s.replayed - fixed.replayed) / (s.replays - fixed.replays), 64u);
+  EXPECT_GT(s.patched_nodes, (s.replayed - fixed.replayed) * 9 / 10);
+  EXPECT_EQ(s.sequences_followed, 2u);
+}
+
+TEST_F(GraphLoopTest, ALongRunOfOneKernelInsideALoopIsFollowedAsTheOuterLoop) {
+  // An iteration with a run of 60 launches of one kernel: the run is a loop of its own in the
+  // first iterations; then the iteration (64 launches) is what replays.
+  std::vector<int> body = {3, 2};
+  body.insert(body.end(), 60, 0);
+  body.insert(body.end(), {1, 2});
+  loop(body, 300);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_GE(s.replayed, s.launches * 95 / 100);
+  EXPECT_GE(s.replayed / s.replays, 64u);
+  EXPECT_LE(s.mismatches, 4u);  // only while the outer loop is not known yet
+  EXPECT_EQ(s.sequences_followed, 2u);
+}
+
 TEST_F(GraphLoopTest, ALoopIsUnrolledToAMultipleOfItsArgumentPeriod) {
   // A ring of three buffers: a CuPy-like loop of 5 kernels whose arguments come back every 3
   // iterations. A power-of-two unroll (16 iterations) leaves them one iteration off at every

@@ -139,10 +139,82 @@ TEST(SequenceDetector, ALoopFoundAgainAtAnotherLaunchIsTheSameSequence) {
   EXPECT_GE(checked, 4);
 }
 
-TEST(SequenceDetector, RepeatsOfOneKernelAreNoSequence) {
-  SequenceDetector d;  // min_length 2: a graph of one kernel saves nothing
-  for (int i = 0; i < 100; ++i) d.push(42);
+TEST(SequenceDetector, AShortRunOfOneKernelIsNoSequence) {
+  SequenceDetector d;  // min_run 32: a run of one kernel shorter than that is no loop yet
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(d.push(42), nullptr);
   EXPECT_TRUE(d.sequences().empty());
+  SequenceDetector segments;  // nor a segment of one launch: a graph of it saves nothing
+  for (int i = 0; i < 3; ++i) {
+    segments.push(42);
+    EXPECT_EQ(segments.boundary(0), nullptr);
+  }
+  EXPECT_TRUE(segments.sequences().empty());
+}
+
+TEST(SequenceDetector, ALongRunOfOneKernelIsALoopOfPeriodOne) {
+  // A plain C++ benchmark loop: one kernel launched again and again, no sync. It is a loop of
+  // period one from its 33rd launch on (the run of 32 after the first), one occurrence a launch.
+  SequenceDetector d;
+  const Sequence* first = nullptr;
+  int at = 0;
+  for (int i = 1; i <= 1000; ++i) {
+    const Sequence* s = d.push(42);
+    if (s && !first) {
+      first = s;
+      at = i;
+    }
+  }
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(at, 33);
+  ASSERT_EQ(d.sequences().size(), 1u);
+  const Sequence& s = d.sequences()[0];
+  EXPECT_TRUE(s.periodic);
+  EXPECT_EQ(s.tokens, std::vector<uint64_t>{42});
+  EXPECT_EQ(s.occurrences, 1000u);  // the run before it counts
+  EXPECT_EQ(d.periodic_phase(), 0u);
+}
+
+TEST(SequenceDetector, RunsOfOneKernelInsideALoopLeaveItsIterationToBeFound) {
+  // An iteration with a run of 20 launches of one kernel (elementwise kernels of one shape in
+  // a row): the run is no loop of its own, the iteration is found.
+  std::vector<uint64_t> iteration = {1, 2};
+  iteration.insert(iteration.end(), 20, 7);
+  iteration.insert(iteration.end(), {3, 4, 5});
+  SequenceDetector d;
+  for (int i = 0; i < 10; ++i) feed(d, iteration);
+  ASSERT_EQ(d.sequences().size(), 1u);
+  EXPECT_EQ(d.sequences()[0].tokens.size(), iteration.size());
+  EXPECT_GE(d.sequences()[0].occurrences, 8u);
+}
+
+TEST(SequenceDetector, ALongRunInsideALoopIsALoopOnlyUntilTheIterationIsFound) {
+  // The run is long enough to be a loop of its own in the first iteration. From the second on
+  // the iteration is the candidate, and once found it is the only loop counted, run and all.
+  std::vector<uint64_t> iteration = {1, 2};
+  iteration.insert(iteration.end(), 50, 7);
+  iteration.insert(iteration.end(), {3, 4, 5});
+  SequenceDetector d;
+  feed(d, iteration);
+  ASSERT_EQ(d.sequences().size(), 1u);
+  const uint64_t run_count = d.sequences()[0].occurrences;
+  EXPECT_EQ(d.sequences()[0].tokens, std::vector<uint64_t>{7});
+  for (int i = 0; i < 9; ++i) feed(d, iteration);
+  ASSERT_EQ(d.sequences().size(), 2u);
+  EXPECT_EQ(d.sequences()[0].occurrences, run_count);  // never again
+  EXPECT_EQ(d.sequences()[1].tokens.size(), iteration.size());
+  EXPECT_GE(d.sequences()[1].occurrences, 8u);
+}
+
+TEST(SequenceDetector, ARunCountsOnlyWithinTheWindow) {
+  // min_run beyond what the window holds is cut to max_length: a run of one kernel is still a
+  // loop, found within the window.
+  DetectorOptions o;
+  o.max_length = 8;
+  o.min_run = 1000;
+  SequenceDetector d(o);
+  for (int i = 0; i < 20; ++i) d.push(42);
+  ASSERT_EQ(d.sequences().size(), 1u);
+  EXPECT_EQ(d.sequences()[0].tokens, std::vector<uint64_t>{42});
 }
 
 TEST(SequenceDetector, PeriodsDoNotSpanBoundaries) {

@@ -236,7 +236,10 @@ bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t per
 const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_t periodic_id,
                                        uint32_t phase) const {
   auto usable = [&](const Sequence* s) {
-    if (!s || s->occurrences < options_.min_repeats || s->tokens.size() < 2) return false;
+    // A loop of one kernel is a sequence of one token (sequence_detector.h), unrolled when
+    // followed; a segment of one launch saves nothing as a graph.
+    if (!s || s->occurrences < options_.min_repeats || s->tokens.size() < (s->periodic ? 1 : 2))
+      return false;
     auto plan = plans_.find(s->id);
     return plan == plans_.end() || !plan->second.disabled;
   };

@@ -41,6 +41,8 @@ SequenceDetector::SequenceDetector(DetectorOptions options)
       ngram_prev_(window_.size(), kNoPosition) {
   options_.min_length = std::max<uint32_t>(options_.min_length, 1);
   options_.min_repeats = std::max<uint32_t>(options_.min_repeats, 1);
+  // A run is counted back within the window (repeated_back).
+  options_.min_run = std::max<uint32_t>(std::min(options_.min_run, options_.max_length), 1);
 }
 
 uint64_t SequenceDetector::at(uint64_t position) const {
@@ -145,13 +147,16 @@ void SequenceDetector::choose_period(uint64_t pos, uint64_t seen_at) {
        q = ngram_prev_[q & mask], ++hop) {
     const uint64_t p = pos - q;
     if (p > options_.max_length) break;
-    // Counted on past one period only where it can become the candidate.
-    const uint64_t m = repeated_back(pos, p, p < options_.min_length ? p : ~uint64_t(0));
+    // Shorter than a sequence may be (one kernel again and again): a loop of its own only
+    // after min_run launches of it in a row (DetectorOptions), and then this period, not a
+    // multiple of it; before that no period at all. Counted on past one period only where it
+    // can become the candidate.
+    const bool short_period = p < options_.min_length;
+    const uint64_t run = std::max<uint64_t>(options_.min_run, p);
+    const uint64_t m = repeated_back(pos, p, short_period ? run : ~uint64_t(0));
     if (hop == 0) nearest_matched = m;
     if (m >= p) {
-      // Shorter than a sequence may be (one kernel again and again): no period at all, not a
-      // multiple of it.
-      period_ = p >= options_.min_length ? p : 0;
+      period_ = !short_period || m >= run ? p : 0;
       matched_ = period_ ? m : 0;
       return;
     }

@@ -27,6 +27,11 @@ struct DetectorOptions {
   uint32_t min_length = 2;
   uint32_t max_length = 4096;
   uint32_t max_sequences = 1024;
+  // A period shorter than `min_length` (one kernel launched again and again) is a loop only
+  // once it has repeated this many launches in a row: shorter runs of one kernel are common
+  // inside a longer loop's iteration (elementwise kernels of one shape in a row), and taken
+  // for a period they would hide that iteration until it repeats whole.
+  uint32_t min_run = 32;
 };
 
 struct Sequence {

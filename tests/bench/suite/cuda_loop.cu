@@ -1,16 +1,18 @@
-// The benchmark suite's CUDA C++ workload (workloads.py: cuda-loop): a loop of small kernels
-// launched with <<<>>> through the CUDA runtime, never synchronizing inside the timed part, run
-// with and without libpygraph.so side by side. It speaks the worker protocol of
+// The benchmark suite's CUDA C++ workloads (workloads.py: cuda-loop, cuda-one-kernel): a loop of
+// small kernels launched with <<<>>> through the CUDA runtime, never synchronizing inside the
+// timed part, run with and without libpygraph.so side by side. It speaks the worker protocol of
 // tests/gpu/harness.py (run_chunks), as the Python workers do.
 //
 //   nvcc -O2 -o cuda_loop tests/bench/suite/cuda_loop.cu
-//   cuda_loop --steps S [--chunks C --warmup W --warm-chunks N --go FIFO --done FIFO --core K
-//             --stats-prefix PREFIX --result PATH]
+//   cuda_loop --steps S [--shape loop|one] [--chunks C --warmup W --warm-chunks N --go FIFO
+//             --done FIFO --core K --stats-prefix PREFIX --result PATH]
 //
-// One iteration is 12 launches of 4 kernels over three float buffers of 16384 elements (64 blocks
-// of 256 threads). Each iteration's scalars derive from its counter, so graph mode must patch
-// nodes on every replay; each kernel reads buffers others write, so the result (its digest)
-// depends on every launch running in order, with the right arguments.
+// One iteration of `--shape loop` (the default) is 12 launches of 4 kernels over three float
+// buffers of 16384 elements (64 blocks of 256 threads). Each iteration's scalars derive from its
+// counter, so graph mode must patch nodes on every replay; each kernel reads buffers others
+// write, so the result (its digest) depends on every launch running in order, with the right
+// arguments. One iteration of `--shape one` is one launch of one kernel, its counter an
+// argument: the plain benchmark loop, a period of one launch whose every node is patched.
 #include <cuda_runtime.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -31,7 +33,6 @@
 namespace {
 
 constexpr int kBlocks = 64, kThreads = 256, kN = kBlocks * kThreads;
-constexpr int kLaunchesPerIter = 12;
 
 __global__ void axpy(float* y, const float* x, float a) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -79,6 +80,13 @@ void iteration(int it, float* x, float* y, float* z, cudaStream_t s) {
   axpy<<<kBlocks, kThreads, 0, s>>>(x, y, a);
   mix<<<kBlocks, kThreads, 0, s>>>(z, x, y, t, it);
   clamp<<<kBlocks, kThreads, 0, s>>>(x, lim);
+}
+constexpr int kLoopLaunches = 12;
+
+// One iteration of `--shape one`: y mixes x and z and itself, and the counter (the values never
+// settle, so a launch lost or run twice shows in the digest).
+void one_kernel(int it, float* x, float* y, float* z, cudaStream_t s) {
+  mix<<<kBlocks, kThreads, 0, s>>>(y, x, z, 0.25f + (it % 3) * 0.25f, it);
 }
 
 // pygraph_write_stats exists only when libpygraph.so is preloaded (shim/include/pygraph.h).
@@ -132,7 +140,8 @@ void get_byte(int fd) {
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
-               "usage: cuda_loop --steps S [--chunks C] [--warmup W] [--warm-chunks N] "
+               "usage: cuda_loop --steps S [--shape loop|one] [--chunks C] [--warmup W] "
+               "[--warm-chunks N] "
                "[--go FIFO --done FIFO] "
                "[--core K] [--stats-prefix PREFIX] [--result PATH]\n");
   std::exit(2);
@@ -152,6 +161,8 @@ int main(int argc, char** argv) {
   // The defaults of harness.add_worker_args.
   int chunks = 12, steps = -1, warmup = 10, warm_chunks = 0, core = -1;
   std::string go_path, done_path, prefix, result_path;
+  auto step = &iteration;
+  int launches_per_iter = kLoopLaunches;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) usage();
@@ -160,6 +171,11 @@ int main(int argc, char** argv) {
       chunks = to_int(v, 1);
     } else if (flag == "--steps") {
       steps = to_int(v, 1);
+    } else if (flag == "--shape") {
+      const std::string shape = v;
+      if (shape != "loop" && shape != "one") usage();
+      step = shape == "one" ? &one_kernel : &iteration;
+      launches_per_iter = shape == "one" ? 1 : kLoopLaunches;
     } else if (flag == "--warmup") {
       warmup = to_int(v, 0);
     } else if (flag == "--warm-chunks") {
@@ -199,7 +215,7 @@ int main(int argc, char** argv) {
   check(cudaStreamCreate(&s), "cudaStreamCreate");
   float *x = buf, *y = buf + kN, *z = buf + 2 * kN;
   int it = 0;
-  for (; it < warmup; ++it) iteration(it, x, y, z, s);
+  for (; it < warmup; ++it) step(it, x, y, z, s);
   check(cudaGetLastError(), "a warm-up launch");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the warm-up");
 
@@ -222,7 +238,7 @@ int main(int argc, char** argv) {
     pin_all_threads(core, true);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a chunk");
     const auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < steps; ++k, ++it) iteration(it, x, y, z, s);
+    for (int k = 0; k < steps; ++k, ++it) step(it, x, y, z, s);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a chunk");
     const auto t1 = std::chrono::steady_clock::now();
     // Checked after the timing: one call per chunk, not per launch.
@@ -255,7 +271,7 @@ int main(int argc, char** argv) {
   std::fprintf(f, "], \"digest\": \"%016llx\", \"iters\": %lld, \"launches_per_iter\": %d}\n",
                static_cast<unsigned long long>(h),
                static_cast<long long>(warmup) + static_cast<long long>(chunks) * steps,
-               kLaunchesPerIter);
+               launches_per_iter);
   if (std::fclose(f) != 0) fail(result_path.c_str(), std::strerror(errno));
   return 0;
 }

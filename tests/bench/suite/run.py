@@ -43,7 +43,7 @@ from report import shim_base  # noqa: E402
 # of a workload's time); each can run in a call of its own.
 PARTS = {
     "small": ("mlp-train", "mlp-dropout-item", "mlp-item10", "compiled-b1", "host-read",
-              "two-streams", "host-tensors", "cupy-loop", "cuda-loop"),
+              "two-streams", "host-tensors", "cupy-loop", "cuda-loop", "cuda-one-kernel"),
     "infer": ("resnet18-b1", "resnet50-b1", "resnet50-b64", "bert-b1", "timm-b8", "gpt2-decode"),
     "train": ("bert-train", "gpt2-train"),
     "ddp": ("ddp",),
@@ -188,7 +188,7 @@ class Suite:
                 "--core", str(TIMING_CORE), "--stats-prefix", base + ".",
                 "--result", base + ".json"]
         if w.program:
-            return [os.path.join(self.build, w.program)] + tail
+            return [os.path.join(self.build, w.program), *w.program_args] + tail
         return [sys.executable, os.path.join(HERE, "worker.py"), w.name, variant] + tail
 
     def run_workload(self, name):

@@ -40,12 +40,13 @@ WARM_CHUNKS = 8
 
 class Workload:
     def __init__(self, name, what, builder, steps, warmup=WARMUP, variants=TORCH_VARIANTS, na=None,
-                 train=False, program=None):
+                 train=False, program=None, program_args=()):
         self.name, self.what, self.builder = name, what, builder
         self.steps, self.warmup, self.variants = steps, warmup, variants
         self.na = na or {}  # variant -> why it does not apply
         self.train = train
         self.program = program  # a native program instead of a Python builder
+        self.program_args = tuple(program_args)  # before the worker protocol's flags
 
 
 class Task:
@@ -538,4 +539,7 @@ WORKLOADS = {w.name: w for w in (
              steps=2000, variants=("eager",)),
     Workload("cuda-loop", "a CUDA C++ program (runtime API): 12 launches of 4 small kernels per "
              "iteration, no syncs", None, steps=1000, variants=("eager",), program="cuda_loop"),
+    Workload("cuda-one-kernel", "a CUDA C++ program (runtime API): one small kernel launched again "
+             "and again, its counter an argument, no syncs", None, steps=4000, variants=("eager",),
+             program="cuda_loop", program_args=("--shape", "one")),
 )}
