@@ -117,9 +117,10 @@ class Check:
         replayed = json.load(open(spath))["launches"]["replayed_in_graphs"]
         self.row("cuda_doors in graph mode: host-checked results", "correct", "correct",
                  again == expected)
-        # For information (sessions 32-35 read 0 of 175): the results above are what must hold.
-        self.add(("cuda_doors in graph mode: launches replayed in graphs", replayed,
-                  f"of {sum(expected.values())}", "info"))
+        # One kernel again and again is a loop of period one from its 33rd launch in a row
+        # (sequence_detector.h; sessions 32-35 read 0 of 175, session 36 104).
+        self.row("cuda_doors in graph mode: launches replayed in graphs", replayed,
+                 f"> 0 of {sum(expected.values())}", replayed > 0)
 
     def bitwise_steps(self, program, name, steps):
         """`program STEPS`, which prints a line per step, without the shim and in graph mode:
