@@ -108,7 +108,7 @@ std::string sequences_text(const json& r) {
   for (const auto& s : r["sequences"]) {
     const uint64_t m = s["memops"], len = s["length"].get<uint64_t>() - m, occ = s["occurrences"];
     out << "\n  #" << s["id"] << "  " << s["kind"].get<std::string>() << " of " << len
-        << " launches";
+        << (len == 1 ? " launch" : " launches");  // a loop of one kernel
     if (m) out << " + " << m << " memsets/copies";
     out << " x " << occ << " = " << len * occ << " launches";
     if (m) out << " + " << m * occ << " memsets/copies";

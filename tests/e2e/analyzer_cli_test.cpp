@@ -105,10 +105,13 @@ TEST(AnalyzerCli, ALoopOfOneKernelIsAPeriodOfOneForBothTheAnalyzerAndGraphMode) 
                                                       {"PYGRAPH_STATS", stats}});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   RunResult r = run_program({ANALYZER, "sequences", "--json", path}, {});
+  RunResult text = run_program({ANALYZER, "sequences", path}, {});
   const auto st = nlohmann::json::parse(read_file(stats));
   unlink(path.c_str());
   unlink(stats.c_str());
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(text.out.find("period of 1 launch x 300 = 300 launches"), std::string::npos)
+      << text.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["launches"], 300);
   ASSERT_EQ(j["sequences_found"], 1);
