@@ -1,5 +1,7 @@
 #include "sequence_walk.h"
 
+#include <unordered_set>
+
 #include "driver/memop_call.h"
 #include "graph/token.h"
 
@@ -59,10 +61,15 @@ SequenceWalk walk_sequences(const Trace& t, const DetectorOptions& options) {
   // occurrence, known when its last token is pushed, can be marked.
   std::vector<size_t> token_events(size_t(options.max_length) + 1);
   uint64_t pushed = 0;
+  // Loops found at an earlier launch. Graph mode follows a loop from the launch after the one
+  // that made it found: a loop of one kernel is found with many occurrences at once (a run of
+  // min_run), and none of them is recorded.
+  std::unordered_set<uint32_t> loops_found;
   auto push = [&](uint64_t tok, size_t i) {
     token_events[pushed++ % token_events.size()] = i;
     const Sequence* s = d.push(tok);
-    if (!s || s->occurrences <= d.options().min_repeats) return;  // push() returns loops only
+    if (!s || s->occurrences < d.options().min_repeats) return;  // push() returns loops only
+    if (loops_found.insert(s->id).second) return;
     for (size_t k = 1; k <= s->tokens.size() && k <= pushed; ++k) {
       mark(token_events[(pushed - k) % token_events.size()]);
     }
