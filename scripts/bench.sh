@@ -43,7 +43,7 @@ if [[ -n ${BENCH_BUILD:-} ]]; then
   build=$BENCH_BUILD
   ./scripts/gpu-build.sh "$build" "$out/build.log"
 else
-  build=build-bench
+  build="build-bench"
   ./scripts/gpu-build.sh "$build" "$out/build.log" -DPYGRAPH_BUILD_TESTS=OFF
 fi
 [[ -x $build/cuda_loop ]] || nvcc -O2 -o "$build"/cuda_loop tests/bench/suite/cuda_loop.cu

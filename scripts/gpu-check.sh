@@ -27,7 +27,7 @@ nvcc -O2 -o build-gpu/child_graph_cost tests/gpu/child_graph_cost.cu
 nvcc -O2 -o build-gpu/gpu_idle tests/gpu/gpu_idle.cu
 
 pyinc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
-cc -I"$pyinc" tests/gpu/python_layout.c -o build-gpu/python_layout && ./build-gpu/python_layout || true
+{ cc -I"$pyinc" tests/gpu/python_layout.c -o build-gpu/python_layout && ./build-gpu/python_layout; } || true
 
 status=0
 python3 tests/gpu/check.py --build build-gpu --out "$out" --ctest-status "$ctest_status" "$@" ||
