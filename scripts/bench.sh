@@ -4,6 +4,7 @@
 # applies, with and without the shim, side by side) and prints a short table last.
 #   ./scripts/bench.sh [--parts small,infer,train,ddp] [--workloads a,b] [--chunks N] [--steps N] [--quick]
 #                      [--traces] [--budget SECONDS] [--merge FILE.json ...] [--old] [--reruns]
+#                      [--repeat N]
 # --old: another commit side by side, in the same lockstep: scripts/old-src.sh COMMIT here
 # writes its source into .oldsrc (carry it with .debs); here it is built into build-old and
 # each "+shim" cell of --arm-variants (run.py; DDP's always) runs once more with it, as
@@ -46,7 +47,8 @@ else
   build="build-bench"
   ./scripts/gpu-build.sh "$build" "$out/build.log" -DPYGRAPH_BUILD_TESTS=OFF
 fi
-[[ -x $build/cuda_loop ]] || nvcc -O2 -o "$build"/cuda_loop tests/bench/suite/cuda_loop.cu
+# Built again when its source is newer (a machine kept warm keeps the build folder).
+[[ $build/cuda_loop -nt tests/bench/suite/cuda_loop.cu ]] || nvcc -O2 -o "$build"/cuda_loop tests/bench/suite/cuda_loop.cu
 
 if ((${#merge[@]})); then
   python3 tests/bench/suite/report.py "${merge[@]}" --out "$out" >/dev/null

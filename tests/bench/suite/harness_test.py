@@ -182,6 +182,8 @@ class SuiteTest(unittest.TestCase):
                                           arm_variants="eager", variants=None, reruns=True)
                 suite = run.Suite(args)
                 res = suite.run_workload("fake")
+                suite.process = 1  # --repeat's second process: files of its own
+                again = suite.run_workload("fake")
                 suite.memory.close()
             finally:
                 del workloads.WORKLOADS["fake"]
@@ -209,6 +211,13 @@ class SuiteTest(unittest.TestCase):
             self.assertEqual(env("eager-rerun"), "-")  # without the shim
             # No shim was preloaded (none is built here): no snapshot, and it says so.
             self.assertIn("shim_error", cells["eager+shim"])
+            # The second process kept the first's files and wrote its own; merged, the first's
+            # cells are its earlier process.
+            self.assertEqual(env("eager_shim.p2"), "-")
+            self.assertEqual(env("eager_shim-big.p2"), "64")
+            merged = report.merge_workload(res, again)
+            self.assertEqual(len(merged["earlier"]["eager+shim"]), 1)
+            self.assertEqual(len(report.processes(merged, "eager+shim:big")), 2)
 
 
     def test_reruns_add_a_second_run_without_the_shim_of_the_arm_variants(self):
@@ -481,6 +490,47 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(list(report.merge(paths)["workloads"]["w"]["cells"]), ["compile"])
         self.assertEqual(report.variant_of("compile-ro+shim:old"), "compile-ro")
         self.assertEqual(report.variant_of("compile-ro-rerun"), "compile-ro")
+
+    def test_a_cell_run_in_several_processes_keeps_each_and_tables_them(self):
+        ch = lambda m, q1: {"median": m, "q1": q1, "q3": m + 2, "pairs": 12}
+        ok = lambda ms, **kw: dict(status="ok", ms_per_iter=ms, chunk_ms=[ms], digest="d", **kw)
+        shim = {"coverage_percent": 100.0, "launches_per_replay": 28.0, "patched_per_replay": 0.0,
+                "launches_per_iter": 28.0}
+        process = lambda m, q1: {"chunks": 12, "steps_per_chunk": 100, "run": 0, "cells": {
+            "compile": ok(1.0),
+            "compile+shim": ok(1.0, vs_without_shim=ch(m, q1), bitwise=True, shim=shim),
+            "compile-ro": {"status": "n/a", "reason": "three modules"}}}
+        w = None
+        for m, q1 in ((6.8, 0.3), (-4.4, -14.5), (4.4, 0.6)):  # session 36's two-streams
+            w = report.merge_workload(w, process(m, q1))
+        # The last process is the cell; the two before it are kept, first to last.
+        self.assertEqual(w["cells"]["compile+shim"]["vs_without_shim"]["median"], 4.4)
+        self.assertEqual([c["vs_without_shim"]["median"] for c in w["earlier"]["compile+shim"]],
+                         [6.8, -4.4])
+        self.assertNotIn("compile-ro", w["earlier"])  # a cell that did not run is no process
+        doc = {"runs": [{"commit": "a"}], "workloads": {"two-streams": w}}
+        head, rows = report.process_rows(doc)
+        self.assertEqual(rows, [["two-streams", "compile+shim", "+6.8, -4.4, +4.4",
+                                 "3 processes: median +4.4 %, slower in 2"]])
+        _, misses, _ = report.target_rows(doc)
+        self.assertEqual(misses[0][3], "+4.4 % (+0.6 / +6.4); 3 processes: median +4.4 %, "
+                                       "slower in 2")
+        self.assertIn("change in each process", report.table(doc))
+        # Through files (report.py --merge): the processes stay, with their runs.
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for k, (m, q1) in enumerate(((1.0, -1.0), (3.0, 1.0))):
+                paths.append(os.path.join(d, f"{k}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump({"runs": [{"commit": "a"}], "workloads": {"w": process(m, q1)}}, f)
+            merged = report.merge(paths)["workloads"]["w"]
+            self.assertEqual([c["run"] for c in merged["earlier"]["compile+shim"]], [0])
+            self.assertEqual(merged["run"], 1)
+            self.assertEqual(report.process_rows({"workloads": {"w": merged}})[1][0][3],
+                             "2 processes: median +2.0 %, slower in 1")
+        # Another shape replaces the workload whole: its processes are no processes of this one.
+        other = dict(process(1.0, -1.0), steps_per_chunk=40)
+        self.assertNotIn("earlier", report.merge_workload(w, other))
 
     def test_cell_lines_name_a_graph_failure(self):
         doc = self.doc()

@@ -214,8 +214,10 @@ def target_misses(res, c, cell=None, by_nodes=False):
     if ch and ch["q1"] > 0:
         aa = res.get("cells", {}).get(f"{shim_base(cell)}-rerun", {}).get("vs_variant") \
             if cell else None
+        seq = processes(res, cell) if cell else []
         out.append(("not slower (lower quartile <= 0)",
-                    pct(ch) + (f"; no shim twice: {pct(aa)}" if aa else "")))
+                    pct(ch) + (f"; no shim twice: {pct(aa)}" if aa else "") +
+                    (f"; {processes_text(seq)}" if seq else "")))
     return out
 
 
@@ -308,6 +310,8 @@ def table(doc):
     misses = [tline + (":" if tr else "")] + ([text(th, tr)] if tr else [])
     rh, rr = rerun_rows(doc)
     reruns = [text(rh, rr), ""] if rr else []
+    ph, pr = process_rows(doc)
+    reruns += [text(ph, pr), ""] if pr else []
     return "\n".join([header(doc), "", text(h1, r1), ""] + reruns +
                      [text(*variant_rows(doc)), "", "geomean speedup: " + summary_line(doc), ""] +
                      misses)
@@ -360,6 +364,8 @@ def write_all(doc, out):
     rh, rr = rerun_rows(doc)
     parts = [f"Measured on {header(doc)}.", markdown(*shim_rows(doc))]
     parts += [markdown(rh, rr)] if rr else []
+    ph, pr = process_rows(doc)
+    parts += [markdown(ph, pr)] if pr else []
     parts += [markdown(*variant_rows(doc)), "Geomean speedup: " + summary_line(doc),
               tline.capitalize() + (":" if tr else ".")]
     parts += [markdown(th, tr)] if tr else []
@@ -380,16 +386,23 @@ def variant_of(cell):
 def merge_workload(old, new):
     """A workload's result `new` over an earlier one `old`: the variants `new` ran replace
     theirs; a variant it did not run (--variants) keeps its earlier cells, each naming its run,
-    where both ran the same shape (chunks and iterations a chunk). Else `new` replaces `old`."""
+    where both ran the same shape (chunks and iterations a chunk). Else `new` replaces `old`.
+    A cell that ran in both is not lost: the earlier process's is kept under "earlier" (cell ->
+    its processes, first to last; process_rows), so that a cell run in several processes
+    (run.py --repeat, or calls one after the other) shows how far processes differ."""
     if not old or new.get("error") or old.get("error") or \
             (old.get("chunks"), old.get("steps_per_chunk")) != \
             (new.get("chunks"), new.get("steps_per_chunk")):
         return new
     ran = {variant_of(c) for c, v in new.get("cells", {}).items() if v.get("status") != "n/a"}
-    if all(variant_of(c) in ran for c in old.get("cells", {})):
-        return new
+    earlier = {c: list(v) for c, v in old.get("earlier", {}).items()}
+    for c, v in old.get("cells", {}).items():
+        if variant_of(c) in ran and c in new["cells"] and not status(v):
+            earlier.setdefault(c, []).append(
+                {k: x for k, x in dict(v, run=v.get("run", old.get("run", 0))).items()
+                 if k != "earlier"})
     cells = {}  # in the earlier order, the new cells in their variant's place
-    for c, v in old["cells"].items():
+    for c, v in old.get("cells", {}).items():
         if variant_of(c) not in ran:
             cells[c] = dict(v, run=v.get("run", old.get("run", 0)))
         elif c in new["cells"]:
@@ -398,7 +411,51 @@ def merge_workload(old, new):
     merged = dict(new, cells=cells)
     if "eager" not in ran and "baseline_deterministic" in old:
         merged["baseline_deterministic"] = old["baseline_deterministic"]
+    if earlier:
+        merged["earlier"] = earlier
     return merged
+
+
+def change_of(cell, c):
+    """The change a cell is judged by: a shim cell's against its variant without the shim, a
+    rerun's against the first process; else None."""
+    if shim_base(cell) is not None:
+        return c.get("vs_without_shim")
+    return c.get("vs_variant") if cell.endswith("-rerun") else None
+
+
+def processes(res, cell):
+    """The changes of `cell` in every process that ran it with the workload's shape, first to
+    last (the current one last), where there were several; else []."""
+    current = res.get("cells", {}).get(cell)
+    if not current or status(current):
+        return []
+    seq = [change_of(cell, c) for c in res.get("earlier", {}).get(cell, []) + [current]]
+    seq = [ch for ch in seq if ch]
+    return seq if len(seq) > 1 else []
+
+
+def processes_text(seq):
+    """Several processes' changes: the median of their medians and how many were slower by
+    their quartiles."""
+    meds = sorted(ch["median"] for ch in seq)
+    n = len(meds)
+    mid = meds[n // 2] if n % 2 else (meds[n // 2 - 1] + meds[n // 2]) / 2
+    slower = sum(ch["q1"] > 0 for ch in seq)
+    return f"{n} processes: median {mid:+.1f} %, slower in {slower}"
+
+
+def process_rows(doc):
+    """Every cell that ran in several processes of one shape: each process's change (median),
+    first to last, the median of them and in how many the cell was slower by its quartiles."""
+    rows = []
+    for name, res in doc["workloads"].items():
+        for cell in res.get("cells", {}):
+            seq = processes(res, cell)
+            if seq:
+                rows.append([name, cell, ", ".join(f"{ch['median']:+.1f}" for ch in seq),
+                             processes_text(seq)])
+    return ["workload", "cell", "change in each process (%, first to last)", "together"], rows
 
 
 def merge(paths):
@@ -408,10 +465,12 @@ def merge(paths):
             d = json.load(f)
         offset = len(doc["runs"])
         doc["runs"] += d.get("runs", [])
+        shift = lambda v: dict(v, run=v["run"] + offset) if "run" in v else v
         for name, res in d["workloads"].items():
             res = dict(res, run=res.get("run", 0) + offset,
-                       cells={c: dict(v, run=v["run"] + offset) if "run" in v else v
-                              for c, v in res.get("cells", {}).items()})
+                       cells={c: shift(v) for c, v in res.get("cells", {}).items()})
+            if "earlier" in res:
+                res["earlier"] = {c: [shift(v) for v in lst] for c, lst in res["earlier"].items()}
             doc["workloads"][name] = merge_workload(doc["workloads"].get(name), res)
     return doc
 

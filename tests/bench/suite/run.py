@@ -2,7 +2,7 @@
 without the shim, side by side (run by scripts/bench.sh on the GPU machine).
 
     python run.py --build BUILD --out DIR [--parts small,infer,train,ddp] [--workloads a,b]
-                  [--chunks N] [--quick] [--traces] [--ddp-nproc N] [--budget S]
+                  [--chunks N] [--quick] [--traces] [--ddp-nproc N] [--budget S] [--repeat N]
 
 Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
@@ -152,6 +152,12 @@ class Suite:
         self.memory = MemoryWatch()
         self.t0 = time.monotonic()
         self.arms = dict(parse_arm(t) for t in a.arm or ())
+        self.process = 0  # which of --repeat's processes of a workload runs: its files' suffix
+
+    def cell_tag(self, cell):
+        """A cell's name in file names; a repeated workload's later processes keep their own."""
+        tag = cell.replace("+", "_").replace(":", "-")
+        return tag + (f".p{self.process + 1}" if self.process else "")
 
     def time_left(self):
         """Seconds left of --budget (None: no budget)."""
@@ -210,7 +216,7 @@ class Suite:
         for cell in cells_of(w, a.traces, self.arms, arm_variants, only, a.reruns):
             variant = cell.split("+")[0].replace("-rerun", "")
             shim, arm = shim_base(cell) is not None, cell.partition("+shim:")[2] or None
-            tag = cell.replace("+", "_").replace(":", "-")
+            tag = self.cell_tag(cell)
             base = os.path.join(self.work, f"{name}.{tag}")
             for f in glob.glob(glob.escape(base) + ".*json"):
                 os.unlink(f)
@@ -298,7 +304,7 @@ class Suite:
         # DDP.eager_trace.trace, the other .trace.<pid> beside it.
         cells_run += ("eager+trace",) if a.traces else ()
         for k, cell in enumerate(cells_run):
-            tag = cell.replace("+", "_").replace(":", "-")
+            tag = self.cell_tag(cell)
             base = os.path.join(self.work, f"ddp.{tag}")
             ranks = [harness.Worker(f"ddp.{tag}.{r}", self.work, label=f"{cell} rank {r}")
                      for r in range(n)]
@@ -417,12 +423,18 @@ def main():
                    help="also each variant of --arm-variants once more without the shim, in the "
                         "same lockstep (VARIANT-rerun): the change two processes of the same "
                         "program show, beside the shim's")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="run every workload this many times, round after round, each time in new "
+                        "processes: every cell's change in each process is kept and tabled "
+                        "(report.process_rows), since processes of one program differ")
     p.add_argument("--budget", type=float,
                    help="seconds for the whole run: no workload starts with less than 90 s left, "
                         "and warm-ups end a minute before it (the device's per-call limit)")
     a = p.parse_args()
     if a.steps is not None and a.steps < 1:
         p.error(f"--steps {a.steps}: at least 1 iteration per chunk")
+    if a.repeat < 1:
+        p.error(f"--repeat {a.repeat}: at least 1")
     for t in a.arm or ():
         try:
             parse_arm(t)
@@ -439,8 +451,14 @@ def main():
     doc.setdefault("runs", []).append(dict(machine_info(), workloads=names))
     suite = Suite(a)
     t0 = time.monotonic()
-    for k, name in enumerate(names):
-        print(f"== {k + 1}/{len(names)} {name} ({time.monotonic() - t0:.0f} s so far)", flush=True)
+    # --repeat: round after round of every workload, so that a budget cut leaves each
+    # workload the processes of the rounds that got to it.
+    turns = [(name, r) for r in range(a.repeat) for name in names]
+    for k, (name, r) in enumerate(turns):
+        suite.process = r
+        again = f", process {r + 1} of {a.repeat}" if a.repeat > 1 else ""
+        print(f"== {k + 1}/{len(turns)} {name}{again} ({time.monotonic() - t0:.0f} s so far)",
+              flush=True)
         left = suite.time_left()
         if left is not None and left < 90:
             print(f"[{name}] not run: {left:.0f} s left of the --budget", flush=True)
