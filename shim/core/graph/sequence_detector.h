@@ -6,7 +6,8 @@
 //    `loss.item()`); a segment is an occurrence when its tokens equal a known sequence's.
 //  - as a period: within a run without boundaries, the last p tokens equal the p before them
 //    (a loop that never synchronizes); every further p matching tokens are one more occurrence.
-//    A period is kept in its canonical rotation, whatever launch it was first seen at.
+//    A period is kept in its canonical rotation, whatever launch it was first seen at. One
+//    kernel launched again and again is a period of one launch from `min_run` repeats on.
 // A sequence is found (worth a graph) once it has occurred `min_repeats` times. Memory is
 // bounded: at most `max_sequences` sequences (the least recently seen are dropped), segments
 // longer than `max_length` are not tracked, and period detection looks back a fixed window.
