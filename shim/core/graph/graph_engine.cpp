@@ -7,7 +7,6 @@
 #include "driver/launch_attributes.h"
 #include "driver/packed_args.h"
 #include "graph/flush_rules.h"
-#include "graph/period.h"
 #include "graph/thread_id.h"
 #include "graph/token.h"
 
@@ -148,43 +147,6 @@ uint64_t GraphEngine::token(const EventCall& e) const {
                      normalized_stream(e.stream, e.per_thread));
 }
 
-bool GraphEngine::chunk_sees(uint64_t s) const {
-  if (pending_.empty()) return false;
-  return fork_.holds_stream(s) || is_legacy_stream(s) || is_legacy_stream(chunk_stream_);
-}
-
-bool GraphEngine::may_join(uint64_t stream, bool same_thread) const {
-  // The fork makes the graph wait for the side stream's earlier work and the join makes the
-  // side stream's later work wait for the graph (which waits for everything before it on L):
-  // order the program did not ask for. Safe only where no stream may wait for the host: no
-  // host function, memory wait, external semaphore or program graph but a plain one (kernels,
-  // copies and sets, program_graphs.h) was ever put on a stream (waits between streams would carry
-  // the wait, blocking streams inherit the legacy stream's), so none at all (a kernel that polls
-  // host memory stays a known limit). And only from the chunk's thread (another thread's work cuts
-  // the chunk), not a per-thread stream; beside a chunk on the legacy stream only a non-blocking
-  // stream (PyTorch's default stream is the legacy one, its side streams are non-blocking): a
-  // blocking one's work is ordered after the legacy stream's earlier work, which no edge in the
-  // graph would say. A side stream needs the engine's own events and the driver's wait. The legacy
-  // stream itself joins a chunk begun on another stream only where every stream of the chunk is
-  // non-blocking: the graph then goes out on the legacy stream (leads_from_legacy), which orders it
-  // after the legacy and blocking streams' earlier work, as a chunk begun on the legacy stream is
-  // (PyTorch's two-stream step: a chunk that began on the side stream was cut at the main stream's
-  // next launch).
-  if (!options_.multi_stream || !same_thread || host_waits_ || is_per_thread_stream(stream) ||
-      fork_.streams() >= 8 || !api_->stream_wait_event || !api_->event_record ||
-      !api_->event_create) {
-    return false;
-  }
-  if (is_legacy_stream(stream)) {
-    if (is_legacy_stream(chunk_stream_)) return false;  // (it holds it: not asked)
-    for (uint32_t i = 0; i < fork_.streams(); ++i) {
-      if (!non_blocking(fork_.stream(i))) return false;
-    }
-    return true;
-  }
-  return !is_legacy_stream(chunk_stream_) || non_blocking(stream);
-}
-
 void GraphEngine::leads_from_legacy(uint64_t stream, CUstream raw) {
   // The legacy stream joined (may_join; its work is recorded, so it is in the fork): from now on
   // the chunk is on it, as if it began there (chunk_sees, may_join), and its graph goes out on it
@@ -193,141 +155,6 @@ void GraphEngine::leads_from_legacy(uint64_t stream, CUstream raw) {
   chunk_stream_ = stream;
   chunk_raw_stream_ = raw;
   ++stats_.legacy_joins;
-}
-
-bool GraphEngine::non_blocking(uint64_t stream) const {
-  // Asked of the driver once per stream (at its first join beside a legacy chunk), forgotten at
-  // its destruction (a new stream may get its handle).
-  for (const auto& [s, nb] : stream_flags_) {
-    if (s == stream) return nb;
-  }
-  unsigned int flags = 0;
-  const bool nb =
-      api_->stream_get_flags &&
-      api_->stream_get_flags(reinterpret_cast<CUstream>(stream), &flags) == CUDA_SUCCESS &&
-      (flags & CU_STREAM_NON_BLOCKING);
-  if (stream_flags_.size() >= 64) stream_flags_.erase(stream_flags_.begin());
-  stream_flags_.emplace_back(stream, nb);
-  return nb;
-}
-
-bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool same_thread) const {
-  if (e.flags != 0 || !e.event || is_per_thread_stream(stream)) return false;
-  const uint64_t event = reinterpret_cast<uint64_t>(e.event);
-  if (e.op != Op::StreamWaitEvent) {
-    // A record: of work in the chunk (or starting it, or a stream joining it). An event
-    // recorded twice in one chunk would leave which record is its latest to the graph's order,
-    // unless the second runs after the first (StreamFork::record_follows).
-    if (fork_.holds_event(event)) return fork_.record_follows(stream, event);
-    return pending_.empty() || fork_.holds_stream(stream) || may_join(stream, same_thread);
-  }
-  if (!fork_.holds_event(event)) return false;  // recorded outside the chunk: as today
-  return fork_.holds_stream(stream) || may_join(stream, same_thread);
-}
-
-bool GraphEngine::start_following(uint64_t tok, bool periodic_only, uint32_t periodic_id,
-                                  uint32_t phase) {
-  const Sequence* best = candidate(tok, periodic_only, periodic_id, phase);
-  if (!best) return false;
-  follow(*best, phase);
-  return true;
-}
-
-const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_t periodic_id,
-                                       uint32_t phase) const {
-  auto usable = [&](const Sequence* s) {
-    // A loop of one kernel is a sequence of one token (sequence_detector.h), unrolled when
-    // followed; a segment of one launch saves nothing as a graph.
-    if (!s || s->occurrences < options_.min_repeats || s->tokens.size() < (s->periodic ? 1 : 2))
-      return false;
-    auto plan = plans_.find(s->id);
-    return plan == plans_.end() || !plan->second.disabled;
-  };
-  if (periodic_only) {
-    const Sequence* s = detector_.find(periodic_id);
-    return s && s->periodic && s->tokens[phase % s->tokens.size()] == tok && usable(s) ? s
-                                                                                       : nullptr;
-  }
-  // Of the found segments that begin with this launch, the one seen last is the likeliest (a
-  // true variant, the short last batch of an epoch, is a sequence of its own): the detector
-  // keeps it, so a segment start costs one lookup however many sequences are known.
-  const Sequence* latest = detector_.latest_found_segment(tok);
-  if (!latest || usable(latest)) return latest;
-  // Its plan is disabled (a graph failure, an unload): the latest of the others, by a scan.
-  const Sequence* best = nullptr;
-  for (const Sequence& s : detector_.sequences()) {
-    if (s.periodic || s.tokens[0] != tok || !usable(&s)) continue;
-    if (!best || s.last_end > best->last_end) best = &s;
-  }
-  return best;
-}
-
-void GraphEngine::follow(const Sequence& s, uint32_t phase) {
-  following_id_ = s.id;
-  following_periodic_ = s.periodic;
-  const size_t plans = plans_.size();
-  plan_ = &plans_[s.id];
-  if (plans_.size() != plans) new_plan(plan_, s);
-  following_tokens_.assign(s.tokens.begin(), s.tokens.end());
-  position_ = 0;
-  if (s.periodic) {
-    // A loop: followed as a multiple of its period (period.h), from wherever in its canonical
-    // rotation it is now, and on around (end_of_occurrence).
-    unroll_period();
-    position_ = phase % s.tokens.size();
-  }
-  chunk_.begin(position_, plan_->pauses.split() != 0);  // a loop is never split
-}
-
-void GraphEngine::unroll_period() {
-  const size_t p = plan_->length;
-  const size_t k = period_unroll(p, options_.min_period, chunk_.max(), plan_->arg_period);
-  // Learned with another unroll than the one followed (learn_arg_period): the unroll changes
-  // here, at a turn or at a follow while that turn was still to come.
-  const bool anew = plan_->unroll_anew;
-  plan_->unroll_anew = false;
-  following_tokens_.resize(p);
-  following_tokens_.reserve(p * k);
-  for (size_t i = p; i < p * k; ++i) following_tokens_.push_back(following_tokens_[i - p]);
-  // Unrolled anew, an occurrence, which the policy times as one iteration, spans another number
-  // of launches. Told, it takes fresh references rather than read the change as a drift
-  // (decision_policy.h); the next report of replay figures holds the new unroll's replays alone.
-  if (anew && options_.measure) {
-    plan_->policy.rescaled();
-    plan_->restart_replay_figures();
-  }
-}
-
-void GraphEngine::learn_arg_period() {
-  // Positions count from the unrolled period's start; occurrences count its turns.
-  const uint64_t base = plan_->occurrences * following_tokens_.size();
-  for (const Pending& p : pending_) {
-    if (!plan_->args.seen(base + p.position, patch_hash(p, arena_.data()))) continue;
-    const uint32_t m = plan_->args.iterations();
-    if (period_unroll(plan_->length, options_.min_period, chunk_.max(), m) * plan_->length !=
-        following_tokens_.size()) {
-      plan_->arg_period = m;
-      plan_->unroll_anew = true;  // at the next turn (end_of_occurrence)
-      ++stats_.loops_unrolled_by_arguments;
-    }
-    return;
-  }
-}
-
-void GraphEngine::end_of_occurrence() {
-  if (!following_id_ || position_ != following_tokens_.size()) return;
-  if (plan_) plan_->pauses.ended();
-  resume_.settled();
-  if (following_periodic_ && plan_ && !plan_->disabled) {
-    // A loop goes on at the start of its unrolled period; chunks keep their size. Where its
-    // argument period was just learned, the period is unrolled anew for it: no chunk is open.
-    position_ = 0;
-    if (plan_->unroll_anew) unroll_period();
-    chunk_.wrap();
-    start_occurrence();
-    return;
-  }
-  stop_following();  // a segment's occurrence is complete
 }
 
 namespace {
@@ -342,69 +169,6 @@ uint64_t monotonic_ns() {
 
 uint64_t GraphEngine::now_ns() const {
   return options_.clock_ns ? options_.clock_ns() : monotonic_ns();
-}
-
-void GraphEngine::start_occurrence() {
-  if (plan_) ++plan_->occurrences;
-  choose_arm();
-  if (plan_ && !eager_arm_) ++plan_->graph_arms;
-  // Its pauses are weighed on occurrences recorded from their start (pause_places.h).
-  if (plan_) plan_->pauses.occurrence(!eager_arm_ && position_ == 0);
-}
-
-void GraphEngine::interrupt_occurrence() {
-  if (plan_) plan_->policy.interrupt();
-}
-
-bool GraphEngine::switch_variant(uint64_t tok) {
-  // Variants of one step (another grid, a branch taken every other step) share a prefix: the
-  // one whose next token is this one takes over, recorded work and all. A loop that goes
-  // elsewhere ends (its positions are in an unrolled, rotated period, no other's).
-  // An eager occurrence (measuring or decided) belongs to its own plan's policy: it ends here.
-  if (following_periodic_ || eager_arm_) return false;
-  for (const Sequence& s : detector_.sequences()) {
-    if (s.id == following_id_ || s.periodic != following_periodic_ ||
-        s.occurrences < options_.min_repeats || s.tokens.size() <= position_ ||
-        s.tokens[position_] != tok ||
-        !std::equal(s.tokens.begin(), s.tokens.begin() + position_, following_tokens_.begin())) {
-      continue;
-    }
-    auto plan = plans_.find(s.id);
-    if (plan != plans_.end() && plan->second.disabled) continue;
-    plan_->pauses.interrupt();  // left, as at stop_following
-    plan_->pauses.left();
-    const bool was_split = plan_->pauses.split() != 0;
-    following_id_ = s.id;
-    const size_t plans = plans_.size();
-    plan_ = &plans_[s.id];
-    if (plans_.size() != plans) new_plan(plan_, s);
-    // A chunk begun whole for a split step is no chunk of a variant never weighed so.
-    if (was_split && !plan_->pauses.split()) chunk_.begin(chunk_.start());
-    following_tokens_.assign(s.tokens.begin(), s.tokens.end());
-    ++stats_.variant_switches;
-    return true;
-  }
-  return false;
-}
-
-void GraphEngine::stop_following() {
-  if (following_id_ && following_periodic_ && plan_ && !plan_->disabled) {
-    // A loop that stops (a boundary cuts it, or a launch it does not have comes) may go on at
-    // the next segment's start, where it stopped (take()).
-    resume_.remember(following_id_, static_cast<uint32_t>(position_ % plan_->length), thread_id());
-  }
-  // Every plan left (here, or for a variant) is interrupted: the next entry it records follows
-  // no entry of its own.
-  if (plan_) {
-    plan_->pauses.interrupt();
-    plan_->pauses.left();  // a round of its weighing that did not reach the occurrence's end
-  }
-  following_id_ = 0;
-  resume_.settled();
-  plan_ = nullptr;
-  following_tokens_.clear();
-  position_ = 0;
-  chunk_.reset();
 }
 
 bool GraphEngine::record(const Work& w) {
@@ -744,73 +508,6 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     count_eager(w, EagerReason::kNotRepeating);
   }
   return result != CUDA_SUCCESS ? result : r;
-}
-
-CUresult GraphEngine::issue_event_in_place(const Work& w, uint64_t stream) {
-  // It stays out of the chunk: what it orders or observes goes first (a wait or record on a
-  // stream the chunk holds, an event the chunk records, the legacy stream), then it is issued
-  // where the program made it, and the sequence goes on past it.
-  CUresult r = CUDA_SUCCESS;
-  const uint64_t event = reinterpret_cast<uint64_t>(w.event->event);
-  if (chunk_sees(stream) || fork_.holds_event(event)) r = flush(FlushCause::kOp, w.op());
-  fork_.forget_event(event);
-  const CUresult e = issue(w);
-  ++stats_.events_eager;
-  ++position_;
-  if (pending_.empty()) chunk_.move_start(position_);
-  if (!pending_.empty() && position_ == following_tokens_.size()) {
-    // The occurrence's last entry, issued in place after work the chunk still holds (work of
-    // a stream it neither orders nor observes): that work goes now. Left pending past the
-    // occurrence's end, it was overtaken by the stream's next launch, which nothing followed
-    // then (a review found it, session 20). submit() ends the occurrence.
-    const CUresult s = submit();
-    if (r == CUDA_SUCCESS) r = s;
-  } else {
-    end_of_occurrence();
-  }
-  return r != CUDA_SUCCESS ? r : e;
-}
-
-bool GraphEngine::spare_earlier_record(const EventCall& e) {
-  const uint64_t event = reinterpret_cast<uint64_t>(e.event);
-  if (e.op == Op::StreamWaitEvent || !fork_.holds_event(event)) return true;
-  // Recorded again, after its earlier record (event_recordable): that one records a spare
-  // instead, so that the graph holds one record of the program's event, its latest, however
-  // the driver orders two. Nothing outside the chunk can have waited for the earlier one (a
-  // query, sync or outside wait of it submits the chunk first), and the chunk's own waits on
-  // it are edges, or waits on the spare where the chunk goes out eagerly.
-  if (!spare_for(event)) return false;
-  ++stats_.rerecords;
-  return true;
-}
-
-bool GraphEngine::spare_for(uint64_t event) {
-  CUevent spare = nullptr;
-  {
-    ContextScope scope(*api_, chunk_context_, current_context());
-    spare = spare_event();
-  }
-  if (!spare) return false;
-  for (Pending* p = pending_.data(); p != pending_.data() + pending_.size(); ++p) {
-    if (is_event_op(p->kind) && reinterpret_cast<uint64_t>(p->event.event) == event) {
-      p->event.event = spare;
-    }
-  }
-  fork_.forget_event(event);
-  return true;
-}
-
-CUevent GraphEngine::spare_event() {
-  // One per destroyed event of the chunk: two sharing one, drained eagerly in the order
-  // record A, record B, wait A, would let the wait see B's record. Reused once no pending node
-  // names it (a wait takes the latest record made before it, a graph's record node included).
-  return own_events_.spare(chunk_context_, [this](CUevent e) {
-    bool named = false;
-    for (const Pending& p : pending_) {
-      named |= is_event_op(p.kind) && p.event.event == e;
-    }
-    return named;
-  });
 }
 
 }  // namespace pygraph
