@@ -24,6 +24,37 @@ void write_file(const std::string& path, const std::string& data) {
   std::ofstream(path, std::ios::binary) << data;
 }
 
+// loop_program with `arg`, traced in graph mode: `sequences` on its trace (JSON and text) and
+// graph mode's stats of the run. `ran`: everything ran and parsed (the failure is reported).
+struct TracedRun {
+  bool ran = false;
+  nlohmann::json sequences, stats;
+  std::string text;
+};
+
+TracedRun sequences_of_graph_run(const std::string& arg) {
+  TracedRun t;
+  const std::string path = temp_path("loop-" + arg + ".trace");
+  const std::string stats = temp_path("loop-" + arg + ".json");
+  RunResult run = run_program({LOOP_PROGRAM, arg}, {{"LD_PRELOAD", PYGRAPH_SHIM},
+                                                    {"LD_LIBRARY_PATH", STANDIN_DIR},
+                                                    {"PYGRAPH_TRACE", path},
+                                                    {"PYGRAPH_STATS", stats}});
+  RunResult r = run_program({ANALYZER, "sequences", "--json", path}, {});
+  RunResult text = run_program({ANALYZER, "sequences", path}, {});
+  const std::string st = read_file(stats);
+  unlink(path.c_str());
+  unlink(stats.c_str());
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (run.exit_code != 0 || r.exit_code != 0) return t;
+  t.sequences = nlohmann::json::parse(r.out);
+  t.stats = nlohmann::json::parse(st);
+  t.text = text.out;
+  t.ran = true;
+  return t;
+}
+
 // A fresh trace of door_program (procaddr door).
 std::string make_trace() {
   const std::string path = temp_path("cli.trace");
@@ -98,22 +129,11 @@ TEST(AnalyzerCli, ALoopOfOneKernelIsAPeriodOfOneForBothTheAnalyzerAndGraphMode) 
   // 300 launches of one kernel and a sync, traced in graph mode: `sequences` names a period of
   // one launch, and graph mode replays the loop in graphs from its 34th launch (a run of 32
   // after the first makes it a loop, sequence_detector.h); the what-if says the same.
-  const std::string path = temp_path("loop-run.trace");
-  const std::string stats = temp_path("loop-run.json");
-  RunResult run = run_program({LOOP_PROGRAM, "run"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
-                                                      {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                                      {"PYGRAPH_TRACE", path},
-                                                      {"PYGRAPH_STATS", stats}});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  RunResult r = run_program({ANALYZER, "sequences", "--json", path}, {});
-  RunResult text = run_program({ANALYZER, "sequences", path}, {});
-  const auto st = nlohmann::json::parse(read_file(stats));
-  unlink(path.c_str());
-  unlink(stats.c_str());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(text.out.find("period of 1 launch x 300 = 300 launches"), std::string::npos)
-      << text.out;
-  auto j = nlohmann::json::parse(r.out);
+  const TracedRun t = sequences_of_graph_run("run");
+  ASSERT_TRUE(t.ran);
+  const nlohmann::json& j = t.sequences;
+  const nlohmann::json& st = t.stats;
+  EXPECT_NE(t.text.find("period of 1 launch x 300 = 300 launches"), std::string::npos) << t.text;
   EXPECT_EQ(j["launches"], 300);
   ASSERT_EQ(j["sequences_found"], 1);
   const auto& period = j["sequences"][0];
@@ -129,20 +149,10 @@ TEST(AnalyzerCli, ALoopOfOneKernelIsAPeriodOfOneForBothTheAnalyzerAndGraphMode) 
 TEST(AnalyzerCli, SequencesHoldMemopsAndAgreeWithGraphMode) {
   // The same run in graph mode, traced: the analyzer's what-if for it matches what graph mode
   // replayed, memsets included (both use one detector and one tokenization).
-  const std::string path = temp_path("loop-memset.trace");
-  const std::string stats = temp_path("loop-memset.json");
-  RunResult run = run_program({LOOP_PROGRAM, "memset"}, {{"LD_PRELOAD", PYGRAPH_SHIM},
-                                                         {"LD_LIBRARY_PATH", STANDIN_DIR},
-                                                         {"PYGRAPH_TRACE", path},
-                                                         {"PYGRAPH_STATS", stats}});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  RunResult r = run_program({ANALYZER, "sequences", "--json", path}, {});
-  RunResult text = run_program({ANALYZER, "sequences", path}, {});
-  const auto st = nlohmann::json::parse(read_file(stats));
-  unlink(path.c_str());
-  unlink(stats.c_str());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto j = nlohmann::json::parse(r.out);
+  const TracedRun t = sequences_of_graph_run("memset");
+  ASSERT_TRUE(t.ran);
+  const nlohmann::json& j = t.sequences;
+  const nlohmann::json& st = t.stats;
   EXPECT_EQ(j["launches"], 28);
   EXPECT_EQ(j["memops"], 6);
   ASSERT_EQ(j["sequences_found"], 1);
@@ -157,12 +167,12 @@ TEST(AnalyzerCli, SequencesHoldMemopsAndAgreeWithGraphMode) {
   // parted from the sequence, which the what-if (whole occurrences only) leaves out.
   EXPECT_EQ(st["launches"]["replayed_in_graphs"], j["graphable_launches"].get<int>() + 2);
   EXPECT_EQ(st["memops"]["replayed_in_graphs"], j["graphable_memops"]);
-  EXPECT_NE(text.out.find("segment of 4 launches + 1 memsets/copies x 6 = 24 launches + 6 "
-                          "memsets/copies"),
+  EXPECT_NE(t.text.find("segment of 4 launches + 1 memsets/copies x 6 = 24 launches + 6 "
+                        "memsets/copies"),
             std::string::npos)
-      << text.out;
-  EXPECT_NE(text.out.find("16 of 28 launches (57.1%) and 4 of 6 memsets/copies"), std::string::npos)
-      << text.out;
+      << t.text;
+  EXPECT_NE(t.text.find("16 of 28 launches (57.1%) and 4 of 6 memsets/copies"), std::string::npos)
+      << t.text;
 }
 
 TEST(AnalyzerCli, GoldenSequences) {
