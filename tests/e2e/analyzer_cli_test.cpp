@@ -144,6 +144,10 @@ TEST(AnalyzerCli, ALoopOfOneKernelIsAPeriodOfOneForBothTheAnalyzerAndGraphMode) 
   EXPECT_EQ(st["launches"]["replayed_in_graphs"], 300 - 33);
   EXPECT_EQ(st["launches"]["eager"], 33);
   EXPECT_EQ(st["eager_launches_by_reason"]["not_repeating"], 33);
+  // The stats name the loop by its kernel as well as by its signature.
+  const auto& seq = st["decisions"]["sequences"][0];
+  EXPECT_EQ(seq["signature"].get<std::string>().rfind("p-1-", 0), 0u);
+  EXPECT_EQ(seq["first_kernel"], "a");
 }
 
 TEST(AnalyzerCli, SequencesHoldMemopsAndAgreeWithGraphMode) {

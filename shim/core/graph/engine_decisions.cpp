@@ -113,6 +113,12 @@ void GraphEngine::name_plan(Plan& plan) {
     }
   }
   plan.signature = b.finish(plan.periodic);
+  // Beside the signature in the stats: which code a sequence is, without a trace.
+  for (const NodeName& n : plan.names) {
+    if (n.memop) continue;
+    plan.first_kernel = n.kernel;
+    break;
+  }
   plan.names = {};
   if (!allowed) {
     // Final: the config is not measured against. Its occurrences run eagerly from the next on.
@@ -153,6 +159,7 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     const SequencePolicy& p = plan.policy;
     SequenceStat s;
     s.signature = plan.signature;
+    s.first_kernel = plan.first_kernel;
     s.launches = plan.followed;
     s.replays = plan.graph_replays;
     s.launches_per_replay =

@@ -126,11 +126,12 @@ struct DoorCounts {
 
 // One followed sequence's decision, for the stats (GraphEngine::sequence_stats).
 struct SequenceStat {
-  std::string signature;  // "" until its nodes were all seen recorded (signature.h)
-  std::string verdict;    // "graph", "eager" or "measuring"
-  std::string source;     // "measured", "cached", "config", "unmeasured", "disabled"
-  std::string why;        // SequencePolicy::why()
-  uint64_t launches = 0;  // launches and memops of its occurrences, as started
+  std::string signature;     // "" until its nodes were all seen recorded (signature.h)
+  std::string first_kernel;  // its first kernel's name, known with the signature ("": none)
+  std::string verdict;       // "graph", "eager" or "measuring"
+  std::string source;        // "measured", "cached", "config", "unmeasured", "disabled"
+  std::string why;           // SequencePolicy::why()
+  uint64_t launches = 0;     // launches and memops of its occurrences, as started
   double gain_percent = 0, eager_us = 0, graph_us = 0;
   uint64_t replays = 0;  // graph replays of its chunks
   double launches_per_replay = 0;

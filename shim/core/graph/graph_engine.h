@@ -248,6 +248,7 @@ class GraphEngine {
     uint32_t length = 0;  // nodes in the sequence (a loop's period)
     bool periodic = false;
     std::string signature;      // "" until known
+    std::string first_kernel;   // its first kernel's name, with the signature ("": no kernel)
     bool config_eager = false;  // a kernel's name is denied (or not allowed): always eager
     uint64_t followed = 0;      // launches and memops of its occurrences, as started
     uint64_t graph_replays = 0, graph_launches = 0;  // its replays, and the launches in them
