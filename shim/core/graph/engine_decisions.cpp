@@ -114,11 +114,9 @@ void GraphEngine::name_plan(Plan& plan) {
   }
   plan.signature = b.finish(plan.periodic);
   // Beside the signature in the stats: which code a sequence is, without a trace.
-  for (const NodeName& n : plan.names) {
-    if (n.memop) continue;
-    plan.first_kernel = n.kernel;
-    break;
-  }
+  const auto first = std::find_if(plan.names.begin(), plan.names.end(),
+                                  [](const NodeName& n) { return !n.memop; });
+  if (first != plan.names.end()) plan.first_kernel = first->kernel;
   plan.names = {};
   if (!allowed) {
     // Final: the config is not measured against. Its occurrences run eagerly from the next on.

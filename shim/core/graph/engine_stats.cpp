@@ -55,6 +55,15 @@ uint64_t EngineStats::flushes_total() const {
   return n;
 }
 
+namespace {
+
+// A name that may not be known yet: null rather than "".
+nlohmann::ordered_json text_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
+}
+
+}  // namespace
+
 std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char* mode,
                        const std::vector<SequenceStat>& sequences,
                        const std::vector<DriverCallCount>& driver_calls) {
@@ -129,30 +138,29 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     const auto per_round = [&q](uint64_t ns) {
       return q.rounds.whole ? double(ns) / 1e3 / q.rounds.whole : 0.0;
     };
-    list.push_back(
-        {{"signature", q.signature.empty() ? ordered_json() : ordered_json(q.signature)},
-         {"first_kernel", q.first_kernel.empty() ? ordered_json() : ordered_json(q.first_kernel)},
-         {"verdict", q.verdict},
-         {"source", q.source},
-         {"why", q.why},
-         {"launches", q.launches},
-         {"gain_percent", q.gain_percent},
-         {"eager_us", q.eager_us},
-         {"graph_us", q.graph_us},
-         {"replays", q.replays},
-         {"launches_per_replay", q.launches_per_replay},
-         {"pauses",
-          {{"state", q.pause_state},
-           {"cutting", q.pauses_cutting},
-           {"dropped", q.pauses_dropped},
-           {"split", q.split},
-           {"rounds",
-            {{"whole", q.rounds.whole},
-             {"untimed", q.rounds.untimed},
-             {"left", q.rounds.left},
-             {"unrecorded", q.rounds.unrecorded},
-             {"gpu_us", per_round(q.rounds.gpu_ns)},
-             {"idle_us", per_round(q.rounds.idle_ns)}}}}}});
+    list.push_back({{"signature", text_or_null(q.signature)},
+                    {"first_kernel", text_or_null(q.first_kernel)},
+                    {"verdict", q.verdict},
+                    {"source", q.source},
+                    {"why", q.why},
+                    {"launches", q.launches},
+                    {"gain_percent", q.gain_percent},
+                    {"eager_us", q.eager_us},
+                    {"graph_us", q.graph_us},
+                    {"replays", q.replays},
+                    {"launches_per_replay", q.launches_per_replay},
+                    {"pauses",
+                     {{"state", q.pause_state},
+                      {"cutting", q.pauses_cutting},
+                      {"dropped", q.pauses_dropped},
+                      {"split", q.split},
+                      {"rounds",
+                       {{"whole", q.rounds.whole},
+                        {"untimed", q.rounds.untimed},
+                        {"left", q.rounds.left},
+                        {"unrecorded", q.rounds.unrecorded},
+                        {"gpu_us", per_round(q.rounds.gpu_ns)},
+                        {"idle_us", per_round(q.rounds.idle_ns)}}}}}});
   }
   j["decisions"] = {{"graph", s.decided_graph},
                     {"eager", s.decided_eager},

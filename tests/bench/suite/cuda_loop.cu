@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -27,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -81,13 +83,20 @@ void iteration(int it, float* x, float* y, float* z, cudaStream_t s) {
   mix<<<kBlocks, kThreads, 0, s>>>(z, x, y, t, it);
   clamp<<<kBlocks, kThreads, 0, s>>>(x, lim);
 }
-constexpr int kLoopLaunches = 12;
 
 // One iteration of `--shape one`: y mixes x and z and itself, and the counter (the values never
 // settle, so a launch lost or run twice shows in the digest).
 void one_kernel(int it, float* x, float* y, float* z, cudaStream_t s) {
   mix<<<kBlocks, kThreads, 0, s>>>(y, x, z, 0.25f + (it % 3) * 0.25f, it);
 }
+
+// The iterations `--shape` chooses from, and their launches.
+struct Shape {
+  const char* name;
+  void (*step)(int, float*, float*, float*, cudaStream_t);
+  int launches;
+};
+constexpr Shape kShapes[] = {{"loop", &iteration, 12}, {"one", &one_kernel, 1}};
 
 // pygraph_write_stats exists only when libpygraph.so is preloaded (shim/include/pygraph.h).
 // Called right after a synchronize, when the shim holds nothing deferred; a failure is the
@@ -161,8 +170,7 @@ int main(int argc, char** argv) {
   // The defaults of harness.add_worker_args.
   int chunks = 12, steps = -1, warmup = 10, warm_chunks = 0, core = -1;
   std::string go_path, done_path, prefix, result_path;
-  auto step = &iteration;
-  int launches_per_iter = kLoopLaunches;
+  const Shape* shape = &kShapes[0];
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) usage();
@@ -172,10 +180,9 @@ int main(int argc, char** argv) {
     } else if (flag == "--steps") {
       steps = to_int(v, 1);
     } else if (flag == "--shape") {
-      const std::string shape = v;
-      if (shape != "loop" && shape != "one") usage();
-      step = shape == "one" ? &one_kernel : &iteration;
-      launches_per_iter = shape == "one" ? 1 : kLoopLaunches;
+      shape = std::find_if(std::begin(kShapes), std::end(kShapes),
+                           [v](const Shape& k) { return std::strcmp(k.name, v) == 0; });
+      if (shape == std::end(kShapes)) usage();
     } else if (flag == "--warmup") {
       warmup = to_int(v, 0);
     } else if (flag == "--warm-chunks") {
@@ -215,7 +222,7 @@ int main(int argc, char** argv) {
   check(cudaStreamCreate(&s), "cudaStreamCreate");
   float *x = buf, *y = buf + kN, *z = buf + 2 * kN;
   int it = 0;
-  for (; it < warmup; ++it) step(it, x, y, z, s);
+  for (; it < warmup; ++it) shape->step(it, x, y, z, s);
   check(cudaGetLastError(), "a warm-up launch");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the warm-up");
 
@@ -238,7 +245,7 @@ int main(int argc, char** argv) {
     pin_all_threads(core, true);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a chunk");
     const auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < steps; ++k, ++it) step(it, x, y, z, s);
+    for (int k = 0; k < steps; ++k, ++it) shape->step(it, x, y, z, s);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a chunk");
     const auto t1 = std::chrono::steady_clock::now();
     // Checked after the timing: one call per chunk, not per launch.
@@ -271,7 +278,7 @@ int main(int argc, char** argv) {
   std::fprintf(f, "], \"digest\": \"%016llx\", \"iters\": %lld, \"launches_per_iter\": %d}\n",
                static_cast<unsigned long long>(h),
                static_cast<long long>(warmup) + static_cast<long long>(chunks) * steps,
-               launches_per_iter);
+               shape->launches);
   if (std::fclose(f) != 0) fail(result_path.c_str(), std::strerror(errno));
   return 0;
 }

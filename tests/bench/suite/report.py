@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 
 VARIANTS = ("eager+shim", "cuda-graph", "graphed-callables", "compile", "compile+shim",
@@ -396,17 +397,15 @@ def merge_workload(old, new):
         return new
     ran = {variant_of(c) for c, v in new.get("cells", {}).items() if v.get("status") != "n/a"}
     earlier = {c: list(v) for c, v in old.get("earlier", {}).items()}
-    for c, v in old.get("cells", {}).items():
-        if variant_of(c) in ran and c in new["cells"] and not status(v):
-            earlier.setdefault(c, []).append(
-                {k: x for k, x in dict(v, run=v.get("run", old.get("run", 0))).items()
-                 if k != "earlier"})
     cells = {}  # in the earlier order, the new cells in their variant's place
     for c, v in old.get("cells", {}).items():
+        stamped = dict(v, run=v.get("run", old.get("run", 0)))
         if variant_of(c) not in ran:
-            cells[c] = dict(v, run=v.get("run", old.get("run", 0)))
+            cells[c] = stamped
         elif c in new["cells"]:
             cells[c] = new["cells"][c]
+            if not status(v):
+                earlier.setdefault(c, []).append(stamped)
     cells.update((c, v) for c, v in new["cells"].items() if c not in cells)
     merged = dict(new, cells=cells)
     if "eager" not in ran and "baseline_deterministic" in old:
@@ -438,11 +437,9 @@ def processes(res, cell):
 def processes_text(seq):
     """Several processes' changes: the median of their medians and how many were slower by
     their quartiles."""
-    meds = sorted(ch["median"] for ch in seq)
-    n = len(meds)
-    mid = meds[n // 2] if n % 2 else (meds[n // 2 - 1] + meds[n // 2]) / 2
+    mid = statistics.median(ch["median"] for ch in seq)
     slower = sum(ch["q1"] > 0 for ch in seq)
-    return f"{n} processes: median {mid:+.1f} %, slower in {slower}"
+    return f"{len(seq)} processes: median {mid:+.1f} %, slower in {slower}"
 
 
 def process_rows(doc):
