@@ -18,7 +18,8 @@ import os
 os.environ["NCCL_NVLS_ENABLE"] = "0"
 os.environ["TORCH_SYMM_MEM_DISABLE_MULTICAST"] = "1"
 os.environ["NVSHMEM_DISABLE_NVLS"] = "1"
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS
+# Deterministic cuBLAS, read once, then dropped (workloads.cublas_config_read_once).
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import argparse
 import sys
@@ -26,7 +27,9 @@ from datetime import timedelta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "gpu"))
+sys.path.insert(0, HERE)
 import harness  # noqa: E402
+import workloads  # noqa: E402
 
 VOCAB, D_MODEL, HEADS, FF, LAYERS = 8192, 256, 4, 1024, 4
 BATCH, SEQ = 16, 128
@@ -88,6 +91,7 @@ def run(rank):
     device = torch.device("cuda", local_rank)
     dist.init_process_group("nccl", timeout=timedelta(seconds=90), device_id=device)
     ws = dist.get_world_size()
+    workloads.cublas_config_read_once()  # on this rank's device, now current
 
     torch.manual_seed(0)  # every rank builds the same model (DDP also broadcasts rank 0's)
     model = DDP(build_model(torch, nn, device), device_ids=[local_rank])

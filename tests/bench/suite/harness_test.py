@@ -324,6 +324,66 @@ class FiguresTest(unittest.TestCase):
                          "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed")
 
 
+class CublasConfigTest(unittest.TestCase):
+    """workloads.cublas_config_read_once with a stand-in torch that records what it is asked."""
+
+    def setUp(self):
+        self.saved = {k: os.environ.get(k) for k in ("CUBLAS_WORKSPACE_CONFIG",
+                                                     "BENCH_CUBLAS_CONFIG")}
+        self.calls = []
+        calls = self.calls
+
+        class FakeTorch:
+            class cuda:
+                @staticmethod
+                def synchronize():
+                    calls.append("synchronize")
+
+            @staticmethod
+            def ones(*shape, device):
+                calls.append(("ones", device))
+                return object()
+
+            @staticmethod
+            def mm(a, b):
+                # The deterministic check reads the variable here: it must still be set.
+                calls.append(("mm", os.environ.get("CUBLAS_WORKSPACE_CONFIG")))
+
+        self.saved_torch = sys.modules.get("torch")
+        sys.modules["torch"] = FakeTorch
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if self.saved_torch is None:
+            sys.modules.pop("torch", None)
+        else:
+            sys.modules["torch"] = self.saved_torch
+
+    def test_read_by_one_gemm_then_dropped(self):
+        import workloads
+
+        os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
+        os.environ.pop("BENCH_CUBLAS_CONFIG", None)
+        workloads.cublas_config_read_once()
+        self.assertEqual(self.calls, [("ones", "cuda"), ("mm", ":4096:8"), "synchronize"])
+        self.assertNotIn("CUBLAS_WORKSPACE_CONFIG", os.environ)
+        workloads.cublas_config_read_once()  # a second call (train_task's) does nothing
+        self.assertEqual(len(self.calls), 3)
+
+    def test_kept_when_asked(self):
+        import workloads
+
+        os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
+        os.environ["BENCH_CUBLAS_CONFIG"] = "kept"
+        workloads.cublas_config_read_once()
+        self.assertEqual(self.calls, [])
+        self.assertEqual(os.environ["CUBLAS_WORKSPACE_CONFIG"], ":4096:8")
+
+
 class DivergeTest(unittest.TestCase):
     def test_first_difference_names_the_chunk_and_the_step(self):
         base = {"chunks": ["a", "b", "c"], "reads": "[1.0, 2.0, 3.0, 4.0]"}

@@ -295,6 +295,10 @@ def header(doc):
     for r in runs:
         s = (f"{r.get('gpu', '?')}, driver {r.get('driver', '?')}, torch {r.get('torch', '?')} "
              f"(CUDA {r.get('cuda', '?')}), commit {r.get('commit', '?') or '?'}")
+        # Runs before session 37 kept CUBLAS_WORKSPACE_CONFIG set, and torch 2.11 paid for it
+        # at every cuBLAS call (workloads.cublas_config_read_once): not comparable with later.
+        if r.get("cublas_config", "kept") == "kept":
+            s += ", CUBLAS_WORKSPACE_CONFIG kept"
         if s not in seen:
             seen.append(s)
     dates = sorted(r.get("date", "")[:10] for r in runs)

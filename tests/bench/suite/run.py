@@ -374,7 +374,9 @@ class Suite:
 def machine_info():
     info = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "host": platform.node(), "commit": os.environ.get("BENCH_COMMIT", ""),
-            "shim_mode": os.environ.get("BENCH_SHIM_MODE", "graph")}
+            "shim_mode": os.environ.get("BENCH_SHIM_MODE", "graph"),
+            # CUBLAS_WORKSPACE_CONFIG for the whole run, or read once (workloads.py)
+            "cublas_config": os.environ.get("BENCH_CUBLAS_CONFIG", "read once")}
     if not info["commit"] and shutil.which("git"):
         info["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                                         capture_output=True, text=True).stdout.strip()

@@ -14,7 +14,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "gpu"))
 sys.path.insert(0, HERE)
-# Before torch loads cuBLAS: deterministic GEMM workspaces (results compared bit for bit).
+# Before torch loads cuBLAS: deterministic GEMM workspaces (results compared bit for bit), as
+# deterministic mode asks; read once, then dropped (workloads.cublas_config_read_once).
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
 import harness  # noqa: E402
