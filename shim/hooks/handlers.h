@@ -181,6 +181,18 @@ CUresult graph_op(Fn real, Door door, A... a) {
   }
 }
 
+// Graph mode, an event created: the engine learns those another process may wait for
+// (flush_rules.h, kNone). Any other event passes as it would without the shim.
+template <Op op, class Fn>
+CUresult event_create(Fn real, Door door, CUevent* event, unsigned int flags) {
+  const CUresult r = generic_op<op>(real, describe_op<op>(door, event, flags), event, flags);
+  if (r == CUDA_SUCCESS && event && (flags & CU_EVENT_INTERPROCESS)) {
+    EngineLock lock;
+    shim_engine().interprocess_event(*event);
+  }
+  return r;
+}
+
 // Graph mode, an async memset or 1-D copy: the engine records it as a node or issues it, under
 // the engine lock (memop_call.h).
 
@@ -341,6 +353,7 @@ __attribute__((always_inline)) inline CUresult dispatch_inline(Fn real, Door doo
     }
     if (g_mode == Mode::kGraph) {
       if constexpr (engine_memop(op)) return graph_memop<op, per_thread>(real, door, a...);
+      if constexpr (op == Op::EventCreate) return event_create<op>(real, door, a...);
       if constexpr (engine_event_op(op)) {
         // Read without the lock: set once at initialization.
         if (shim_engine().multi_stream()) return graph_event<op, per_thread>(real, door, a...);

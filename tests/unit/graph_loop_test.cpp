@@ -156,6 +156,27 @@ TEST_F(GraphLoopTest, ALoopOfOneKernelReplaysInLargeGraphs) {
   EXPECT_EQ(s.sequences_followed, 2u);
 }
 
+TEST_F(GraphLoopTest, ALoopOfOneKernelStillReplaysAfterSegmentsOfOneLaunch) {
+  // A benchmark's warm-up loop, a few timed "launch; sync" steps, then its throughput loop.
+  // Each one-launch step takes the loop up at its place (loop_resume.h) and is cut short there
+  // (a chunk of one launch makes no graph): after LoneStarts::kLimit such cuts the place is
+  // lone. A loop of one kernel has one place per launch of its unrolled period, not one in all:
+  // counted modulo the period, every launch of the throughput loop started a lone chunk and
+  // went out eagerly (0 of 3,000 replayed).
+  loop({0}, 100);
+  sync();
+  for (int r = 0; r < 2 * LoneStarts::kLimit; ++r) {
+    loop({0}, 1);
+    sync();
+  }
+  const EngineStats before = engine_.stats();
+  loop({0}, 3000);
+  sync();
+  const EngineStats& s = engine_.stats();
+  EXPECT_GE(s.replayed - before.replayed, (s.launches - before.launches) * 95 / 100);
+  EXPECT_GE((s.replayed - before.replayed) / (s.replays - before.replays), 64u);
+}
+
 TEST_F(GraphLoopTest, ALongRunOfOneKernelInsideALoopIsFollowedAsTheOuterLoop) {
   // An iteration with a run of 60 launches of one kernel: the run is a loop of its own in the
   // first iterations; then the iteration (64 launches) is what replays.

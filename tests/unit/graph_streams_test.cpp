@@ -414,6 +414,34 @@ TEST_F(GraphStreamsTest, AQueryOrSyncOfAnEventTheChunkRecordsSubmitsItFirst) {
   EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
 }
 
+TEST_F(GraphStreamsTest, AnInterprocessEventsRecordGoesOutWhereTheProgramMadeIt) {
+  // An event another process waits for (CU_EVENT_INTERPROCESS, its handle sent once): that
+  // process's wait passes through no door of this one, so a record held in the chunk would
+  // leave it waiting for nothing (a review found it, session 37). The record goes out in place,
+  // after the work it follows.
+  for (int n = 1; n <= 3; ++n) step(n);  // the step is followed from now on
+  float a = 0.5f;
+  int n = 4;
+  CUevent e = new_event(), r = new_event();
+  engine_.interprocess_event(e);
+  for (int i = 0; i < 3; ++i)
+    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
+  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
+  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
+  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.idle());
+  // The other process waits for the event, straight through the driver; then the eager arm's.
+  ASSERT_EQ(event_sync_(e), CUDA_SUCCESS);
+  ASSERT_EQ(event_sync_(r), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  // Destroyed, it is forgotten: a new event on its handle is recorded in chunks again.
+  ASSERT_EQ(engine_.before_op(Op::EventDestroy, nullptr, false, reinterpret_cast<uint64_t>(e)),
+            CUDA_SUCCESS);
+  ASSERT_EQ(ctx_sync_(), CUDA_SUCCESS);
+  for (int k = 5; k <= 6; ++k) step(k);
+  EXPECT_EQ(engine_.stats().events_eager, 1u);
+}
+
 TEST_F(GraphStreamsTest, WorkBeforeAnOccurrencesLastEntryIssuedInPlaceGoesOutThere) {
   // A step on the main stream ends in a record on the side stream, which the chunk cannot take
   // (a host function made streams that may wait for the host: no join), so it is issued in

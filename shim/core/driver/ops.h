@@ -143,7 +143,9 @@ enum class OpClass : uint8_t {
   X(GraphNodeSetEnabled, kGraphExec, false)                            \
   X(GraphExecBatchMemOpNodeSetParams, kGraphExec, false)               \
   X(GraphExecNodeSetParams, kGraphExec, false)                         \
-  X(DevicePrimaryCtxRelease, kContext, true)
+  X(DevicePrimaryCtxRelease, kContext, true)                           \
+  X(EventElapsedTime, kQuery, false)                                   \
+  X(EventCreate, kEvent, false)
 
 enum class Op : uint16_t {
 #define PYGRAPH_OP_ENUM(name, cls, blocks) name,

@@ -146,12 +146,15 @@ class ShortChunks {
   uint32_t next_ = 1024;
 };
 
-// Places in a sequence (positions modulo its length) where chunks were cut short in a row.
+// Places in an occurrence where chunks were cut short in a row. A loop's places are those of its
+// unrolled period, not of its period: a loop of one kernel has one place per launch of the
+// unroll, and counted modulo its period of 1, one lone place made every launch go out eagerly
+// for good (a few one-launch steps between syncs, each taking the loop up there, did it).
 class LoneStarts {
  public:
   static constexpr uint8_t kLimit = 4;
 
-  // A chunk starting at `place` of a sequence of `length` went out eagerly for being short.
+  // A chunk starting at `place` of an occurrence of `length` went out eagerly for being short.
   void cut_short(size_t place, size_t length) {
     if (cuts_.size() < length) cuts_.resize(length);  // once per sequence (slow path)
     if (place < cuts_.size() && cuts_[place] < kLimit) ++cuts_[place];

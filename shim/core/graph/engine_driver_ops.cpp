@@ -2,6 +2,7 @@
 // and waits: before each, what its flush rule (flush_rules.h) asks of the recorded work; after
 // it, what its result changes (contexts, memory kinds, destroyed events). Called per op, never
 // per launch: apart from graph_engine.cpp, which holds the launch path.
+#include <algorithm>
 #include <span>
 
 #include "graph/context_scope.h"
@@ -33,10 +34,14 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       break;
     case FlushRule::kStream: {
       const uint64_t s = normalized_stream(stream, per_thread);
-      if (chunk_sees(s) || (handle && fork_.holds_event(handle))) r = flush(FlushCause::kOp, op);
+      // The program's graph that is not plain (or not learnt) may wait for or record, in an
+      // event node, an event the chunk records, whatever stream it runs on: everything goes
+      // first. It may also wait for the host.
+      const bool unplain_graph = op == Op::GraphLaunch && !plain_program_graph(handle);
+      const bool names_event = op != Op::GraphLaunch && handle && fork_.holds_event(handle);
+      if (chunk_sees(s) || names_event || unplain_graph) r = flush(FlushCause::kOp, op);
       host_waits_ |= op == Op::LaunchHostFunc || op == Op::StreamAddCallback ||
-                     op == Op::WaitExternalSemaphoresAsync ||
-                     (op == Op::GraphLaunch && !plain_program_graph(handle));
+                     op == Op::WaitExternalSemaphoresAsync || unplain_graph;
       if (op == Op::StreamDestroy) {
         std::erase_if(stream_flags_, [s](const auto& f) { return f.first == s; });
       }
@@ -57,7 +62,10 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       if (op == Op::EventDestroy && handle && !submitter_.event_graph_sequences().empty()) {
         park_destroyed(handle);
       }
-      if (op == Op::EventDestroy) event_tick_.erase(handle);
+      if (op == Op::EventDestroy) {
+        event_tick_.erase(handle);
+        std::erase(interprocess_events_, handle);
+      }
       break;
     case FlushRule::kAll:
       r = flush(FlushCause::kOp, op);
@@ -84,6 +92,7 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       drop_all_graphs();
       staging_.context_ends(handle);
       own_events_.forget();  // the ending context's go with it (another context's leak: a few)
+      interprocess_events_.clear();  // its events went with it (at worst, another's stay eager)
       timer_.forget([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
         weighed(t, gpu_ns, idle_ns);  // lost: kLost
       });
@@ -107,6 +116,13 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
     deferred_error_ = CUDA_SUCCESS;
   }
   return r;
+}
+
+void GraphEngine::interprocess_event(CUevent event) {
+  const uint64_t e = reinterpret_cast<uint64_t>(event);
+  if (std::ranges::find(interprocess_events_, e) == interprocess_events_.end()) {
+    interprocess_events_.push_back(e);
+  }
 }
 
 void GraphEngine::park_destroyed(uint64_t handle) {

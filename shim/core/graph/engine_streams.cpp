@@ -3,6 +3,8 @@
 // spare events that keep a program's record where the program put it (own_events.h). Called
 // when work of another stream or an event op arrives, never per launch on the chunk's own
 // stream: graph_engine.cpp holds the launch path.
+#include <algorithm>
+
 #include "graph/flush_rules.h"
 #include "graph/graph_engine.h"
 #include "graph/thread_id.h"
@@ -66,6 +68,11 @@ bool GraphEngine::event_recordable(const EventCall& e, uint64_t stream, bool sam
   if (e.flags != 0 || !e.event || is_per_thread_stream(stream)) return false;
   const uint64_t event = reinterpret_cast<uint64_t>(e.event);
   if (e.op != Op::StreamWaitEvent) {
+    // Another process may wait for it: recorded in place, after what it follows.
+    if (!interprocess_events_.empty() &&
+        std::ranges::find(interprocess_events_, event) != interprocess_events_.end()) {
+      return false;
+    }
     // A record: of work in the chunk (or starting it, or a stream joining it). An event
     // recorded twice in one chunk would leave which record is its latest to the graph's order,
     // unless the second runs after the first (StreamFork::record_follows).

@@ -153,7 +153,7 @@ CUresult GraphEngine::submit(bool at_peers) {
     // Too little for a graph (chunk_policy.h): it goes out as the program made it.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;
-      plan_->lone_starts.cut_short(start % plan_->length, plan_->length);
+      plan_->lone_starts.cut_short(start, following_tokens_.size());
     }
     // Timed as a replay is: its launches' GPU time is work waiting at a pause too.
     bool timed = false;
@@ -190,7 +190,7 @@ CUresult GraphEngine::submit(bool at_peers) {
   ++plan_->graph_replays;
   plan_->graph_launches += done.launches;
   plan_->short_chunks.replayed();
-  plan_->lone_starts.replayed(start % plan_->length);
+  plan_->lone_starts.replayed(start);
   if (options_.measure) {
     // The policy re-measures when replays change (fewer launches, more patches per replay).
     plan_->replayed_nodes += done.nodes;

@@ -13,7 +13,10 @@
 //  kNone    the op neither waits for, observes nor orders GPU work: allocations (a fresh
 //           address cannot be used by work issued before it was returned; frees flush), capture
 //           status queries (cuStreamIsCapturing: whether a stream captures is the program's own
-//           business, never deferred work's), cuGetProcAddress. Such an op is no boundary
+//           business, never deferred work's), cuGetProcAddress, cuEventCreate (wrapped only to
+//           learn which events another process may wait for: an interprocess event's records
+//           never go into a chunk, since the other process's waits and queries pass through no
+//           door of this one; the engine's interprocess_event). Such an op is no boundary
 //           either: a sequence goes on across it. The other ops that change nothing
 //           (cuStreamGetCaptureInfo, cuPointerGetAttribute(s), cuFuncGetAttribute,
 //           cuDeviceGetAttribute, cuCtxGetCurrent, cuCtxGetDevice, ...) are not wrapped
@@ -22,11 +25,18 @@
 //           sync/query, event record, stream wait on an event, async copies and sets, host
 //           functions, the program's own graph launch, stream destroy, prefetches. It needs D's
 //           work when S is D, or when S or D is the legacy default stream (which waits for and is
-//           waited for by every blocking stream).
+//           waited for by every blocking stream). A program's graph that is not plain
+//           (program_graphs.h: an event, wait, host or memory node, or not learnt at its
+//           instantiation) needs everything: its event nodes may wait for or record an event
+//           the chunk records, on any stream (session 37's review).
 //  kAll     the op can observe any work: context sync, synchronous copies and sets (they order
 //           with the legacy stream and make the host wait), every free (deferred work may still
 //           read the memory), stream-memory waits and external semaphore waits (another stream
-//           may wait for a value deferred work writes).
+//           may wait for a value deferred work writes), and cuEventElapsedTime, which reads two
+//           events' latest records (a record still in the chunk would leave the driver to
+//           answer from the one before it: a stale time, or success where "not ready" is
+//           true; a review found it, session 37). Programs time after a sync, with nothing
+//           deferred, so submitting everything costs nothing there. A query, it is no boundary.
 //  kContextEnd  context destruction, primary-context reset, and primary-context release (any
 //           release may be the last, which destroys the context: the driver tells no count, and
 //           the runtime's own retain goes through no door of ours): as kAll (the context's work
@@ -94,6 +104,7 @@ constexpr FlushRule flush_rule(Op op) {
     case Op::StreamBatchMemOp:
     case Op::WaitExternalSemaphoresAsync:
     case Op::SignalExternalSemaphoresAsync:
+    case Op::EventElapsedTime:
       return FlushRule::kAll;
     case Op::EventSynchronize:
     case Op::EventQuery:
@@ -102,6 +113,7 @@ constexpr FlushRule flush_rule(Op op) {
     case Op::StreamIsCapturing:
     case Op::StreamEndCapture:
     case Op::GetProcAddress:
+    case Op::EventCreate:
       return FlushRule::kNone;
     case Op::StreamBeginCapture:
     case Op::StreamBeginCaptureToGraph:

@@ -399,7 +399,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
 
   // A place where a chunk starting there is cut short every time (chunk_policy.h).
   const bool lone = following_id_ && !eager_arm_ && !w.event && pending_.empty() &&
-                    plan_->lone_starts.lone(position_ % plan_->length);
+                    plan_->lone_starts.lone(position_);
   if (following_id_ && (eager_arm_ || lone)) {
     // Followed but not recorded: this occurrence runs as the program made it (an eager window
     // of a measurement, or a sequence whose graphs do not pay), or this work does (lone), and

@@ -150,6 +150,10 @@ class GraphEngine {
   bool program_graph_launch(const ProgramGraphCall& g, CUresult* result);
   // The program instantiated `graph` as `exec` with these flags, in the current context.
   void program_graph_instantiated(CUgraphExec exec, CUgraph graph, unsigned long long flags);
+  // The program created `event` with CU_EVENT_INTERPROCESS: another process may wait for it or
+  // query it through no door of ours, so its records are issued where the program makes them,
+  // after the work they follow (never held in a chunk).
+  void interprocess_event(CUevent event);
 
   // Before an op other than a launch, on `stream` (null when it has none): submits the
   // recorded work the op can observe (flush_rules.h). Returns an error a submission met, for the
@@ -440,6 +444,8 @@ class GraphEngine {
   bool host_waits_ = false;
   uint64_t tick_ = 0;  // work seen (launches, memops, event ops): positions of event records
   std::unordered_map<uint64_t, uint64_t> event_tick_;  // event -> tick_ of its latest record
+  // Events created interprocess and not destroyed (interprocess_event): few, if any.
+  std::vector<uint64_t> interprocess_events_;
   // Argument bytes: arena_used_ of them are the chunk's. The vector's size only grows (a
   // resize zero-fills, and costs a call, on every launch otherwise).
   std::vector<uint8_t> arena_;
