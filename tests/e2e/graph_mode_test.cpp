@@ -74,6 +74,23 @@ TEST(GraphMode, LoopWithSyncsAndPeriodsRunsAsGraphs) {
   EXPECT_EQ(g.stats["eager_launches_by_reason"].value("mismatch", 0), 0);
 }
 
+TEST(GraphMode, AnInterprocessEventIsRecordedWhereTheProgramRecordsIt) {
+  // 8 steps of [a b record c a] and a sync: a plain event's record joins the step's chunk from
+  // the step's third occurrence on; one made for another process (CU_EVENT_INTERPROCESS, learnt
+  // at cuEventCreate) is recorded where the program records it, every step, after the launches
+  // before it.
+  GraphRun plain = run_both({LOOP_PROGRAM, "event"});
+  ASSERT_TRUE(plain.stats.is_object());
+  EXPECT_EQ(plain.stats["streams"]["event_ops_issued"], 0);
+  EXPECT_EQ(plain.stats["streams"]["event_records_in_graphs"], 6);
+  GraphRun ipc = run_both({LOOP_PROGRAM, "ipc-event"});
+  ASSERT_TRUE(ipc.stats.is_object());
+  EXPECT_EQ(ipc.stats["streams"]["event_ops_issued"], 6);
+  EXPECT_EQ(ipc.stats["streams"]["event_records_in_graphs"], 0);
+  EXPECT_EQ(ipc.stats["launches"]["replayed_in_graphs"],
+            plain.stats["launches"]["replayed_in_graphs"]);
+}
+
 TEST(GraphMode, DebugCountsPygraphsOwnDriverCalls) {
   // PYGRAPH_LOG_LEVEL=debug: the stats say which driver calls graph mode made itself, and how long
   // they took (driver_call_counts.h); each replay is one graph launch, each graph built one

@@ -8,6 +8,9 @@
 // 1 ms before each step's 6th launch (pause_places.h).
 // With the argument `run`, instead: 300 launches of kernel a, the step counting them, and a sync
 // (a plain C++ benchmark loop: one kernel, a loop of period one).
+// With the argument `event` or `ipc-event`, instead: 8 steps of [a b record c a] and a sync, the
+// record of one event made once, plain or with CU_EVENT_INTERPROCESS (another process's to wait
+// for: graph mode records it where the program does, never in a chunk).
 // Everything goes through cuGetProcAddress, as the CUDA runtime does.
 #include <unistd.h>
 
@@ -22,13 +25,19 @@ int main(int argc, char** argv) {
   const bool with_memset = argc > 1 && std::strcmp(argv[1], "memset") == 0;
   const bool with_pause = argc > 1 && std::strcmp(argv[1], "pause") == 0;
   const bool one_kernel = argc > 1 && std::strcmp(argv[1], "run") == 0;
+  const bool ipc = argc > 1 && std::strcmp(argv[1], "ipc-event") == 0;
+  const bool with_event = ipc || (argc > 1 && std::strcmp(argv[1], "event") == 0);
   standin::GetProcAddress get = standin::runtime_get_proc_address();
   decltype(&cuLaunchKernel) launch;
   decltype(&cuModuleGetFunction) function;
   decltype(&cuStreamSynchronize) sync;
   decltype(&cuMemAlloc) alloc;
   decltype(&cuMemsetD8Async) memset8;
-  if (!get || !standin::resolve(get, "cuLaunchKernel", &launch) ||
+  decltype(&cuEventCreate) event_create;
+  decltype(&cuEventRecord) record;
+  if (!get || !standin::resolve(get, "cuEventCreate", &event_create) ||
+      !standin::resolve(get, "cuEventRecord", &record) ||
+      !standin::resolve(get, "cuLaunchKernel", &launch) ||
       !standin::resolve(get, "cuModuleGetFunction", &function) ||
       !standin::resolve(get, "cuStreamSynchronize", &sync) ||
       !standin::resolve(get, "cuMemAlloc", &alloc) ||
@@ -53,6 +62,14 @@ int main(int argc, char** argv) {
       if (run(0)) return 3;
     }
     return sync(nullptr) ? 3 : 0;
+  }
+  if (with_event) {
+    CUevent ev;
+    if (event_create(&ev, ipc ? CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING : 0)) return 7;
+    for (step = 0; step < 8; ++step) {
+      if (run(0) || run(1) || record(ev, nullptr) || run(2) || run(0) || sync(nullptr)) return 3;
+    }
+    return 0;
   }
   if (with_pause) {
     for (step = 0; step < 8; ++step) {
