@@ -21,6 +21,8 @@
 # .debs/, as for scripts/gpu-check.sh.
 # The results name the commit: from git where the tree has .git, else from BENCH_COMMIT=<sha>.
 # BENCH_SHIM_MODE=off (or trace) runs the "+shim" cells in that mode instead of graph mode.
+# BENCH_CUBLAS_CONFIG=kept keeps CUBLAS_WORKSPACE_CONFIG set for the whole run, as every run
+# before session 37 did (torch 2.11 parses it at every cuBLAS call: workloads.py says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/pygraph-bench
