@@ -18,15 +18,27 @@ MemKind ask_memory_kind(const DriverApi& api, uint64_t address) {
 }
 
 MemKind MemoryKinds::of(uint64_t address) {
-  // Direct-mapped by address: a step's few copy operands stay, a new one takes its slot.
-  Slot& s = slots_[(address ^ (address >> 8) ^ (address >> 16)) % slots_.size()];
-  if (s.generation == generation_ && s.address == address) return s.kind;
+  const size_t set = (address ^ (address >> 8) ^ (address >> 16)) % kSets;
+  Slot* ways = &slots_[set * kWays];
+  for (size_t i = 0; i < kWays; ++i) {
+    if (ways[i].generation == generation_ && ways[i].address == address) return ways[i].kind;
+  }
   ++asked_;
   const MemKind kind = ask_memory_kind(*api_, address);
   // Pinned memory is answered quickly, and it can turn pageable without a call pygraph sees (a
   // primary context released for good takes its pinned memory along): never remembered. An
   // error may be passing: not remembered either.
-  if (kind == MemKind::kDevice || kind == MemKind::kPageable) s = {address, generation_, kind};
+  if (kind != MemKind::kDevice && kind != MemKind::kPageable) return kind;
+  // An empty or outdated way first, else the set's ways in turn: a step's few operands stay.
+  Slot* slot = nullptr;
+  for (size_t i = 0; i < kWays && !slot; ++i) {
+    if (ways[i].generation != generation_) slot = &ways[i];
+  }
+  if (!slot) {
+    slot = &ways[victim_[set]];
+    victim_[set] = static_cast<uint8_t>((victim_[set] + 1) % kWays);
+  }
+  *slot = {address, generation_, kind};
   return kind;
 }
 

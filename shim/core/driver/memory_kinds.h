@@ -9,7 +9,9 @@
 // pageable without a call pygraph sees (cuDevicePrimaryCtxRelease of the last reference).
 // Exact addresses, never pages: a registered range may share a page with pageable bytes, and a
 // pinned source taken for pageable would be snapshotted at the call instead of read in stream
-// order.
+// order. Four ways to a set: any four operands are remembered together wherever they lie (one
+// slot per address hash left two that shared it asking at every use; which two depended on the
+// process's memory layout: session 37).
 #pragma once
 
 #include <array>
@@ -41,8 +43,10 @@ class MemoryKinds {
     uint64_t generation = 0;  // 0: empty
     MemKind kind = MemKind::kOther;
   };
+  static constexpr size_t kWays = 4, kSets = 64;
   const DriverApi* api_;
-  std::array<Slot, 256> slots_{};
+  std::array<Slot, kWays * kSets> slots_{};
+  std::array<uint8_t, kSets> victim_{};  // per set: the way a new answer takes when all are live
   uint64_t generation_ = 1;
   uint64_t asked_ = 0;
 };
