@@ -27,25 +27,25 @@ import os
 import statistics
 import subprocess
 import sys
-import threading
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "bench", "suite"))
+import harness  # noqa: E402
+import workloads  # noqa: E402
 
 FORMS = ("full", "no-record", "reuse", "one-stream")
 
 
-def pin(mode, core=3, main_thread=True):
-    """As the suite's lockstep pins a worker (tests/gpu/harness.py) with mode "all": every thread
-    on CPU `core`; "main": the calling thread there and every other thread off it."""
-    if mode == "none":
-        return
-    others = set(range(os.cpu_count() or 1)) - {core}
-    me = threading.get_native_id()
-    for tid in os.listdir("/proc/self/task"):
-        on = mode == "all" or int(tid) == me
-        try:
-            os.sched_setaffinity(int(tid), {core} if on else others)
-        except OSError:
-            pass
+def pin(mode, core=3):
+    """"all": every thread on CPU `core`, as the suite's lockstep pins a worker while it times
+    (harness.pin_all_threads); "main": only the calling thread there, every other off it."""
+    if mode == "all":
+        harness.pin_all_threads(core)
+    elif mode == "main":
+        harness.pin_all_threads(core, on_core=False)
+        os.sched_setaffinity(0, {core})
 
 
 def thread_times():
@@ -67,19 +67,13 @@ def thread_times():
 def run_form(form, steps, chunks, pin_mode, deterministic):
     if deterministic:  # as the suite's workers run (worker.py, workloads._deterministic)
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        if deterministic == "kept":
+            os.environ["BENCH_CUBLAS_CONFIG"] = "kept"
     import torch
 
     torch.manual_seed(0)
     if deterministic:
-        import torch.utils.deterministic
-
-        torch.use_deterministic_algorithms(True)
-        torch.utils.deterministic.fill_uninitialized_memory = False
-        if deterministic == "dropped":  # as the suite runs from session 37 on
-            sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench", "suite"))
-            import workloads
-
-            workloads.cublas_config_read_once()
+        workloads._deterministic()
 
     def mlp():
         layers = []

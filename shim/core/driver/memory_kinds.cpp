@@ -20,8 +20,13 @@ MemKind ask_memory_kind(const DriverApi& api, uint64_t address) {
 MemKind MemoryKinds::of(uint64_t address) {
   const size_t set = (address ^ (address >> 8) ^ (address >> 16)) % kSets;
   Slot* ways = &slots_[set * kWays];
+  Slot* slot = nullptr;  // an empty or outdated way, taken first by a new answer
   for (size_t i = 0; i < kWays; ++i) {
-    if (ways[i].generation == generation_ && ways[i].address == address) return ways[i].kind;
+    if (ways[i].generation != generation_) {
+      if (!slot) slot = &ways[i];
+    } else if (ways[i].address == address) {
+      return ways[i].kind;
+    }
   }
   ++asked_;
   const MemKind kind = ask_memory_kind(*api_, address);
@@ -29,12 +34,7 @@ MemKind MemoryKinds::of(uint64_t address) {
   // primary context released for good takes its pinned memory along): never remembered. An
   // error may be passing: not remembered either.
   if (kind != MemKind::kDevice && kind != MemKind::kPageable) return kind;
-  // An empty or outdated way first, else the set's ways in turn: a step's few operands stay.
-  Slot* slot = nullptr;
-  for (size_t i = 0; i < kWays && !slot; ++i) {
-    if (ways[i].generation != generation_) slot = &ways[i];
-  }
-  if (!slot) {
+  if (!slot) {  // all live: the set's ways in turn, so a step's few operands stay
     slot = &ways[victim_[set]];
     victim_[set] = static_cast<uint8_t>((victim_[set] + 1) % kWays);
   }

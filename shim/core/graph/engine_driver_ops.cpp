@@ -2,7 +2,6 @@
 // and waits: before each, what its flush rule (flush_rules.h) asks of the recorded work; after
 // it, what its result changes (contexts, memory kinds, destroyed events). Called per op, never
 // per launch: apart from graph_engine.cpp, which holds the launch path.
-#include <algorithm>
 #include <span>
 
 #include "graph/context_scope.h"
@@ -119,10 +118,8 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
 }
 
 void GraphEngine::interprocess_event(CUevent event) {
-  const uint64_t e = reinterpret_cast<uint64_t>(event);
-  if (std::ranges::find(interprocess_events_, e) == interprocess_events_.end()) {
-    interprocess_events_.push_back(e);
-  }
+  // A handle is created again only after its destroy (or its context's end), which forgot it.
+  interprocess_events_.push_back(reinterpret_cast<uint64_t>(event));
 }
 
 void GraphEngine::park_destroyed(uint64_t handle) {
