@@ -16,6 +16,11 @@ output (zeroed before each way's launches).
   two, three  a graph of two or three child nodes holding it, each after the one before (graph
            mode's replay of a chunk of two or three such steps: the suite's resnet18-b1 under
            reduce-overhead).
+  plain    a clone of the captured graph whose programmatic edges are plain ones: what that
+           step's kernels cost on the GPU without programmatic dependent launch, which graph mode
+           drops (launch_attributes.h) when it records them. Session 38 asks this: the suite's
+           resnet50-b64 compiled (GPU-bound) read 2.6-4.1 % slower with the shim in three whole
+           suites, and its captured graph has 6 programmatic edges.
 Session 31 asks this: in the suite the reduce-overhead step as one graph of ours ran about 0.3 %
 slower on ResNet-50 b64 than the program's own launch, three times on two hosts, while
 child_graph_cost.cu (300 small kernels) showed no such cost. Session 35 asks it of chunks of
@@ -40,6 +45,11 @@ cu.cuGraphChildGraphNodeGetGraph.argtypes = [_P, _PP]
 cu.cuGraphLaunch.argtypes = [_P, _P]
 cu.cuGraphGetNodes.argtypes = [_P, _PP, ctypes.POINTER(ctypes.c_size_t)]
 cu.cuGraphNodeGetType.argtypes = [_P, ctypes.POINTER(ctypes.c_int)]
+cu.cuGraphClone.argtypes = [_PP, _P]
+cu.cuGraphAddDependencies_v2.argtypes = [_P, _PP, _PP, _P, ctypes.c_size_t]
+cu.cuGraphRemoveDependencies_v2.argtypes = [_P, _PP, _PP, _P, ctypes.c_size_t]
+cu.cuGraphGetEdges_v2.argtypes = [_P, _PP, _PP, _P, ctypes.POINTER(ctypes.c_size_t)]
+EDGE_DATA = 8  # sizeof(CUgraphEdgeData): from_port, to_port, type, 5 reserved bytes
 
 
 # The suite's workloads whose compiled graphs this measures: torchvision model, batch.
@@ -83,6 +93,17 @@ def child_of(node):
     return g.value
 
 
+def edges_of(graph):
+    """Every edge of `graph`: its from and to nodes and its CUgraphEdgeData bytes."""
+    m = ctypes.c_size_t(0)
+    ck(cu.cuGraphGetEdges_v2(ctypes.c_void_p(graph), None, None, None, ctypes.byref(m)), "edges")
+    frm, to = (ctypes.c_void_p * m.value)(), (ctypes.c_void_p * m.value)()
+    data = (ctypes.c_ubyte * (EDGE_DATA * m.value))()
+    ck(cu.cuGraphGetEdges_v2(ctypes.c_void_p(graph), frm, to, data, ctypes.byref(m)), "edges")
+    return [(frm[i], to[i], bytes(data[EDGE_DATA * i:EDGE_DATA * (i + 1)]))
+            for i in range(m.value)]
+
+
 def counts(graph):
     n = ctypes.c_size_t(0)
     ck(cu.cuGraphGetNodes(ctypes.c_void_p(graph), None, ctypes.byref(n)), "cuGraphGetNodes")
@@ -94,16 +115,29 @@ def counts(graph):
         ck(cu.cuGraphNodeGetType(ctypes.c_void_p(node), ctypes.byref(t)), "cuGraphNodeGetType")
         types[t.value] = types.get(t.value, 0) + 1
     edges = {}
-    get_edges = getattr(cu, "cuGraphGetEdges_v2", None)
-    if get_edges is not None:
-        m = ctypes.c_size_t(0)
-        ck(get_edges(ctypes.c_void_p(graph), None, None, None, ctypes.byref(m)), "edges")
-        frm, to = (ctypes.c_void_p * m.value)(), (ctypes.c_void_p * m.value)()
-        data = (ctypes.c_ubyte * (8 * m.value))()  # CUgraphEdgeData: from_port, to_port, type
-        ck(get_edges(ctypes.c_void_p(graph), frm, to, data, ctypes.byref(m)), "edges")
-        for i in range(m.value):
-            edges[data[8 * i + 2]] = edges.get(data[8 * i + 2], 0) + 1
+    for _, _, data in edges_of(graph):
+        edges[data[2]] = edges.get(data[2], 0) + 1
     return types, edges
+
+
+def plain_clone(graph):
+    """A clone of `graph` in which every edge that is not plain (a programmatic one: its type or
+    its ports not 0) is replaced by a plain edge between the same nodes: full completion of the
+    upstream kernel before the downstream one starts, as graph mode's chunks order them. Returns
+    the clone and how many edges changed."""
+    g = ctypes.c_void_p()
+    ck(cu.cuGraphClone(ctypes.byref(g), ctypes.c_void_p(graph)), "cuGraphClone")
+    changed = 0
+    for frm, to, data in edges_of(g.value):
+        if not any(data[:3]):
+            continue
+        f, t = (ctypes.c_void_p * 1)(frm), (ctypes.c_void_p * 1)(to)
+        d = (ctypes.c_ubyte * EDGE_DATA).from_buffer_copy(data)
+        ck(cu.cuGraphRemoveDependencies_v2(g, f, t, ctypes.cast(d, _P), 1),
+           "cuGraphRemoveDependencies_v2")
+        ck(cu.cuGraphAddDependencies_v2(g, f, t, None, 1), "cuGraphAddDependencies_v2")
+        changed += 1
+    return g.value, changed
 
 
 def main():
@@ -146,6 +180,11 @@ def main():
     both = instantiate(wrapper([raw_copy, raw])[0])
     pair = instantiate(wrapper([raw, raw])[0])
     chain = instantiate(wrapper([raw, raw, raw])[0])
+    try:
+        plain_graph, plain_edges = plain_clone(raw)
+        plain = instantiate(plain_graph)
+    except (RuntimeError, ctypes.ArgumentError) as e:  # the other ways still measure
+        plain, plain_edges = None, "error:" + str(e).replace(" ", "_")
 
     def launch(ex):
         ck(cu.cuGraphLaunch(ex, h), "cuGraphLaunch")
@@ -160,6 +199,8 @@ def main():
         "own3": lambda: (launch(own), launch(own), launch(own)),
         "three": lambda: launch(chain),
     }
+    if plain is not None:
+        ways["plain"] = lambda: launch(plain)
     # Steps a way's launch holds: its times are per step.
     steps = {"own2": 2, "two": 2, "own3": 3, "three": 3}
     times = {w: [] for w in ways}
@@ -189,6 +230,7 @@ def main():
     print("edge_types " + (" ".join(f"{k}:{v}" for k, v in sorted(edges.items())) or "-"))
     print("child_edge_types " +
           (" ".join(f"{k}:{v}" for k, v in sorted(child_edges.items())) or "-"))
+    print(f"plain_edges {plain_edges}")
     print(f"outputs_equal {int(same)}")
 
 
