@@ -147,6 +147,13 @@ const bool kThreads = [] {
   return v && std::strcmp(v, "1") == 0;
 }();
 
+// RANDOM_PROGRAM_PROGRAMMATIC=1: the kMix launches go through cuLaunchKernelEx with programmatic
+// stream serialization allowed in most iterations.
+const bool kProgrammatic = [] {
+  const char* v = std::getenv("RANDOM_PROGRAM_PROGRAMMATIC");
+  return v && std::strcmp(v, "1") == 0;
+}();
+
 // A second thread that runs what it is handed while the handing thread waits: one thread runs
 // at a time, so the program's order of calls (and its random numbers) stays that of one thread.
 class Turns {
@@ -250,7 +257,24 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
       }
       case kMix: {
         void* p[] = {&scalar, &x, &y};
-        OK(cu.launch(fn[1], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        if (kProgrammatic) {
+          // As cuBLAS's Hopper GEMMs launch: programmatic stream serialization allowed, in four
+          // iterations of five (another shape in the fifth).
+          CUlaunchAttribute attr{};
+          attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+          attr.value.programmaticStreamSerializationAllowed = (s.scalar + it) % 5 != 0;
+          CUlaunchConfig c{};
+          c.gridDimX = grid;
+          c.gridDimY = c.gridDimZ = 1;
+          c.blockDimX = 32;
+          c.blockDimY = c.blockDimZ = 1;
+          c.hStream = st;
+          c.attrs = &attr;
+          c.numAttrs = 1;
+          OK(cu.launch_ex(&c, fn[1], p, nullptr));
+        } else {
+          OK(cu.launch(fn[1], grid, 1, 1, 32, 1, 1, 0, st, p, nullptr));
+        }
         break;
       }
       case kShift: {

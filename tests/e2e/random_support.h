@@ -20,6 +20,7 @@ namespace random_support {
 // (cuGetProcAddress), so that every call goes through the shim's wrappers.
 struct Api {
   decltype(&cuLaunchKernel) launch;
+  decltype(&cuLaunchKernelEx) launch_ex;
   decltype(&cuModuleGetFunction) get_function;
   decltype(&cuModuleLoadData) module_load;
   decltype(&cuModuleUnload) module_unload;
@@ -62,6 +63,7 @@ struct Api {
 inline bool load(Api* a) {
   standin::GetProcAddress get = standin::runtime_get_proc_address();
   return get && standin::resolve(get, "cuLaunchKernel", &a->launch) &&
+         standin::resolve(get, "cuLaunchKernelEx", &a->launch_ex) &&
          standin::resolve(get, "cuModuleGetFunction", &a->get_function) &&
          standin::resolve(get, "cuModuleLoadData", &a->module_load) &&
          standin::resolve(get, "cuModuleUnload", &a->module_unload) &&

@@ -62,6 +62,25 @@ TEST(Random, OneLaunchGraphsChangeNoResult) {
   EXPECT_FALSE(s["eager_launches_by_reason"].contains("short_chunk"))
       << s["eager_launches_by_reason"].dump();
 }
+TEST(Random, ProgrammaticEdgesChangeNoResult) {
+  // Launches that allow programmatic serialization (in four iterations of five) hang from the
+  // kernel before them by programmatic edges (programmatic_edges); the stand-in runs such an
+  // edge as a plain one, in the order its asynchronous mode picks among those the edges allow.
+  for (const char* async : {"0", "1"}) {
+    const nlohmann::json s = expect_same_digests(RANDOM_PROGRAM, kSeeds, "graph",
+                                                 {{"RANDOM_PROGRAM_PROGRAMMATIC", "1"},
+                                                  {"PYGRAPH_PROGRAMMATIC_EDGES", "1"},
+                                                  {"STANDIN_ASYNC", async}});
+    ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+    EXPECT_GT(s["graphs"]["programmatic_edges"].get<int>(), 40) << async;  // 79 in 3,000 seeds
+    EXPECT_GT(s["graphs"]["replays"].get<int>(), 100) << async;
+    const auto& l = s["launches"];
+    EXPECT_EQ(l["seen_by_engine"].get<int>(),
+              l["replayed_in_graphs"].get<int>() + l["eager"].get<int>());
+    EXPECT_FALSE(s["eager_launches_by_reason"].contains("attributes"))
+        << s["eager_launches_by_reason"].dump();
+  }
+}
 TEST(Random, ProgramGraphsChangeNoResult) {
   // The programs launch a graph of their own among their work: taken into chunks as child graphs
   // from its first launch (replayed in our graph, or issued where its chunk went out eagerly:

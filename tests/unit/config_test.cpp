@@ -85,6 +85,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.staging_mb, 4u);
   EXPECT_FALSE(c.one_launch_graphs);
   EXPECT_TRUE(c.patch_grid);
+  EXPECT_FALSE(c.programmatic_edges);  // until measured on the GPU
   EXPECT_TRUE(c.streams);  // several streams in one graph: on since the GPU check of session 8
   EXPECT_EQ(c.min_gain_percent, 2.0);
   EXPECT_EQ(c.measure_windows, 0u);  // measured decisions off until checked on the GPU
@@ -214,6 +215,7 @@ const std::vector<KeyCase>& key_cases() {
        {{"4", "4"}},
        plus(json_not_count, {"1001"})},
       {"one_launch_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
+      {"programmatic_edges", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"patch_grid", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"false", "0"}}, kNotAFlag},
       {"streams", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"program_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},

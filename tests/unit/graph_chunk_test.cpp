@@ -171,6 +171,61 @@ TEST_F(ChunkGraphTest, FailuresLeaveNothingUsable) {
   g.destroy(api_);
 }
 
+TEST_F(ChunkGraphTest, ProgrammaticLaunchesHangFromTheKernelBeforeThemByAProgrammaticEdge) {
+  float y_graph[kN], y_eager[kN];
+  for (int i = 0; i < kN; ++i) y_graph[i] = y_eager[i] = float(i);
+  std::vector<std::vector<uint8_t>> args = {pack(1.0f, y_graph), pack(2.0f, y_graph),
+                                            pack(3.0f, y_graph), pack(4.0f, y_graph),
+                                            pack(5.0f, y_graph)};
+  auto launches = record(args, info_);
+  // The first node has no kernel before it in the chunk: a plain start, whatever it allows.
+  // The memset before the last: a programmatic edge joins kernel nodes only.
+  for (size_t i : {0, 1, 2, 4}) launches[i].programmatic = true;
+  RecordedNode memset;
+  memset.kind = NodeKind::kMemset;
+  memset.dst = reinterpret_cast<uint64_t>(y_graph + 8);
+  memset.count = 4;
+  memset.element_size = 4;
+  memset.value = 0;
+  launches.insert(launches.begin() + 4, memset);
+  const auto edges = standin_programmatic_edges();
+  ChunkGraph g;
+  ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(g.programmatic_edges(), 2u);  // into the second and the third launch
+  EXPECT_EQ(standin_programmatic_edges(), edges + 2);
+
+  uint32_t patched;
+  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_SUCCESS);
+  eager({1.0f, 2.0f, 3.0f, 4.0f}, y_eager);
+  std::memset(y_eager + 8, 0, 16);
+  eager({5.0f}, y_eager);
+  EXPECT_EQ(std::memcmp(y_graph, y_eager, sizeof y_graph), 0);
+
+  // A launch that no longer allows it is another edge: never replayed with this graph.
+  launches[2].programmatic = false;
+  const auto graph_launches = standin_graph_launches();
+  EXPECT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_FALSE(g.usable());
+  EXPECT_EQ(standin_graph_launches(), graph_launches);
+  g.destroy(api_);
+
+  // Without the driver call, plain edges: the attribute dropped, full order.
+  DriverApi plain = api_;
+  plain.graph_add_dependencies = nullptr;
+  launches[2].programmatic = true;
+  ASSERT_EQ(g.build(plain, launches.data(), launches.size(), nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(g.programmatic_edges(), 0u);
+  g.destroy(plain);
+
+  // A failed edge leaves nothing usable.
+  standin_inject_failure("cuGraphAddDependencies_v2", 1, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_FALSE(g.usable());
+  EXPECT_EQ(g.size(), 0u);
+}
+
 TEST_F(ChunkGraphTest, MissingGraphCallsAreNotSupported) {
   DriverApi none;
   float y[kN] = {};

@@ -418,6 +418,7 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   EXPECT_EQ(engine_.stats().replayed, 30u);
   // Built once: 2 chunks (8 + 2 nodes), one cluster attribute each, none for serialization.
   EXPECT_EQ(standin_node_attributes() - node_attrs, 10u);
+  EXPECT_EQ(engine_.stats().programmatic_edges, 0u);  // the option is off by default
 
   CUlaunchAttribute event{};
   event.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;  // no node can record it
@@ -427,6 +428,57 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   }
   EXPECT_EQ(engine_.stats().eager[static_cast<int>(EagerReason::kAttributes)], 16u);
   expect_all_accounted();
+}
+
+TEST_F(GraphEngineTest, WithProgrammaticEdgesALaunchThatAllowsItHangsFromTheKernelBeforeIt) {
+  EngineOptions o = chunks_from_8();
+  o.programmatic_edges = true;
+  GraphEngine e(&api_, o);
+  CUlaunchAttribute pdl{};
+  pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  pdl.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchAttribute off = pdl;  // present, not allowed: a plain edge
+  off.value.programmaticStreamSerializationAllowed = 0;
+  // One launch through `e` with `attr` (if any) and directly.
+  auto launch = [&](const FunctionInfo* f, void* scalar, unsigned block,
+                    const CUlaunchAttribute* attr) {
+    CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+    void* pe[] = {scalar, &ye};
+    void* pr[] = {scalar, &yr};
+    ASSERT_EQ(e.launch(engine_launch(Op::LaunchKernelEx, reinterpret_cast<void*>(launch_ex_), f, 1,
+                                     block, nullptr, pe, attr, attr ? 1 : 0)),
+              CUDA_SUCCESS);
+    ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), 1, 1, 1, block, 1, 1, 0, nullptr, pr,
+                      nullptr),
+              CUDA_SUCCESS);
+  };
+  // A step of 10: positions 1, 2, 5, 7 and 9 allow it, 3 has the attribute turned off.
+  // `flip`: position 5 does not allow it in this step.
+  auto step = [&](int n, bool flip) {
+    float a = 0.5f;
+    for (int i = 0; i < 10; ++i) {
+      const bool allows = (i == 1 || i == 2 || i == 5 || i == 7 || i == 9) && !(flip && i == 5);
+      // Kernel and block by position: no period inside the step.
+      launch(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, 32 + i % 7,
+             allows ? &pdl : (i == 3 ? &off : nullptr));
+    }
+    read_on(e, n);
+  };
+  const auto edges = standin_programmatic_edges();
+  for (int n = 1; n <= 5; ++n) step(n, false);
+  EXPECT_EQ(e.stats().replayed, 30u);
+  // Built once: chunks of 8 (positions 1, 2, 5, 7 after a kernel) and 2 (position 9).
+  EXPECT_EQ(e.stats().programmatic_edges, 5u);
+  EXPECT_EQ(standin_programmatic_edges(), edges + 5);
+  EXPECT_EQ(e.stats().mismatches, 0u);
+  // Whether a launch allows it is part of its shape: a step where one does not is another
+  // sequence, never a replay of a graph with that edge.
+  step(6, true);
+  EXPECT_EQ(e.stats().mismatches, 1u);
+  for (int n = 7; n <= 9; ++n) step(n, false);
+  ASSERT_TRUE(e.idle());
+  EXPECT_EQ(e.stats().launches, e.stats().replayed + e.stats().eager_total());
 }
 
 TEST_F(GraphEngineTest, LoopsWithoutSyncsAreFoundAsPeriods) {

@@ -3,13 +3,17 @@
 // cuBLAS's Hopper GEMMs and Triton's kernels arrive with attributes; a sequence must not break at
 // each of them. A kernel node carries most launch attributes (cuGraphKernelNodeSetAttribute);
 // programmatic stream serialization only allows a kernel to start before its predecessor ends,
-// so leaving it out keeps full stream order, which is always correct; the shared-memory carveout
+// so leaving it out keeps full stream order, which is always correct (with the
+// `programmatic_edges` option the graph keeps it as a programmatic edge from the kernel before,
+// graph_chunk.h, as stream capture does); the shared-memory carveout
 // is a performance hint that only launches take. Attributes whose effect a node cannot
 // reproduce (an event the launch records, device-updatable nodes) keep the launch eager. Unknown
 // attributes (a newer driver) are treated as eager: never guess.
 #pragma once
 
 #include <cuda.h>
+
+#include <cstdint>
 
 namespace pygraph {
 
@@ -34,6 +38,18 @@ constexpr AttrUse attr_use(CUlaunchAttributeID id) {
     default:
       return AttrUse::kEager;  // PROGRAMMATIC_EVENT, LAUNCH_COMPLETION_EVENT, ... and unknown ids
   }
+}
+
+// Whether a launch with these attributes may start before the kernel before it on its stream
+// ends (programmatic stream serialization allowed): what a programmatic edge says in a graph.
+inline bool allows_programmatic(const CUlaunchAttribute* attrs, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+        attrs[i].value.programmaticStreamSerializationAllowed) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace pygraph

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "driver/launch_attributes.h"
 #include "graph/context_scope.h"
 #include "graph/program_calls.h"
 #include "log.h"
@@ -52,6 +53,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
       n.attrs = w.attrs.data() + p.attrs_offset;
       n.attr_count = l.attr_count;
       n.cooperative = l.op == Op::LaunchCooperativeKernel;
+      n.programmatic = w.programmatic_edges && allows_programmatic(n.attrs, n.attr_count);
     } else {
       n.dst = p.memop.dst;
       n.src = p.memop.src;
@@ -83,6 +85,7 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
       r = graph->build(*api_, nodes_.data(), nodes_.size(), w.context, &w.fork);
       if (r == CUDA_SUCCESS) {
         ++stats_->graphs_built;
+        stats_->programmatic_edges += graph->programmatic_edges();
         if (graph->records_events() && std::find(event_sequences_.begin(), event_sequences_.end(),
                                                  sequence) == event_sequences_.end()) {
           event_sequences_.push_back(sequence);

@@ -61,6 +61,9 @@ struct ChunkWork {
   // L's ordinal in the fork: 0, the chunk's first stream, unless the legacy stream joined a
   // chunk begun on another and the graph goes out on it (GraphEngine::may_join).
   uint32_t home = 0;
+  // The programmatic_edges option: launches that allow programmatic serialization keep it as an
+  // edge (RecordedNode::programmatic).
+  bool programmatic_edges = false;
 };
 
 // What a replay did.

@@ -31,7 +31,8 @@ ChunkWork GraphEngine::chunk_work() const {
                    fork_,
                    chunk_raw_stream_,
                    chunk_context_,
-                   home == StreamFork::kNone ? 0 : home};
+                   home == StreamFork::kNone ? 0 : home,
+                   options_.programmatic_edges};
 }
 
 void GraphEngine::clear_chunk() {

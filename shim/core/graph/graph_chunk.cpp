@@ -118,6 +118,12 @@ CUresult ChunkGraph::add(const DriverApi& api, const RecordedNode& r, CUgraphNod
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+bool ChunkGraph::programmatic_after(const DriverApi& api, const RecordedNode& before,
+                                    const RecordedNode& r) {
+  return r.programmatic && r.kind == NodeKind::kKernel && before.kind == NodeKind::kKernel &&
+         api.graph_add_dependencies;
+}
+
 bool ChunkGraph::holds(const RecordedNode& r, const Node& n) const {
   if (r.kind == NodeKind::kEventRecord) return n.event == r.event;
   if (r.kind == NodeKind::kChildGraph) return n.child == r.child;
@@ -169,19 +175,40 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
   }
   nodes_.resize(count);
   ctx_ = ctx;
+  programmatic_edges_ = 0;
   std::vector<CUgraphNode> deps;
   bool node_priority = false;  // a child graph of the program's that runs so (program_graphs.h)
+  const bool chain = chain_ = !fork || fork->chain();
   for (size_t i = 0; i < count; ++i) {
     deps.clear();
-    if (fork && !fork->chain()) {
+    // One stream: a launch that allows programmatic serialization right after a kernel hangs from
+    // it by a programmatic edge, added after the node; every other node by a plain one.
+    const bool programmatic = chain && i && programmatic_after(api, nodes[i - 1], nodes[i]);
+    if (!chain) {
       size_t n = 0;
       const uint32_t* d = fork->deps(i, &n);
       for (size_t k = 0; k < n; ++k) deps.push_back(nodes_[d[k]].handle);
-    } else if (i) {
+    } else if (i && !programmatic) {
       deps.push_back(nodes_[i - 1].handle);
     }
     r = add(api, nodes[i], deps.empty() ? nullptr : deps.data(), deps.size(), ctx,
             &nodes_[i].handle);
+    if (r == CUDA_SUCCESS && programmatic) {
+      // As stream capture makes of such a launch: the upstream kernel's programmatic port, which
+      // fires when all its blocks have triggered or ended; the downstream kernel's
+      // cudaGridDependencySynchronize waits for the rest.
+      CUgraphEdgeData edge{};
+      edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+      edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+      r = api.graph_add_dependencies(graph_, &nodes_[i - 1].handle, &nodes_[i].handle, &edge, 1);
+      if (r != CUDA_SUCCESS) {
+        destroy(api);
+        failed_call_ = "cuGraphAddDependencies (programmatic edge)";
+        failed_kind_ = NodeKind::kKernel;
+        return r;
+      }
+      ++programmatic_edges_;
+    }
     if (r != CUDA_SUCCESS) {
       destroy(api);
       failed_call_ = "cuGraphAdd*Node";
@@ -189,6 +216,7 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
       return r;
     }
     keep(nodes[i], nodes_[i]);
+    nodes_[i].programmatic = programmatic;
     records_events_ |= nodes[i].kind == NodeKind::kEventRecord;
     node_priority |= nodes[i].node_priority;
   }
@@ -240,11 +268,13 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
   }
   for (size_t i = 0; i < count; ++i) {
     Node& n = nodes_[i];
-    // Equal tokens mean equal shapes, but a node is never patched into another kernel or
-    // block shape, even on a token collision: the chunk goes out eagerly instead.
-    if (nodes[i].kind != n.kind || (n.kind == NodeKind::kKernel &&
-                                    (nodes[i].function != n.function ||
-                                     std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0))) {
+    // Equal tokens mean equal shapes, but a node is never patched into another kernel, block
+    // shape or edge, even on a token collision: the chunk goes out eagerly instead.
+    if (nodes[i].kind != n.kind ||
+        (n.kind == NodeKind::kKernel &&
+         (nodes[i].function != n.function ||
+          std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0 ||
+          n.programmatic != (chain_ && i && programmatic_after(api, nodes[i - 1], nodes[i]))))) {
       broken_ = true;
       failed_call_ = "node kind, kernel or block changed";
       failed_kind_ = n.kind;

@@ -51,6 +51,9 @@ struct RecordedNode {
   const CUlaunchAttribute* attrs = nullptr;
   uint32_t attr_count = 0;
   bool cooperative = false;  // cuLaunchCooperativeKernel
+  // Allows programmatic stream serialization, and the programmatic_edges option is on: after a
+  // kernel node, its edge from that node is programmatic (build()).
+  bool programmatic = false;
 
   NodeKind kind = NodeKind::kKernel;
   // Memsets and copies. Addresses are unified (device or pinned host); a copy's source is the
@@ -111,6 +114,8 @@ class ChunkGraph {
   const char* failed_call() const { return failed_call_; }
   NodeKind failed_kind() const { return failed_kind_; }
   size_t size() const { return nodes_.size(); }
+  // Programmatic edges in the graph as built (RecordedNode::programmatic).
+  uint32_t programmatic_edges() const { return programmatic_edges_; }
 
   // Whether a kernel node launches a function for which `pred(const FunctionInfo&)` holds (a
   // module unload asks which graphs hold its kernels); a child graph may launch any.
@@ -134,8 +139,9 @@ class ChunkGraph {
     uint64_t dst = 0, src = 0;  // memsets and copies: what the node holds now
     size_t count = 0;
     uint32_t value = 0;
-    CUevent event = nullptr;  // event records: what the node records now
-    CUgraph child = nullptr;  // child graphs: the copy it was built from
+    CUevent event = nullptr;    // event records: what the node records now
+    CUgraph child = nullptr;    // child graphs: the copy it was built from
+    bool programmatic = false;  // kernels: hangs from the node before by a programmatic edge
   };
   CUresult add(const DriverApi& api, const RecordedNode& r, CUgraphNode* deps, size_t ndeps,
                CUcontext ctx, CUgraphNode* out);
@@ -144,11 +150,16 @@ class ChunkGraph {
   void keep(const RecordedNode& r, Node& n) const;
   void kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p);
   static CUresult set_attributes(const DriverApi& api, CUgraphNode node, const RecordedNode& r);
+  // Whether `r`, right after `before` on one stream, hangs from it by a programmatic edge.
+  static bool programmatic_after(const DriverApi& api, const RecordedNode& before,
+                                 const RecordedNode& r);
 
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   bool broken_ = false;
   bool records_events_ = false;
+  bool chain_ = true;  // built for one stream: each node after the one before
+  uint32_t programmatic_edges_ = 0;
   CUcontext ctx_ = nullptr;
   const char* failed_call_ = "";
   NodeKind failed_kind_ = NodeKind::kKernel;
