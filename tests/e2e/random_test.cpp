@@ -73,6 +73,10 @@ TEST(Random, ProgrammaticEdgesChangeNoResult) {
                                                   {"STANDIN_ASYNC", async}});
     ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
     EXPECT_GT(s["graphs"]["programmatic_edges"].get<int>(), 40) << async;  // 79 in 3,000 seeds
+    // Never a graph the driver refused, nor a replay refused for its edges: each would send
+    // its sequence out eagerly for good and hide a wrong token.
+    EXPECT_EQ(s["graphs"]["programmatic_refused"].get<int>(), 0) << async;
+    EXPECT_EQ(s["graphs"]["sequences_disabled"].get<int>(), 0) << async;
     EXPECT_GT(s["graphs"]["replays"].get<int>(), 100) << async;
     const auto& l = s["launches"];
     EXPECT_EQ(l["seen_by_engine"].get<int>(),

@@ -315,6 +315,7 @@ API cuGraphAddDependencies_v2(CUgraph graph, const CUgraphNode* from, const CUgr
                               const CUgraphEdgeData* data, size_t count) {
   if (CUresult r = injected("cuGraphAddDependencies_v2")) return r;
   if (!graph || (count && (!from || !to))) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::recursive_mutex> lock(state().mu);
   auto* g = reinterpret_cast<Graph*>(graph);
   auto in_graph = [g](CUgraphNode n) {
     return std::find(g->nodes.begin(), g->nodes.end(), reinterpret_cast<Node*>(n)) !=
@@ -343,7 +344,6 @@ API cuGraphAddDependencies_v2(CUgraph graph, const CUgraphNode* from, const CUgr
       return CUDA_ERROR_INVALID_VALUE;
     }
   }
-  std::lock_guard<std::recursive_mutex> lock(state().mu);
   for (size_t i = 0; i < count; ++i) {
     reinterpret_cast<Node*>(to[i])->deps.push_back(reinterpret_cast<Node*>(from[i]));
     if (data && data[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) state().programmatic_edges++;

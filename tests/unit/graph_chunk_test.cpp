@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "graph/stream_fork.h"
 #include "standin.h"
 #include "standin_driver_api.h"
 
@@ -217,13 +218,73 @@ TEST_F(ChunkGraphTest, ProgrammaticLaunchesHangFromTheKernelBeforeThemByAProgram
   launches[2].programmatic = true;
   ASSERT_EQ(g.build(plain, launches.data(), launches.size(), nullptr), CUDA_SUCCESS);
   EXPECT_EQ(g.programmatic_edges(), 0u);
+  EXPECT_FALSE(g.programmatic_refused());
   g.destroy(plain);
 
-  // A failed edge leaves nothing usable.
-  standin_inject_failure("cuGraphAddDependencies_v2", 1, CUDA_ERROR_INVALID_VALUE);
-  EXPECT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_ERROR_INVALID_VALUE);
+  // Asked for plain edges only (the driver refused them before): none.
+  ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr, nullptr, false), CUDA_SUCCESS);
+  EXPECT_EQ(g.programmatic_edges(), 0u);
+  g.destroy(api_);
+
+  // A refused edge, or a refused graph holding one: built again with plain edges, which a launch
+  // that allows programmatic serialization replays too.
+  for (const char* call : {"cuGraphAddDependencies_v2", "cuGraphInstantiateWithFlags"}) {
+    standin_inject_failure(call, 1, CUDA_ERROR_INVALID_VALUE);
+    ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_SUCCESS) << call;
+    EXPECT_TRUE(g.programmatic_refused()) << call;
+    EXPECT_EQ(g.programmatic_edges(), 0u) << call;
+    ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+              CUDA_SUCCESS);
+    eager({1.0f, 2.0f, 3.0f, 4.0f}, y_eager);
+    std::memset(y_eager + 8, 0, 16);
+    eager({5.0f}, y_eager);
+    EXPECT_EQ(std::memcmp(y_graph, y_eager, sizeof y_graph), 0) << call;
+    g.destroy(api_);
+  }
+  // A failure that is not the edges' still fails, and leaves nothing usable.
+  standin_inject_failure("cuGraphInstantiateWithFlags", 2, CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(g.build(api_, launches.data(), launches.size(), nullptr), CUDA_ERROR_OUT_OF_MEMORY);
   EXPECT_FALSE(g.usable());
   EXPECT_EQ(g.size(), 0u);
+  EXPECT_EQ(g.programmatic_edges(), 0u);
+}
+
+TEST_F(ChunkGraphTest, ProgrammaticEdgesOnlyInAChunkOfOneStreamWithoutEventOps) {
+  // The chunk's launches all allow it, but it holds an event record: its edges come from the
+  // fork (stream_fork.h), all plain.
+  float y_graph[kN], y_eager[kN];
+  for (int i = 0; i < kN; ++i) y_graph[i] = y_eager[i] = float(i);
+  std::vector<std::vector<uint8_t>> args = {pack(1.0f, y_graph), pack(2.0f, y_graph),
+                                            pack(3.0f, y_graph)};
+  auto launches = record(args, info_);
+  for (RecordedNode& n : launches) n.programmatic = true;
+  decltype(&cuEventCreate) create;
+  take(&create, "cuEventCreate");
+  CUevent event;
+  ASSERT_EQ(create(&event, 0), CUDA_SUCCESS);
+  RecordedNode rec;
+  rec.kind = NodeKind::kEventRecord;
+  rec.event = event;
+  launches.insert(launches.begin() + 2, rec);
+  StreamFork fork;
+  constexpr uint64_t kL = 0x100;
+  fork.node(kL);
+  fork.node(kL);
+  fork.record(kL, reinterpret_cast<uint64_t>(event));
+  fork.node(kL);
+  ASSERT_FALSE(fork.chain());
+  const auto edges = standin_programmatic_edges();
+  ChunkGraph g;
+  ASSERT_EQ(g.build(api_, launches.data(), launches.size(), nullptr, &fork), CUDA_SUCCESS);
+  EXPECT_EQ(g.programmatic_edges(), 0u);
+  EXPECT_FALSE(g.programmatic_refused());  // none was asked for
+  EXPECT_EQ(standin_programmatic_edges(), edges);
+  uint32_t patched;
+  ASSERT_EQ(g.replay(api_, launches.data(), launches.size(), nullptr, nullptr, &patched),
+            CUDA_SUCCESS);
+  eager({1.0f, 2.0f, 3.0f}, y_eager);
+  EXPECT_EQ(std::memcmp(y_graph, y_eager, sizeof y_graph), 0);
+  g.destroy(api_);
 }
 
 TEST_F(ChunkGraphTest, MissingGraphCallsAreNotSupported) {

@@ -476,7 +476,10 @@ TEST_F(GraphEngineTest, WithProgrammaticEdgesALaunchThatAllowsItHangsFromTheKern
   // sequence, never a replay of a graph with that edge.
   step(6, true);
   EXPECT_EQ(e.stats().mismatches, 1u);
+  const uint64_t replayed = e.stats().replayed;
   for (int n = 7; n <= 9; ++n) step(n, false);
+  EXPECT_EQ(e.stats().replayed, replayed + 30u);  // the graphs with the edges again
+  EXPECT_EQ(e.stats().graph_failures, 0u);
   ASSERT_TRUE(e.idle());
   EXPECT_EQ(e.stats().launches, e.stats().replayed + e.stats().eager_total());
 }

@@ -82,7 +82,20 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
     }
     if (fresh) {
       chunk.shape = w.fork.shape();
-      r = graph->build(*api_, nodes_.data(), nodes_.size(), w.context, &w.fork);
+      r = graph->build(*api_, nodes_.data(), nodes_.size(), w.context, &w.fork,
+                       !programmatic_refused_);
+      if (graph->programmatic_refused()) {
+        // Built with plain edges instead; later graphs are built so from the start. Graphs
+        // already built with programmatic edges keep them: the driver took those.
+        if (!programmatic_refused_) {
+          log_error(
+              "graph mode: the driver refused a programmatic edge (%s failed); graphs are "
+              "built with plain edges from now on",
+              graph->failed_call());
+        }
+        programmatic_refused_ = true;
+        ++stats_->programmatic_refused;
+      }
       if (r == CUDA_SUCCESS) {
         ++stats_->graphs_built;
         stats_->programmatic_edges += graph->programmatic_edges();

@@ -152,8 +152,9 @@ class ChunkSubmitter {
   OwnEvents* events_;
   EngineObserver* observer_ = nullptr;
   std::vector<uint32_t> event_sequences_;
-  bool patches_ = false;              // the observer wants each patched node
-  std::vector<uint32_t> patched_at_;  // the last replay's patched nodes, for the observer only
+  bool programmatic_refused_ = false;  // the driver refused a programmatic edge: plain ones only
+  bool patches_ = false;               // the observer wants each patched node
+  std::vector<uint32_t> patched_at_;   // the last replay's patched nodes, for the observer only
   // The prepared chunk's nodes as the graph takes them (memops and event records among them),
   // and a drained kernel's parameter pointers: capacity kept across chunks, no allocation in
   // steady state.

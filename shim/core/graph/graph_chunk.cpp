@@ -159,14 +159,28 @@ void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
 }
 
 CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size_t count,
-                           CUcontext ctx, const StreamFork* fork) {
+                           CUcontext ctx, const StreamFork* fork, bool programmatic_ok) {
   if (!api.graph_create || !api.graph_add_kernel_node || !api.graph_instantiate ||
       !api.graph_launch || !api.graph_exec_kernel_node_set_params || !api.graph_destroy ||
       !api.graph_exec_destroy) {
     failed_call_ = "graph entry points missing";
     return CUDA_ERROR_NOT_SUPPORTED;
   }
+  programmatic_refused_ = false;
+  CUresult r = build_graph(api, nodes, count, ctx, fork, programmatic_ok);
+  if (r != CUDA_SUCCESS && tried_programmatic_) {
+    // The driver refused a programmatic edge, or a graph holding them: plain edges, full order,
+    // are always right (the submitter then stops asking for them).
+    programmatic_refused_ = true;
+    r = build_graph(api, nodes, count, ctx, fork, false);
+  }
+  return r;
+}
+
+CUresult ChunkGraph::build_graph(const DriverApi& api, const RecordedNode* nodes, size_t count,
+                                 CUcontext ctx, const StreamFork* fork, bool programmatic_ok) {
   destroy(api);
+  tried_programmatic_ = false;
   CUresult r = api.graph_create(&graph_, 0);
   if (r != CUDA_SUCCESS) {
     graph_ = nullptr;
@@ -175,15 +189,16 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
   }
   nodes_.resize(count);
   ctx_ = ctx;
-  programmatic_edges_ = 0;
   std::vector<CUgraphNode> deps;
   bool node_priority = false;  // a child graph of the program's that runs so (program_graphs.h)
-  const bool chain = chain_ = !fork || fork->chain();
+  const bool chain = !fork || fork->chain();
   for (size_t i = 0; i < count; ++i) {
     deps.clear();
-    // One stream: a launch that allows programmatic serialization right after a kernel hangs from
-    // it by a programmatic edge, added after the node; every other node by a plain one.
-    const bool programmatic = chain && i && programmatic_after(api, nodes[i - 1], nodes[i]);
+    // A chain (one stream, no event op): a launch that allows programmatic serialization right
+    // after a kernel hangs from it by a programmatic edge, added after the node; every other
+    // node by plain edges.
+    const bool programmatic =
+        programmatic_ok && chain && i && programmatic_after(api, nodes[i - 1], nodes[i]);
     if (!chain) {
       size_t n = 0;
       const uint32_t* d = fork->deps(i, &n);
@@ -193,10 +208,17 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
     }
     r = add(api, nodes[i], deps.empty() ? nullptr : deps.data(), deps.size(), ctx,
             &nodes_[i].handle);
-    if (r == CUDA_SUCCESS && programmatic) {
+    if (r != CUDA_SUCCESS) {
+      destroy(api);
+      failed_call_ = "cuGraphAdd*Node";
+      failed_kind_ = nodes[i].kind;
+      return r;
+    }
+    if (programmatic) {
       // As stream capture makes of such a launch: the upstream kernel's programmatic port, which
       // fires when all its blocks have triggered or ended; the downstream kernel's
       // cudaGridDependencySynchronize waits for the rest.
+      tried_programmatic_ = true;
       CUgraphEdgeData edge{};
       edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
       edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
@@ -208,12 +230,6 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
         return r;
       }
       ++programmatic_edges_;
-    }
-    if (r != CUDA_SUCCESS) {
-      destroy(api);
-      failed_call_ = "cuGraphAdd*Node";
-      failed_kind_ = nodes[i].kind;
-      return r;
     }
     keep(nodes[i], nodes_[i]);
     nodes_[i].programmatic = programmatic;
@@ -268,13 +284,13 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
   }
   for (size_t i = 0; i < count; ++i) {
     Node& n = nodes_[i];
-    // Equal tokens mean equal shapes, but a node is never patched into another kernel, block
-    // shape or edge, even on a token collision: the chunk goes out eagerly instead.
-    if (nodes[i].kind != n.kind ||
-        (n.kind == NodeKind::kKernel &&
-         (nodes[i].function != n.function ||
-          std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0 ||
-          n.programmatic != (chain_ && i && programmatic_after(api, nodes[i - 1], nodes[i]))))) {
+    // Equal tokens mean equal shapes, but a node is never patched into another kernel or block
+    // shape, nor replayed behind a programmatic edge for a launch that does not allow one, even
+    // on a token collision: the chunk goes out eagerly instead. (A plain edge is always right.)
+    if (nodes[i].kind != n.kind || (n.kind == NodeKind::kKernel &&
+                                    (nodes[i].function != n.function ||
+                                     std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0 ||
+                                     (n.programmatic && !nodes[i].programmatic)))) {
       broken_ = true;
       failed_call_ = "node kind, kernel or block changed";
       failed_kind_ = n.kind;
@@ -326,6 +342,7 @@ void ChunkGraph::destroy(const DriverApi& api) {
   graph_ = nullptr;
   broken_ = false;
   records_events_ = false;
+  programmatic_edges_ = 0;
   // Its nodes' argument buffers too: an evicted graph's window is kept (chunk_windows.h).
   std::vector<Node>().swap(nodes_);
 }

@@ -77,8 +77,10 @@ class ChunkGraph {
   // work eagerly instead.
   // `fork`: the nodes' dependencies when the chunk spans several streams (stream_fork.h); null:
   // one stream, each node after the previous one.
+  // `programmatic_ok` false: plain edges only, whatever the nodes allow (the driver refused
+  // programmatic edges before).
   CUresult build(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx,
-                 const StreamFork* fork = nullptr);
+                 const StreamFork* fork = nullptr, bool programmatic_ok = true);
 
   // Patches what changed since the last replay and launches the graph on `stream`. `nodes` must
   // have the kinds, functions and block shapes they had at build(). On failure the chunk is
@@ -116,6 +118,9 @@ class ChunkGraph {
   size_t size() const { return nodes_.size(); }
   // Programmatic edges in the graph as built (RecordedNode::programmatic).
   uint32_t programmatic_edges() const { return programmatic_edges_; }
+  // The last build() had programmatic edges refused (an edge, or the graph holding them) and
+  // built the graph with plain edges instead.
+  bool programmatic_refused() const { return programmatic_refused_; }
 
   // Whether a kernel node launches a function for which `pred(const FunctionInfo&)` holds (a
   // module unload asks which graphs hold its kernels); a child graph may launch any.
@@ -150,6 +155,8 @@ class ChunkGraph {
   void keep(const RecordedNode& r, Node& n) const;
   void kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p);
   static CUresult set_attributes(const DriverApi& api, CUgraphNode node, const RecordedNode& r);
+  CUresult build_graph(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx,
+                       const StreamFork* fork, bool programmatic_ok);
   // Whether `r`, right after `before` on one stream, hangs from it by a programmatic edge.
   static bool programmatic_after(const DriverApi& api, const RecordedNode& before,
                                  const RecordedNode& r);
@@ -158,8 +165,9 @@ class ChunkGraph {
   CUgraphExec exec_ = nullptr;
   bool broken_ = false;
   bool records_events_ = false;
-  bool chain_ = true;  // built for one stream: each node after the one before
   uint32_t programmatic_edges_ = 0;
+  bool tried_programmatic_ = false;  // the build under way added a programmatic edge
+  bool programmatic_refused_ = false;
   CUcontext ctx_ = nullptr;
   const char* failed_call_ = "";
   NodeKind failed_kind_ = NodeKind::kKernel;
