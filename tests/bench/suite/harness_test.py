@@ -220,6 +220,20 @@ class SuiteTest(unittest.TestCase):
             self.assertEqual(len(report.processes(merged, "eager+shim:big")), 2)
 
 
+    def test_untimed_chunks_cover_a_segments_weighing(self):
+        """Every cell's timed chunks start after the shim has weighed a segment that is one
+        chunk: the untimed chunks are at least the occurrences weighing may take
+        (pause_places.h, kWeighOccurrences), read from the engine's own header."""
+        import re
+
+        import workloads
+
+        header = open(os.path.join(HERE, "..", "..", "..", "shim", "core", "graph",
+                                   "pause_places.h")).read()
+        rounds = int(re.search(r"kWeighRounds = (\d+);", header).group(1))
+        per_round = int(re.search(r"kWeighOccurrences = (\d+) \* kWeighRounds;", header).group(1))
+        self.assertGreaterEqual(workloads.WARM_CHUNKS, per_round * rounds)
+
     def test_reruns_add_a_second_run_without_the_shim_of_the_arm_variants(self):
         import run
         import workloads

@@ -6,7 +6,7 @@ without the shim, side by side (run by scripts/bench.sh on the GPU machine).
 
 Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
-tests/gpu/harness.py): first workloads.WARM_CHUNKS untimed chunks (DDP: DDP_WARM_CHUNKS), then
+tests/gpu/harness.py): first workloads.WARM_CHUNKS untimed chunks, then
 the timed ones. Per cell: time per iteration (median chunk) and its change against eager
 and against the same variant without the shim (median of chunk pairs, with quartiles), peak GPU
 memory of the process, for "+shim" cells the shim's steady-state figures (stats after the untimed
@@ -51,9 +51,9 @@ PARTS = {
 SHIM_PAIRED = ("eager", "compile", "compile-ro")
 # DDP's step syncs every 10 steps (ddp_train.py), so each chunk is one occurrence of its
 # 10-step segment, and a warm-up of 10 steps left learning and weighing it to the timed chunks
-# (session 26: its main sequence was first followed there). Its untimed chunks are as many
-# segments as weighing may take (pause_places.h, kWeighOccurrences): 24, about 3.5 s a cell.
-DDP_WARM_CHUNKS = 24
+# (session 26: its main sequence was first followed there). Its untimed chunks, as every
+# workload's, are as many segments as weighing may take (workloads.WARM_CHUNKS): about 3.5 s a
+# cell.
 
 
 def parse_arm(text):
@@ -242,6 +242,7 @@ class Suite:
             for wk in g:
                 wk.close()
         return self.compare({"what": w.what, "steps_per_chunk": steps, "chunks": chunks,
+                             "warm_chunks": workloads.WARM_CHUNKS,
                              "cells": cells})
 
     def cell_result(self, cell, base, workers, failed, iters):
@@ -311,7 +312,7 @@ class Suite:
             argv = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(n),
                     "--master-port", str(29400 + k), os.path.join(HERE, "ddp_train.py"),
                     "--chunks", str(a.chunks), "--steps", "10", "--warmup", "10",
-                    "--warm-chunks", str(DDP_WARM_CHUNKS),
+                    "--warm-chunks", str(workloads.WARM_CHUNKS),
                     "--go", os.path.join(self.work, f"ddp.{tag}.{{rank}}.go"),
                     "--done", os.path.join(self.work, f"ddp.{tag}.{{rank}}.done"),
                     "--core", str(TIMING_CORE), "--stats-prefix", f"{base}.{{rank}}.",
@@ -327,7 +328,7 @@ class Suite:
             groups[cell], meta[cell] = ranks, base
         ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
         print(f"[ddp] {n} ranks per cell, warming up", flush=True)
-        ls.run(a.chunks, warm=DDP_WARM_CHUNKS)
+        ls.run(a.chunks, warm=workloads.WARM_CHUNKS)
         cells = {}
         for cell, base in meta.items():
             if cell in ls.failed:
@@ -361,6 +362,7 @@ class Suite:
             for wk in g:
                 wk.close()
         res = self.compare({"what": DDP_WHAT, "nproc": n, "chunks": a.chunks,
+                            "warm_chunks": workloads.WARM_CHUNKS,
                             "steps_per_chunk": 10, "cells": cells})
         for cell in cells_run[1:]:
             if res["cells"].get(cell, {}).get("status") == "ok" and \

@@ -28,15 +28,19 @@ TRAIN_VARIANTS = ("eager", "cuda-graph", "graphed-callables", "compile", "compil
 WARMUP = 20
 
 # Then untimed chunks of the timed shape, in the lockstep's turns like the timed ones
-# (harness.run_chunks --warm-chunks). A chunk is, to the shim, one segment between two syncs:
-# followed from its third occurrence, its pauses learned on two more and weighed on at least
-# two whole rounds after them (pause_places.h). With 3, a host whose Python gaps pass pause_us
-# learned and weighed in the first timed chunks (session 25: 1,131 pause cuts in compiled-b1's
-# timed chunks), and the steady state read as learning. In turns, not beside every other cell's
-# warm-up: what is learned there (a gap on the host, the GPU's idle time) is then what the timed
-# chunks meet (session 26: DDP's two shim cells, learning by the same code, learned 4 and 16 pause places
-# in one sequence).
-WARM_CHUNKS = 8
+# (harness.run_chunks --warm-chunks). A chunk is, to the shim, one segment between two syncs
+# (where a step reads nothing back): followed from its third occurrence, its pauses learned, and
+# every such segment weighed on whole rounds, which may take up to kWeighOccurrences (24)
+# occurrences (pause_places.h). With 3, a host whose Python gaps pass pause_us learned and
+# weighed in the first timed chunks (session 25: 1,131 pause cuts in compiled-b1's timed
+# chunks), and the steady state read as learning. With 8 (sessions 25-38), the main segment of
+# 15 shim cells was still being weighed when the timed chunks began (session 38: ResNet-50 b64
+# compiled chose its split there). 24 untimed chunks cost about 105 s over the whole suite
+# (session 38's step times). In turns, not beside every other cell's warm-up: what is learned
+# there (a gap on the host, the GPU's idle time) is then what the timed chunks meet (session
+# 26: DDP's two shim cells, learning by the same code, learned 4 and 16 pause places in one
+# sequence).
+WARM_CHUNKS = 24
 
 
 class Workload:
