@@ -53,7 +53,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
       n.attrs = w.attrs.data() + p.attrs_offset;
       n.attr_count = l.attr_count;
       n.cooperative = l.op == Op::LaunchCooperativeKernel;
-      n.programmatic = w.programmatic_edges && allows_programmatic(n.attrs, n.attr_count);
+      n.programmatic = programmatic_edges_ && allows_programmatic(n.attrs, n.attr_count);
     } else {
       n.dst = p.memop.dst;
       n.src = p.memop.src;

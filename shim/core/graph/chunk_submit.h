@@ -61,9 +61,6 @@ struct ChunkWork {
   // L's ordinal in the fork: 0, the chunk's first stream, unless the legacy stream joined a
   // chunk begun on another and the graph goes out on it (GraphEngine::may_join).
   uint32_t home = 0;
-  // The programmatic_edges option: launches that allow programmatic serialization keep it as an
-  // edge (RecordedNode::programmatic).
-  bool programmatic_edges = false;
 };
 
 // What a replay did.
@@ -100,8 +97,14 @@ inline size_t kernel_work(const PendingList& pending) {
 class ChunkSubmitter {
  public:
   // Not owned; `stats` counts what is built, replayed, failed and issued eagerly.
-  ChunkSubmitter(const DriverApi* api, EngineStats* stats, StagingRing* staging, OwnEvents* events)
-      : api_(api), stats_(stats), staging_(staging), events_(events) {}
+  // `programmatic_edges`: the option of that name (RecordedNode::programmatic).
+  ChunkSubmitter(const DriverApi* api, EngineStats* stats, StagingRing* staging, OwnEvents* events,
+                 bool programmatic_edges = false)
+      : api_(api),
+        stats_(stats),
+        staging_(staging),
+        events_(events),
+        programmatic_edges_(programmatic_edges) {}
   ChunkSubmitter(const ChunkSubmitter&) = delete;
   ChunkSubmitter& operator=(const ChunkSubmitter&) = delete;
 
@@ -152,6 +155,7 @@ class ChunkSubmitter {
   OwnEvents* events_;
   EngineObserver* observer_ = nullptr;
   std::vector<uint32_t> event_sequences_;
+  const bool programmatic_edges_;
   bool programmatic_refused_ = false;  // the driver refused a programmatic edge: plain ones only
   bool patches_ = false;               // the observer wants each patched node
   std::vector<uint32_t> patched_at_;   // the last replay's patched nodes, for the observer only

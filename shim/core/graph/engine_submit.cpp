@@ -31,8 +31,7 @@ ChunkWork GraphEngine::chunk_work() const {
                    fork_,
                    chunk_raw_stream_,
                    chunk_context_,
-                   home == StreamFork::kNone ? 0 : home,
-                   options_.programmatic_edges};
+                   home == StreamFork::kNone ? 0 : home};
 }
 
 void GraphEngine::clear_chunk() {

@@ -118,12 +118,6 @@ CUresult ChunkGraph::add(const DriverApi& api, const RecordedNode& r, CUgraphNod
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-bool ChunkGraph::programmatic_after(const DriverApi& api, const RecordedNode& before,
-                                    const RecordedNode& r) {
-  return r.programmatic && r.kind == NodeKind::kKernel && before.kind == NodeKind::kKernel &&
-         api.graph_add_dependencies;
-}
-
 bool ChunkGraph::holds(const RecordedNode& r, const Node& n) const {
   if (r.kind == NodeKind::kEventRecord) return n.event == r.event;
   if (r.kind == NodeKind::kChildGraph) return n.child == r.child;
@@ -167,20 +161,21 @@ CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   programmatic_refused_ = false;
-  CUresult r = build_graph(api, nodes, count, ctx, fork, programmatic_ok);
-  if (r != CUDA_SUCCESS && tried_programmatic_) {
+  bool tried = false;  // the build added a programmatic edge (or tried to)
+  CUresult r = build_graph(api, nodes, count, ctx, fork, programmatic_ok, &tried);
+  if (r != CUDA_SUCCESS && tried) {
     // The driver refused a programmatic edge, or a graph holding them: plain edges, full order,
     // are always right (the submitter then stops asking for them).
     programmatic_refused_ = true;
-    r = build_graph(api, nodes, count, ctx, fork, false);
+    r = build_graph(api, nodes, count, ctx, fork, false, &tried);
   }
   return r;
 }
 
 CUresult ChunkGraph::build_graph(const DriverApi& api, const RecordedNode* nodes, size_t count,
-                                 CUcontext ctx, const StreamFork* fork, bool programmatic_ok) {
+                                 CUcontext ctx, const StreamFork* fork, bool programmatic_ok,
+                                 bool* tried_programmatic) {
   destroy(api);
-  tried_programmatic_ = false;
   CUresult r = api.graph_create(&graph_, 0);
   if (r != CUDA_SUCCESS) {
     graph_ = nullptr;
@@ -192,13 +187,15 @@ CUresult ChunkGraph::build_graph(const DriverApi& api, const RecordedNode* nodes
   std::vector<CUgraphNode> deps;
   bool node_priority = false;  // a child graph of the program's that runs so (program_graphs.h)
   const bool chain = !fork || fork->chain();
+  // A chain (one stream, no event op): a launch that allows programmatic serialization right
+  // after a kernel hangs from it by a programmatic edge, added after the node; every other node
+  // by plain edges.
+  const bool edges = programmatic_ok && chain && api.graph_add_dependencies;
   for (size_t i = 0; i < count; ++i) {
     deps.clear();
-    // A chain (one stream, no event op): a launch that allows programmatic serialization right
-    // after a kernel hangs from it by a programmatic edge, added after the node; every other
-    // node by plain edges.
-    const bool programmatic =
-        programmatic_ok && chain && i && programmatic_after(api, nodes[i - 1], nodes[i]);
+    const bool programmatic = edges && i && nodes[i].programmatic &&
+                              nodes[i].kind == NodeKind::kKernel &&
+                              nodes[i - 1].kind == NodeKind::kKernel;
     if (!chain) {
       size_t n = 0;
       const uint32_t* d = fork->deps(i, &n);
@@ -218,7 +215,7 @@ CUresult ChunkGraph::build_graph(const DriverApi& api, const RecordedNode* nodes
       // As stream capture makes of such a launch: the upstream kernel's programmatic port, which
       // fires when all its blocks have triggered or ended; the downstream kernel's
       // cudaGridDependencySynchronize waits for the rest.
-      tried_programmatic_ = true;
+      *tried_programmatic = true;
       CUgraphEdgeData edge{};
       edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
       edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;

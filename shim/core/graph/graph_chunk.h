@@ -155,18 +155,15 @@ class ChunkGraph {
   void keep(const RecordedNode& r, Node& n) const;
   void kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p);
   static CUresult set_attributes(const DriverApi& api, CUgraphNode node, const RecordedNode& r);
+  // One try of build(); `*tried_programmatic` set when it added (or tried) a programmatic edge.
   CUresult build_graph(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx,
-                       const StreamFork* fork, bool programmatic_ok);
-  // Whether `r`, right after `before` on one stream, hangs from it by a programmatic edge.
-  static bool programmatic_after(const DriverApi& api, const RecordedNode& before,
-                                 const RecordedNode& r);
+                       const StreamFork* fork, bool programmatic_ok, bool* tried_programmatic);
 
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   bool broken_ = false;
   bool records_events_ = false;
   uint32_t programmatic_edges_ = 0;
-  bool tried_programmatic_ = false;  // the build under way added a programmatic edge
   bool programmatic_refused_ = false;
   CUcontext ctx_ = nullptr;
   const char* failed_call_ = "";

@@ -19,7 +19,7 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       staging_(api, options.staging_bytes),
       own_events_(api),
       program_graphs_(api, &stats_.program_graphs_takeable),
-      submitter_(api, &stats_, &staging_, &own_events_),
+      submitter_(api, &stats_, &staging_, &own_events_, options.programmatic_edges),
       timer_(api),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
