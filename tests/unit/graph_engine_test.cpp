@@ -484,6 +484,44 @@ TEST_F(GraphEngineTest, WithProgrammaticEdgesALaunchThatAllowsItHangsFromTheKern
   EXPECT_EQ(e.stats().launches, e.stats().replayed + e.stats().eager_total());
 }
 
+TEST_F(GraphEngineTest, ADriverThatRefusesAProgrammaticEdgeGetsPlainEdgesFromThenOn) {
+  EngineOptions o = chunks_from_8();
+  o.programmatic_edges = true;
+  GraphEngine e(&api_, o);
+  CUlaunchAttribute pdl{};
+  pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  pdl.value.programmaticStreamSerializationAllowed = 1;
+  auto step = [&](int n) {
+    float a = 0.5f;
+    for (int i = 0; i < 10; ++i) {
+      CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
+      CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+      void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
+      const FunctionInfo* f = i % 2 ? addk_ : scale_;
+      void* pe[] = {scalar, &ye};
+      void* pr[] = {scalar, &yr};
+      const unsigned block = 32 + i % 7;  // no period inside the step
+      ASSERT_EQ(e.launch(engine_launch(Op::LaunchKernelEx, reinterpret_cast<void*>(launch_ex_), f,
+                                       1, block, nullptr, pe, i ? &pdl : nullptr, i ? 1 : 0)),
+                CUDA_SUCCESS);
+      ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), 1, 1, 1, block, 1, 1, 0, nullptr,
+                        pr, nullptr),
+                CUDA_SUCCESS);
+    }
+    read_on(e, n);
+  };
+  // The first graph's first edge is refused: that graph and the next are built with plain edges.
+  standin_inject_failure("cuGraphAddDependencies_v2", 1, CUDA_ERROR_INVALID_VALUE);
+  for (int n = 1; n <= 5; ++n) step(n);
+  const EngineStats& s = e.stats();
+  EXPECT_EQ(s.programmatic_refused, 1u);
+  EXPECT_EQ(s.programmatic_edges, 0u);
+  EXPECT_EQ(s.graphs_built, 2u);
+  EXPECT_EQ(s.graph_failures, 0u);  // nothing went eager for good
+  EXPECT_EQ(s.replayed, 30u);
+  ASSERT_TRUE(e.idle());
+}
+
 TEST_F(GraphEngineTest, LoopsWithoutSyncsAreFoundAsPeriods) {
   // 40 iterations of a 12-launch body with no host read in between: period detection.
   float a = 0.5f;
