@@ -4,11 +4,13 @@
 # applies, with and without the shim, side by side) and prints a short table last.
 #   ./scripts/bench.sh [--parts small,infer,train,ddp] [--workloads a,b] [--chunks N] [--steps N] [--quick]
 #                      [--traces] [--budget SECONDS] [--merge FILE.json ...] [--old] [--reruns]
-#                      [--repeat N]
+#                      [--repeat N] [--confirm N]
 # --old: another commit side by side, in the same lockstep: scripts/old-src.sh COMMIT here
 # writes its source into .oldsrc (carry it with .debs); here it is built into build-old and
 # each "+shim" cell of --arm-variants (run.py; DDP's always) runs once more with it, as
 # "VARIANT+shim:old".
+# --confirm N (run.py; default 2): a shim cell that is slower runs again in new processes, up to N
+# more, while it counts as slower (in at least half of its processes) and --budget lasts.
 # Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls

@@ -525,7 +525,8 @@ class ReportTest(unittest.TestCase):
         text = report.table(doc)
         self.assertIn("cell (no shim, twice)", text)
         _, misses, _ = report.target_rows(doc)
-        self.assertIn(["b", "eager+shim", "not slower (lower quartile <= 0)",
+        self.assertIn(["b", "eager+shim",
+                       "not slower (lower quartile <= 0 in over half of its processes)",
                        "+0.4 % (+0.2 / +0.5); no shim twice: +0.3 % (+0.1 / +0.6)"], misses)
         self.assertTrue(any("eager-rerun" in l and "vs the first run +0.3 %" in l
                             for l in report.cell_lines("b", doc["workloads"]["b"])))
@@ -605,6 +606,67 @@ class ReportTest(unittest.TestCase):
         # Another shape replaces the workload whole: its processes are no processes of this one.
         other = dict(process(1.0, -1.0), steps_per_chunk=40)
         self.assertNotIn("earlier", report.merge_workload(w, other))
+
+    def test_a_cell_in_several_processes_is_slower_where_most_of_them_are(self):
+        ch = lambda q1: {"median": q1 + 1, "q1": q1, "q3": q1 + 2, "pairs": 12}
+        self.assertTrue(report.slower(ch(0.5), []))  # one process: its lower quartile
+        self.assertFalse(report.slower(ch(0.0), []))
+        self.assertFalse(report.slower(None, []))
+        self.assertFalse(report.slower(ch(0.5), [ch(0.5), ch(-1.0), ch(-2.0)]))
+        self.assertTrue(report.slower(ch(0.5), [ch(0.5), ch(1.0), ch(-2.0)]))
+        self.assertTrue(report.slower(ch(-1.0), [ch(0.5), ch(-1.0)]))  # a tie: still slower
+        # In the targets: the A/A-sized miss of one process, overruled by two others.
+        ok = lambda **kw: dict(status="ok", ms_per_iter=1.0, chunk_ms=[1.0], digest="d", **kw)
+        shim = {"coverage_percent": 100.0, "launches_per_replay": 40.0, "patched_per_replay": 0.0,
+                "launches_per_iter": 40.0}
+        w = None
+        for q1 in (1.6, -0.5, -3.0):
+            w = report.merge_workload(w, {"chunks": 12, "steps_per_chunk": 4, "cells": {
+                "compile": ok(), "compile+shim": ok(vs_without_shim=ch(q1), bitwise=True,
+                                                    shim=shim)}})
+        doc = {"runs": [{"commit": "a"}], "workloads": {"w": w}}
+        self.assertEqual(report.target_rows(doc)[1], [])
+        self.assertEqual(report.process_rows(doc)[1][0][3],
+                         "3 processes: median +0.5 %, slower in 1")
+
+    def test_confirm_runs_a_slower_cell_again_while_it_counts_as_slower(self):
+        import run
+
+        ch = lambda q1: {"median": q1 + 1, "q1": q1, "q3": q1 + 2, "pairs": 12}
+        ok = lambda **kw: dict(status="ok", ms_per_iter=1.0, chunk_ms=[1.0], digest="d", **kw)
+        shim = {"coverage_percent": 100.0, "launches_per_replay": 40.0, "patched_per_replay": 0.0,
+                "launches_per_iter": 40.0}
+
+        def result(q1):
+            return {"chunks": 12, "steps_per_chunk": 4, "cells": {
+                "eager": ok(), "eager+shim": ok(vs_without_shim=ch(-5.0), bitwise=True, shim=shim),
+                "compile": ok(), "compile+shim": ok(vs_without_shim=ch(q1), bitwise=True,
+                                                    shim=shim),
+                "compile+shim:arm": ok(vs_without_shim=ch(9.0), bitwise=True, shim=shim)}}
+
+        class FakeSuite:
+            process = 0
+
+        # (the changes of later processes, --confirm, processes run again)
+        for later, count, expect in (((-1.0, -1.0, 5.0), 3, 2),  # a tie after one; 1 of 3 ends it
+                                     ((2.0, 2.0), 2, 2),  # slower in each: as many as allowed
+                                     ((), 0, 0)):
+            slower_at_end = later[:expect].count(2.0) > 0
+            doc = {"runs": [{}], "workloads": {"w": result(1.0), "fast": result(-1.0)}}
+            self.assertEqual(run.to_confirm(doc["workloads"]["w"]), ["compile"])
+            self.assertEqual(run.to_confirm(doc["workloads"]["fast"]), [])  # an arm is no cell
+            suite, ran, queue = FakeSuite(), [], list(later)
+
+            def run_one(name, only):
+                ran.append((name, only, suite.process))
+                doc["workloads"][name] = report.merge_workload(doc["workloads"][name],
+                                                               result(queue.pop(0)))
+
+            run.confirm(suite, doc, ["w", "fast"], 1, count, run_one, time.monotonic())
+            self.assertEqual(ran, [("w", ["compile"], p) for p in range(1, 1 + expect)])
+            self.assertEqual(len(report.processes(doc["workloads"]["w"], "compile+shim")),
+                             expect + 1 if expect else 0)
+            self.assertEqual(bool(report.target_rows(doc)[1]), slower_at_end or not expect)
 
     def test_cell_lines_name_a_graph_failure(self):
         doc = self.doc()

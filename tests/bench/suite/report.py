@@ -212,14 +212,25 @@ def target_misses(res, c, cell=None, by_nodes=False):
     if c.get("bitwise") is False and res.get("baseline_deterministic") is not False:
         out.append(("bitwise equal", "DIFFERS"))
     ch = c.get("vs_without_shim")
-    if ch and ch["q1"] > 0:
+    seq = processes(res, cell) if cell else []
+    if slower(ch, seq):
         aa = res.get("cells", {}).get(f"{shim_base(cell)}-rerun", {}).get("vs_variant") \
             if cell else None
-        seq = processes(res, cell) if cell else []
-        out.append(("not slower (lower quartile <= 0)",
+        out.append(("not slower (lower quartile <= 0 in over half of its processes)",
                     pct(ch) + (f"; no shim twice: {pct(aa)}" if aa else "") +
                     (f"; {processes_text(seq)}" if seq else "")))
     return out
+
+
+def slower(ch, seq):
+    """Whether a shim cell counts as slower: in one process, where the lower quartile of its
+    change `ch` is above 0; in several (`seq`, processes(): run.py --repeat or --confirm), where
+    it is so in at least half of them. Two processes of one program differ by up to a few
+    percent with the lower quartile above 0 (the A/A reruns), so one process's verdict is
+    checked by others where the budget allows; a tie still counts as slower."""
+    if seq:
+        return 2 * sum(x["q1"] > 0 for x in seq) >= len(seq)
+    return bool(ch) and ch["q1"] > 0
 
 
 def target_rows(doc):

@@ -3,6 +3,7 @@ without the shim, side by side (run by scripts/bench.sh on the GPU machine).
 
     python run.py --build BUILD --out DIR [--parts small,infer,train,ddp] [--workloads a,b]
                   [--chunks N] [--quick] [--traces] [--ddp-nproc N] [--budget S] [--repeat N]
+                  [--confirm N]
 
 Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
@@ -197,7 +198,9 @@ class Suite:
             return [os.path.join(self.build, w.program), *w.program_args] + tail
         return [sys.executable, os.path.join(HERE, "worker.py"), w.name, variant] + tail
 
-    def run_workload(self, name):
+    def run_workload(self, name, only=None):
+        """All cells of workload `name` in one lockstep; `only`: these variants alone (else
+        --variants, else all)."""
         a = self.a
         if name == "ddp":
             return self.run_ddp()
@@ -212,7 +215,7 @@ class Suite:
         chunks = max(4, a.chunks // 2) if a.quick else a.chunks
         groups, meta = {}, {}
         arm_variants = SHIM_PAIRED if a.arm_variants == "all" else a.arm_variants.split(",")
-        only = a.variants.split(",") if a.variants else ()
+        only = only or (a.variants.split(",") if a.variants else ())
         for cell in cells_of(w, a.traces, self.arms, arm_variants, only, a.reruns):
             variant = cell.split("+")[0].replace("-rerun", "")
             shim, arm = shim_base(cell) is not None, cell.partition("+shim:")[2] or None
@@ -398,6 +401,52 @@ def machine_info():
     return info
 
 
+def run_turn(suite, doc, path, name, only=None):
+    """One process of workload `name` (`only`: these variants), merged into `doc` and written
+    to `path` at once, so that a run cut short keeps what it measured."""
+    left = suite.time_left()
+    if left is not None and left < 90:
+        print(f"[{name}] not run: {left:.0f} s left of the --budget", flush=True)
+        return  # a workload of an earlier run keeps its results in the merged file
+    try:
+        res = suite.run_workload(name, only)
+    except Exception as e:  # one broken workload must not stop the others
+        res = {"what": name, "error": f"{type(e).__name__}: {e}"[:300], "cells": {}}
+    res["run"] = len(doc["runs"]) - 1
+    doc["workloads"][name] = report.merge_workload(doc["workloads"].get(name), res)
+    for line in report.cell_lines(name, res):
+        print(line, flush=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+
+
+def to_confirm(res):
+    """The variants of workload result `res` whose shim cell at the default settings counts as
+    slower (report.target_misses: by its processes where it ran in several)."""
+    if not res:
+        return []
+    return sorted({report.variant_of(cell) for cell, c in res.get("cells", {}).items()
+                   if shim_base(cell) is not None and ":" not in cell and
+                   any(t.startswith("not slower") for t, _ in report.target_misses(res, c, cell))})
+
+
+def confirm(suite, doc, names, first, count, run_one, t0):
+    """--confirm: a default shim cell that counts as slower runs again in a new process (its
+    variant's cells only, arms and reruns included), up to `count` more processes, while it
+    still counts as slower. Two processes of one program can differ by a few percent (the A/A
+    reruns: up to +4.1 % with the lower quartile above 0), and the targets then judge the cell
+    by all its processes (report.target_misses)."""
+    for r in range(first, first + count):
+        for name in names:
+            only = to_confirm(doc["workloads"].get(name))
+            if not only:
+                continue
+            suite.process = r
+            print(f"== confirm {name} ({', '.join(only)}): process {r + 1} "
+                  f"({time.monotonic() - t0:.0f} s so far)", flush=True)
+            run_one(name, only)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build", required=True, help="build folder with libpygraph.so")
@@ -431,6 +480,11 @@ def main():
                    help="run every workload this many times, round after round, each time in new "
                         "processes: every cell's change in each process is kept and tabled "
                         "(report.process_rows), since processes of one program differ")
+    p.add_argument("--confirm", type=int, default=2,
+                   help="a shim cell at the default settings that is slower (lower quartile "
+                        "above 0) runs again in a new process, up to this many times, while the "
+                        "budget lasts: the targets judge a cell run in several processes by "
+                        "all of them (0: never)")
     p.add_argument("--budget", type=float,
                    help="seconds for the whole run: no workload starts with less than 90 s left, "
                         "and warm-ups end a minute before it (the device's per-call limit)")
@@ -439,6 +493,8 @@ def main():
         p.error(f"--steps {a.steps}: at least 1 iteration per chunk")
     if a.repeat < 1:
         p.error(f"--repeat {a.repeat}: at least 1")
+    if a.confirm < 0:
+        p.error(f"--confirm {a.confirm}: at least 0")
     for t in a.arm or ():
         try:
             parse_arm(t)
@@ -463,20 +519,9 @@ def main():
         again = f", process {r + 1} of {a.repeat}" if a.repeat > 1 else ""
         print(f"== {k + 1}/{len(turns)} {name}{again} ({time.monotonic() - t0:.0f} s so far)",
               flush=True)
-        left = suite.time_left()
-        if left is not None and left < 90:
-            print(f"[{name}] not run: {left:.0f} s left of the --budget", flush=True)
-            continue  # a workload of an earlier run keeps its results in the merged file
-        try:
-            res = suite.run_workload(name)
-        except Exception as e:  # one broken workload must not stop the others
-            res = {"what": name, "error": f"{type(e).__name__}: {e}"[:300], "cells": {}}
-        res["run"] = len(doc["runs"]) - 1
-        doc["workloads"][name] = report.merge_workload(doc["workloads"].get(name), res)
-        for line in report.cell_lines(name, res):
-            print(line, flush=True)
-        with open(path, "w") as f:  # after every workload: a run cut short keeps what it measured
-            json.dump(doc, f, indent=1)
+        run_turn(suite, doc, path, name)
+    confirm(suite, doc, names, a.repeat, a.confirm,
+            lambda name, only: run_turn(suite, doc, path, name, only), t0)
     suite.memory.close()
     report.write_all(doc, a.out)
     print()
