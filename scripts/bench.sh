@@ -25,6 +25,9 @@
 # BENCH_SHIM_MODE=off (or trace) runs the "+shim" cells in that mode instead of graph mode.
 # BENCH_CUBLAS_CONFIG=kept keeps CUBLAS_WORKSPACE_CONFIG set for the whole run, as every run
 # before session 37 did (torch 2.11 parses it at every cuBLAS call: workloads.py says why).
+# BENCH_PIN=main pins only the thread that runs the steps to the timing core while a cell times,
+# every other thread (the driver's, the shim's watchdog) off it; the default, all, pins them all
+# there (tests/gpu/harness.py, pin_mode).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=/tmp/pygraph-bench

@@ -18,7 +18,7 @@ does the same in C++):
      chunks), write the shim's stats snapshot PREFIX + "warm.json" (pygraph_write_stats,
      present only when libpygraph.so is preloaded);
   5. per chunk, the N untimed ones first: read one byte from the go FIFO, pin every thread to
-     CPU K, synchronize, run S iterations, synchronize, move off CPU K, write one byte to the
+     CPU K (with BENCH_PIN=main the calling thread alone, every other off it), synchronize, run S iterations, synchronize, move off CPU K, write one byte to the
      done FIFO; keep ms per iteration of the timed ones;
   6. write the snapshot PREFIX + "end.json"; 7. write the result JSON.
 Steady-state figures are the end snapshot minus the warm one. With --stats-every-chunk a worker
@@ -90,12 +90,38 @@ def pin_all_threads(core, on_core=True):
             pass  # a thread that just ended
 
 
+PIN_MODES = ("all", "main")
+
+
+def pin_mode():
+    """How a worker pins itself while it times (BENCH_PIN): "all" (the default), every thread of
+    the process on the timing core, as every run before session 39; "main", only the thread
+    that runs the steps, every other thread (the driver's, the shim's watchdog) off it, as a
+    program that is not pinned would give them a CPU of their own."""
+    mode = os.environ.get("BENCH_PIN", "all") or "all"
+    if mode not in PIN_MODES:
+        raise ValueError(f"BENCH_PIN={mode}: one of {', '.join(PIN_MODES)}")
+    return mode
+
+
+def pin_for_chunk(core, mode="all"):
+    """Onto the timing core for a chunk: every thread ("all"), or the calling thread alone with
+    every other off it ("main")."""
+    if mode == "main":
+        pin_all_threads(core, on_core=False)
+        if core >= 0:
+            os.sched_setaffinity(0, {core})  # 0: the calling thread alone
+    else:
+        pin_all_threads(core)
+
+
 def run_chunks(args, step, sync):
     """Steps 2-6 of the protocol around `step()` (one iteration) and `sync()` (a device
     synchronize). Returns ms per iteration of each timed chunk. Without --go/--done the chunks
     run back to back (a plain run). With --warm-chunks N, N untimed chunks come first, each on a
     go as a timed one: the warm snapshot follows them."""
     warm = getattr(args, "warm_chunks", 0)
+    pin = pin_mode()
     pin_all_threads(args.core, on_core=False)
     go = done = None
     if args.go:
@@ -109,7 +135,7 @@ def run_chunks(args, step, sync):
             write_stats(args.stats_prefix + "warm.json")
         if go is not None:
             os.read(go, 1)
-        pin_all_threads(args.core)
+        pin_for_chunk(args.core, pin)
         sync()
         t0 = time.perf_counter()
         for _ in range(args.steps):

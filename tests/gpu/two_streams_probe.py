@@ -41,11 +41,8 @@ FORMS = ("full", "no-record", "reuse", "one-stream")
 def pin(mode, core=3):
     """"all": every thread on CPU `core`, as the suite's lockstep pins a worker while it times
     (harness.pin_all_threads); "main": only the calling thread there, every other off it."""
-    if mode == "all":
-        harness.pin_all_threads(core)
-    elif mode == "main":
-        harness.pin_all_threads(core, on_core=False)
-        os.sched_setaffinity(0, {core})
+    if mode in harness.PIN_MODES:
+        harness.pin_for_chunk(core, mode)
 
 
 def thread_times():

@@ -132,6 +132,19 @@ void pin_all_threads(int core, bool on_core) {
   closedir(d);
 }
 
+// Onto the timing core for a chunk, as harness.pin_for_chunk: every thread, or with
+// BENCH_PIN=main this one alone (sched_setaffinity(0) moves only the caller) and every other
+// off it.
+void pin_for_chunk(int core, bool main_only) {
+  if (!main_only) return pin_all_threads(core, true);
+  pin_all_threads(core, false);
+  if (core < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+}
+
 void put_byte(int fd, char c) {
   ssize_t n;
   while ((n = write(fd, &c, 1)) < 0 && errno == EINTR) {
@@ -228,6 +241,9 @@ int main(int argc, char** argv) {
 
   // 2-3. Off the timing core, ready. O_RDWR: opening a FIFO so never blocks, whoever comes
   // first.
+  const char* pin = std::getenv("BENCH_PIN");
+  const bool main_only = pin && std::strcmp(pin, "main") == 0;
+  if (pin && *pin && !main_only && std::strcmp(pin, "all") != 0) fail("BENCH_PIN", "all or main");
   pin_all_threads(core, false);
   int go = -1, done = -1;
   if (!go_path.empty()) {
@@ -242,7 +258,7 @@ int main(int argc, char** argv) {
   for (int c = -warm_chunks; c < chunks; ++c) {
     if (c == 0) write_stats(prefix, "warm.json");  // after the last sync before timing
     if (go >= 0) get_byte(go);
-    pin_all_threads(core, true);
+    pin_for_chunk(core, main_only);
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a chunk");
     const auto t0 = std::chrono::steady_clock::now();
     for (int k = 0; k < steps; ++k, ++it) shape->step(it, x, y, z, s);

@@ -40,8 +40,9 @@ def run(a):
         task.step()
     task.sync()
     rec = {"workload": a.workload, "variant": a.variant, "chunks": [], "reads": None}
+    pin = harness.pin_mode()
     for _ in range(a.chunks):
-        harness.pin_all_threads(a.core)
+        harness.pin_for_chunk(a.core, pin)
         for _ in range(w.steps):
             task.step()
         task.sync()

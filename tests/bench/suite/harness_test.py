@@ -265,6 +265,50 @@ class SuiteTest(unittest.TestCase):
             self.assertEqual((name, env), ("old", {"LD_PRELOAD": lib, "PYGRAPH_A": "1"}))
 
 
+class PinTest(unittest.TestCase):
+    def test_main_pins_the_calling_thread_alone_and_all_pins_every_thread(self):
+        import threading
+
+        if len(os.sched_getaffinity(0)) < 2 or not os.path.isdir("/proc/self/task"):
+            self.skipTest("needs two CPUs and /proc")
+        core = min(os.sched_getaffinity(0))
+        before = os.sched_getaffinity(0)
+        stop, ready, tid = threading.Event(), threading.Event(), []
+
+        def other():
+            tid.append(threading.get_native_id())
+            ready.set()
+            stop.wait()
+
+        th = threading.Thread(target=other)
+        th.start()
+        ready.wait()
+        try:
+            harness.pin_for_chunk(core, "main")
+            self.assertEqual(os.sched_getaffinity(0), {core})
+            self.assertNotIn(core, os.sched_getaffinity(tid[0]))
+            harness.pin_for_chunk(core, "all")
+            self.assertEqual(os.sched_getaffinity(tid[0]), {core})
+        finally:
+            stop.set()
+            th.join()
+            os.sched_setaffinity(0, before)
+
+    def test_the_mode_comes_from_bench_pin_and_a_bad_one_is_refused(self):
+        saved = os.environ.pop("BENCH_PIN", None)
+        try:
+            self.assertEqual(harness.pin_mode(), "all")
+            os.environ["BENCH_PIN"] = "main"
+            self.assertEqual(harness.pin_mode(), "main")
+            os.environ["BENCH_PIN"] = "every"
+            with self.assertRaises(ValueError):
+                harness.pin_mode()
+        finally:
+            os.environ.pop("BENCH_PIN", None)
+            if saved is not None:
+                os.environ["BENCH_PIN"] = saved
+
+
 class FiguresTest(unittest.TestCase):
     def test_pair_change(self):
         ch = harness.pair_change([0.9, 0.8, 0.9, 1.0], [1.0, 1.0, 1.0, 1.0])

@@ -310,6 +310,8 @@ def header(doc):
         # at every cuBLAS call (workloads.cublas_config_read_once): not comparable with later.
         if r.get("cublas_config", "kept") == "kept":
             s += ", CUBLAS_WORKSPACE_CONFIG kept"
+        if r.get("pin", "all") != "all":  # harness.pin_mode: the main thread alone pinned
+            s += f", pinned: {r['pin']} thread"
         if s not in seen:
             seen.append(s)
     dates = sorted(r.get("date", "")[:10] for r in runs)

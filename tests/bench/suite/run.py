@@ -381,7 +381,9 @@ def machine_info():
             "host": platform.node(), "commit": os.environ.get("BENCH_COMMIT", ""),
             "shim_mode": os.environ.get("BENCH_SHIM_MODE", "graph"),
             # CUBLAS_WORKSPACE_CONFIG for the whole run, or read once (workloads.py)
-            "cublas_config": os.environ.get("BENCH_CUBLAS_CONFIG", "read once")}
+            "cublas_config": os.environ.get("BENCH_CUBLAS_CONFIG", "read once"),
+            # how a worker pins itself while it times (harness.pin_mode)
+            "pin": harness.pin_mode()}
     if not info["commit"] and shutil.which("git"):
         info["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                                         capture_output=True, text=True).stdout.strip()
@@ -495,6 +497,10 @@ def main():
         p.error(f"--repeat {a.repeat}: at least 1")
     if a.confirm < 0:
         p.error(f"--confirm {a.confirm}: at least 0")
+    try:
+        harness.pin_mode()
+    except ValueError as e:
+        p.error(str(e))
     for t in a.arm or ():
         try:
             parse_arm(t)
