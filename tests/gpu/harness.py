@@ -115,9 +115,11 @@ def pin_for_chunk(core, mode="all"):
         pin_all_threads(core)
 
 
-def run_chunks(args, step, sync):
+def run_chunks(args, step, sync, host_ms=None):
     """Steps 2-6 of the protocol around `step()` (one iteration) and `sync()` (a device
-    synchronize). Returns ms per iteration of each timed chunk. Without --go/--done the chunks
+    synchronize). Returns ms per iteration of each timed chunk. A list `host_ms` gets, per timed
+    chunk, the ms per iteration until the last step returned, before the closing synchronize:
+    the host's share (where it is close to the chunk's, the GPU waited for the host). Without --go/--done the chunks
     run back to back (a plain run). With --warm-chunks N, N untimed chunks come first, each on a
     go as a timed one: the warm snapshot follows them."""
     warm = getattr(args, "warm_chunks", 0)
@@ -140,9 +142,12 @@ def run_chunks(args, step, sync):
         t0 = time.perf_counter()
         for _ in range(args.steps):
             step()
+        t_host = time.perf_counter()
         sync()
         if k >= 0:
             chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
+            if host_ms is not None:
+                host_ms.append((t_host - t0) * 1e3 / args.steps)
             if every_chunk:
                 write_stats(chunk_stats_path(args.stats_prefix, k))
         pin_all_threads(args.core, on_core=False)

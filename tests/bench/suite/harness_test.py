@@ -58,8 +58,9 @@ def fake_worker(argv):
             if a.mode == "hang":
                 time.sleep(3600)
 
-    chunk_ms = harness.run_chunks(a, step, sync)
-    harness.write_result(a, chunk_ms, harness.digest([b"same"]))
+    host_ms = []
+    chunk_ms = harness.run_chunks(a, step, sync, host_ms)
+    harness.write_result(a, chunk_ms, harness.digest([b"same"]), host_ms=host_ms)
     return 0
 
 
@@ -130,6 +131,25 @@ class LockstepTest(unittest.TestCase):
             harness.write_stats = saved
         self.assertEqual(written, [("/x/w.warm.json", 2), ("/x/w.end.json", 4)])
 
+    def test_the_hosts_share_of_a_chunk_ends_before_its_closing_sync(self):
+        """A chunk whose closing synchronize waits (a GPU behind the host) has a host share
+        well under its time; one whose steps take the time has a share close to it."""
+        p = argparse.ArgumentParser()
+        harness.add_worker_args(p)
+        a = p.parse_args(["--chunks", "3", "--steps", "2"])
+        calls = []
+        slow_sync = lambda: (calls.append(1), time.sleep(0.02 if len(calls) % 2 == 0 else 0))
+        host = []
+        chunk = harness.run_chunks(a, lambda: time.sleep(0.001), slow_sync, host)
+        self.assertEqual(len(host), 3)
+        for h, c in zip(host, chunk):
+            self.assertGreaterEqual(h, 1.0)  # ms per step: each step sleeps 1 ms
+            self.assertLess(h, c - 5.0)  # the closing sync's 20 ms are not the host's (10 a step)
+        host = []
+        chunk = harness.run_chunks(a, lambda: time.sleep(0.005), lambda: None, host)
+        for h, c in zip(host, chunk):
+            self.assertGreater(h, 0.9 * c)
+
     def test_a_dead_or_hung_worker_is_dropped_and_the_rest_finish(self):
         with tempfile.TemporaryDirectory() as tmp:
             ls = self.start(tmp, ["ok", "die", "hang", "nostart", "ok"], chunk_timeout=2)
@@ -193,6 +213,8 @@ class SuiteTest(unittest.TestCase):
             for name, c in cells.items():
                 self.assertEqual(c["status"], "ok", f"{name}: {c.get('reason')}")
                 self.assertEqual(len(c["chunk_ms"]), 4)
+                self.assertEqual(len(c["host_ms"]), 4)  # the host's share, chunk by chunk
+                self.assertLessEqual(c["host_ms_per_iter"], c["ms_per_iter"])
             self.assertTrue(cells["eager+shim"]["bitwise"])
             self.assertEqual(cells["eager+shim"]["vs_without_shim"]["pairs"], 4)
             # The arm's cell ran with its setting, and only it; it is compared like a shim cell.

@@ -70,6 +70,8 @@ def cell_lines(name, res):
             lines.append(f"  {name:<17} {cell:<18} {s}: {c.get('reason', '')}")
             continue
         parts = [f"{c['ms_per_iter']:.4f} ms"]
+        if "host_ms_per_iter" in c:  # until the last step returned, before the closing sync
+            parts[0] += f" (host {c['host_ms_per_iter']:.4f})"
         if "vs_variant" in c:
             parts.append(f"vs the first run {pct(c['vs_variant'])}")
         elif "vs_without_shim" in c:

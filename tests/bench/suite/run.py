@@ -9,7 +9,8 @@ Per workload, all its cells (variant, with and without the shim) start together 
 and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
 tests/gpu/harness.py): first workloads.WARM_CHUNKS untimed chunks, then
 the timed ones. Per cell: time per iteration (median chunk) and its change against eager
-and against the same variant without the shim (median of chunk pairs, with quartiles), peak GPU
+and against the same variant without the shim (median of chunk pairs, with quartiles), the
+host's share of each chunk (harness.run_chunks; Python workers), peak GPU
 memory of the process, for "+shim" cells the shim's steady-state figures (stats after the untimed
 chunks to the end) and whether the result is bit for bit equal to the same variant without the shim. A cell
 that fails says why in one line; the rest runs on. Writes DIR/results.json (merged into it when it
@@ -256,6 +257,9 @@ class Suite:
             return {"status": "failed", "reason": "no result file: " + workers[0].tail()}
         c = {"status": "ok", "chunk_ms": r["chunk_ms"], "digest": r["digest"],
              "ms_per_iter": statistics.median(r["chunk_ms"])}
+        if r.get("host_ms"):  # the host's share of each chunk (harness.run_chunks)
+            c["host_ms"] = r["host_ms"]
+            c["host_ms_per_iter"] = statistics.median(r["host_ms"])
         if "torch_peak_reserved_mb" in r:
             c["torch_peak_reserved_mb"] = round(r["torch_peak_reserved_mb"], 1)
         mem = [self.memory.peak.get(wk.proc.pid) for wk in workers]

@@ -39,8 +39,9 @@ def main():
         task.step()
     task.sync()
     # Then the untimed chunks (--warm-chunks) and the timed ones, in the lockstep's turns.
-    chunk_ms = harness.run_chunks(a, task.step, task.sync)
-    extra = {}
+    host_ms = []
+    chunk_ms = harness.run_chunks(a, task.step, task.sync, host_ms)
+    extra = {"host_ms": host_ms}
     if a.workload != "cupy-loop":
         import torch
 
