@@ -418,7 +418,8 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   EXPECT_EQ(engine_.stats().replayed, 30u);
   // Built once: 2 chunks (8 + 2 nodes), one cluster attribute each, none for serialization.
   EXPECT_EQ(standin_node_attributes() - node_attrs, 10u);
-  EXPECT_EQ(engine_.stats().programmatic_edges, 0u);  // the option is off by default
+  EXPECT_EQ(engine_.stats().programmatic_edges, 0u);     // the option is off by default
+  EXPECT_EQ(engine_.stats().programmatic_allowed, 10u);  // yet they allow it: counted
 
   CUlaunchAttribute event{};
   event.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;  // no node can record it
@@ -470,6 +471,7 @@ TEST_F(GraphEngineTest, WithProgrammaticEdgesALaunchThatAllowsItHangsFromTheKern
   EXPECT_EQ(e.stats().replayed, 30u);
   // Built once: chunks of 8 (positions 1, 2, 5, 7 after a kernel) and 2 (position 9).
   EXPECT_EQ(e.stats().programmatic_edges, 5u);
+  EXPECT_EQ(e.stats().programmatic_allowed, 5u);  // position 3's attribute does not allow it
   EXPECT_EQ(standin_programmatic_edges(), edges + 5);
   EXPECT_EQ(e.stats().mismatches, 0u);
   // Whether a launch allows it is part of its shape: a step where one does not is another

@@ -83,6 +83,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
   j["graphs"] = {
       {"instantiated", s.graphs_built},
       {"programmatic_edges", s.programmatic_edges},
+      {"programmatic_allowed", s.programmatic_allowed},
       {"programmatic_refused", s.programmatic_refused},
       {"evicted", s.graphs_evicted},
       {"unloaded", s.graphs_unloaded},
