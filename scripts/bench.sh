@@ -10,7 +10,8 @@
 # each "+shim" cell of --arm-variants (run.py; DDP's always) runs once more with it, as
 # "VARIANT+shim:old".
 # --confirm N (run.py; default 2): a shim cell that is slower runs again in new processes, up to N
-# more, while it counts as slower (in at least half of its processes) and --budget lasts.
+# more, while more could change its verdict (slower in at least half of its processes) and
+# --budget lasts.
 # Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls

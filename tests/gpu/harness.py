@@ -97,7 +97,8 @@ def pin_mode():
     """How a worker pins itself while it times (BENCH_PIN): "all" (the default), every thread of
     the process on the timing core, as every run before session 39; "main", only the thread
     that runs the steps, every other thread (the driver's, the shim's watchdog) off it, as a
-    program that is not pinned would give them a CPU of their own."""
+    program that is not pinned would give them a CPU of their own. A thread the stepping thread
+    starts during a chunk begins on the timing core too, until the chunk ends."""
     mode = os.environ.get("BENCH_PIN", "all") or "all"
     if mode not in PIN_MODES:
         raise ValueError(f"BENCH_PIN={mode}: one of {', '.join(PIN_MODES)}")
@@ -110,7 +111,10 @@ def pin_for_chunk(core, mode="all"):
     if mode == "main":
         pin_all_threads(core, on_core=False)
         if core >= 0:
-            os.sched_setaffinity(0, {core})  # 0: the calling thread alone
+            try:
+                os.sched_setaffinity(0, {core})  # 0: the calling thread alone
+            except OSError:
+                pass  # a core outside this process's CPUs: as pin_all_threads, not pinned
     else:
         pin_all_threads(core)
 

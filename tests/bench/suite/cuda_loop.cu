@@ -218,6 +218,10 @@ int main(int argc, char** argv) {
   // The iteration counter is a kernel argument (int): it must not overflow.
   const long long iterations = warmup + static_cast<long long>(warm_chunks + chunks) * steps;
   if (iterations > 2147483647) usage();
+  // How a chunk pins (harness.pin_mode): checked before the warm-up, not after it.
+  const char* pin = std::getenv("BENCH_PIN");
+  const bool main_only = pin && std::strcmp(pin, "main") == 0;
+  if (pin && *pin && !main_only && std::strcmp(pin, "all") != 0) fail("BENCH_PIN", "all or main");
 
   // 1. Buffers, initialised without zeros (a kernel that did not run shows in the digest), and
   // the warm-up.
@@ -241,9 +245,6 @@ int main(int argc, char** argv) {
 
   // 2-3. Off the timing core, ready. O_RDWR: opening a FIFO so never blocks, whoever comes
   // first.
-  const char* pin = std::getenv("BENCH_PIN");
-  const bool main_only = pin && std::strcmp(pin, "main") == 0;
-  if (pin && *pin && !main_only && std::strcmp(pin, "all") != 0) fail("BENCH_PIN", "all or main");
   pin_all_threads(core, false);
   int go = -1, done = -1;
   if (!go_path.empty()) {

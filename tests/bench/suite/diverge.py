@@ -35,12 +35,12 @@ def run(a):
     import workloads
 
     w = workloads.WORKLOADS[a.workload]
+    pin = harness.pin_mode()  # a bad BENCH_PIN before the warm-up, not after it
     task = w.builder(a.variant)
     for _ in range(w.warmup):
         task.step()
     task.sync()
     rec = {"workload": a.workload, "variant": a.variant, "chunks": [], "reads": None}
-    pin = harness.pin_mode()
     for _ in range(a.chunks):
         harness.pin_for_chunk(a.core, pin)
         for _ in range(w.steps):

@@ -712,27 +712,75 @@ class ReportTest(unittest.TestCase):
 
         class FakeSuite:
             process = 0
+            durations = {"w": 30.0}
+            budget_left = None
+
+            def time_left(self):
+                return self.budget_left
 
         # (the changes of later processes, --confirm, processes run again)
         for later, count, expect in (((-1.0, -1.0, 5.0), 3, 2),  # a tie after one; 1 of 3 ends it
-                                     ((2.0, 2.0), 2, 2),  # slower in each: as many as allowed
+                                     ((2.0, 2.0, 2.0), 3, 1),  # 2 of 2: no third can overrule it
+                                     ((-1.0,), 1, 0),  # a tie cannot overrule it: not run
                                      ((), 0, 0)):
-            slower_at_end = later[:expect].count(2.0) > 0
+            slower_at_end = 2 * (1 + later[:expect].count(2.0)) >= 1 + expect
             doc = {"runs": [{}], "workloads": {"w": result(1.0), "fast": result(-1.0)}}
-            self.assertEqual(run.to_confirm(doc["workloads"]["w"]), ["compile"])
-            self.assertEqual(run.to_confirm(doc["workloads"]["fast"]), [])  # an arm is no cell
+            doc["workloads"]["w"]["run"] = 0
+            self.assertEqual(run.to_confirm(doc["workloads"]["w"], 0, 2), ["compile", "eager"])
+            self.assertEqual(run.to_confirm(doc["workloads"]["w"], 1, 2), [])  # an earlier run's
+            self.assertEqual(run.to_confirm(doc["workloads"]["fast"], 0, 2), [])  # an arm: no cell
             suite, ran, queue = FakeSuite(), [], list(later)
 
             def run_one(name, only):
                 ran.append((name, only, suite.process))
                 doc["workloads"][name] = report.merge_workload(doc["workloads"][name],
-                                                               result(queue.pop(0)))
+                                                               dict(result(queue.pop(0)), run=0))
 
             run.confirm(suite, doc, ["w", "fast"], 1, count, run_one, time.monotonic())
-            self.assertEqual(ran, [("w", ["compile"], p) for p in range(1, 1 + expect)])
+            self.assertEqual(ran, [("w", ["compile", "eager"], p) for p in range(1, 1 + expect)])
             self.assertEqual(len(report.processes(doc["workloads"]["w"], "compile+shim")),
                              expect + 1 if expect else 0)
-            self.assertEqual(bool(report.target_rows(doc)[1]), slower_at_end or not expect)
+            self.assertEqual(bool(report.target_rows(doc)[1]), slower_at_end)
+        # No process starts that the budget cannot hold as long as the last one took.
+        suite, ran = FakeSuite(), []
+        suite.budget_left = 100.0
+        doc = {"runs": [{}], "workloads": {"w": dict(result(1.0), run=0)}}
+        run.confirm(suite, doc, ["w"], 1, 2, lambda name, only: ran.append(name), 0)
+        self.assertEqual(ran, [])
+        suite.budget_left = 130.0  # (the process is not merged: one alone cannot overrule it)
+        run.confirm(suite, doc, ["w"], 1, 2, lambda name, only: ran.append(name), 0)
+        self.assertEqual(ran, ["w"])
+
+    def test_a_confirming_process_where_a_cell_failed_is_not_counted(self):
+        import run
+
+        ok = lambda **kw: dict(status="ok", ms_per_iter=1.0, chunk_ms=[1.0], digest="d", **kw)
+        ch = {"median": 2.0, "q1": 1.0, "q3": 3.0, "pairs": 12}
+        first = {"chunks": 12, "steps_per_chunk": 4, "run": 0, "cells": {
+            "compile": ok(), "compile+shim": ok(vs_without_shim=ch, bitwise=True)}}
+        broken = {"chunks": 12, "steps_per_chunk": 4, "cells": {
+            "compile": {"status": "failed", "reason": "warm-up past its deadline"},
+            "compile+shim": ok()}}  # no baseline: no change to judge
+
+        class FakeSuite:
+            process, durations = 1, {}
+
+            def time_left(self):
+                return None
+
+            def run_workload(self, name, only):
+                return broken
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "results.json")
+            doc = {"runs": [{}], "workloads": {"w": first}}
+            run.run_turn(FakeSuite(), doc, path, "w", ["compile"], confirming=True)
+            self.assertIs(doc["workloads"]["w"], first)  # the measured process stays
+            self.assertFalse(os.path.exists(path))
+            self.assertTrue(report.target_rows(doc)[1])  # still slower
+            run.run_turn(FakeSuite(), doc, path, "w", ["compile"])  # a first process is kept
+            self.assertEqual(doc["workloads"]["w"]["cells"]["compile"]["status"], "failed")
+            self.assertTrue(os.path.exists(path))
 
     def test_cell_lines_name_a_graph_failure(self):
         doc = self.doc()

@@ -155,6 +155,7 @@ class Suite:
         self.t0 = time.monotonic()
         self.arms = dict(parse_arm(t) for t in a.arm or ())
         self.process = 0  # which of --repeat's processes of a workload runs: its files' suffix
+        self.durations = {}  # seconds each workload's last process took (--confirm's budget)
 
     def cell_tag(self, cell):
         """A cell's name in file names; a repeated workload's later processes keep their own."""
@@ -407,45 +408,75 @@ def machine_info():
     return info
 
 
-def run_turn(suite, doc, path, name, only=None):
+def run_turn(suite, doc, path, name, only=None, confirming=False):
     """One process of workload `name` (`only`: these variants), merged into `doc` and written
-    to `path` at once, so that a run cut short keeps what it measured."""
+    to `path` at once, so that a run cut short keeps what it measured. `confirming` (--confirm):
+    a process in which a cell failed, or the workload broke, is not merged: the processes
+    before it stay as they were (a failed cell would replace a measured one, and a shim cell
+    without its baseline would count as not slower). Returns the result, or None when not
+    run."""
     left = suite.time_left()
     if left is not None and left < 90:
         print(f"[{name}] not run: {left:.0f} s left of the --budget", flush=True)
-        return  # a workload of an earlier run keeps its results in the merged file
+        return None  # a workload of an earlier run keeps its results in the merged file
+    t0 = time.monotonic()
     try:
         res = suite.run_workload(name, only)
     except Exception as e:  # one broken workload must not stop the others
         res = {"what": name, "error": f"{type(e).__name__}: {e}"[:300], "cells": {}}
+    suite.durations[name] = time.monotonic() - t0
     res["run"] = len(doc["runs"]) - 1
-    doc["workloads"][name] = report.merge_workload(doc["workloads"].get(name), res)
     for line in report.cell_lines(name, res):
         print(line, flush=True)
+    if confirming and (res.get("error") or any(report.status(c) == "FAILED"
+                                               for c in res["cells"].values())):
+        print(f"[{name}] this process is not counted: a cell failed", flush=True)
+        return res
+    doc["workloads"][name] = report.merge_workload(doc["workloads"].get(name), res)
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
+    return res
 
 
-def to_confirm(res):
-    """The variants of workload result `res` whose shim cell at the default settings counts as
-    slower (report.target_misses: by its processes where it ran in several)."""
+def to_confirm(res, run, left):
+    """The variants of workload result `res` (with eager, for the speedups over it) whose shim
+    cell at the default settings, measured in run `run` (not kept from an earlier call), counts
+    as slower (report.slower) and would not with `left` more processes that are not slower."""
     if not res:
         return []
-    return sorted({report.variant_of(cell) for cell, c in res.get("cells", {}).items()
-                   if shim_base(cell) is not None and ":" not in cell and
-                   any(t.startswith("not slower") for t, _ in report.target_misses(res, c, cell))})
+    out = set()
+    for cell, c in res.get("cells", {}).items():
+        if shim_base(cell) is None or ":" in cell or report.status(c) or \
+                c.get("run", res.get("run")) != run:
+            continue
+        seq = report.processes(res, cell) or [c.get("vs_without_shim")]
+        if None in seq or not report.slower(seq[-1], seq if len(seq) > 1 else []):
+            continue
+        if 2 * sum(ch["q1"] > 0 for ch in seq) < len(seq) + left:  # `left` could overrule it
+            out.add(report.variant_of(cell))
+    if out and "eager" in res["cells"]:
+        out.add("eager")
+    return sorted(out)
 
 
 def confirm(suite, doc, names, first, count, run_one, t0):
     """--confirm: a default shim cell that counts as slower runs again in a new process (its
-    variant's cells only, arms and reruns included), up to `count` more processes, while it
-    still counts as slower. Two processes of one program can differ by a few percent (the A/A
-    reruns: up to +4.1 % with the lower quartile above 0), and the targets then judge the cell
-    by all its processes (report.target_misses)."""
+    variant's cells, arms and reruns included, and eager's), up to `count` more processes,
+    while more processes could still change its verdict and the budget holds a process of the
+    workload as long as its last one took. Two processes of one program can differ by a few
+    percent (the A/A reruns: up to +4.1 % with the lower quartile above 0), and the targets
+    judge the cell by all its processes (report.slower; a tie counts as slower, so one more
+    process alone never changes a verdict)."""
+    run = len(doc["runs"]) - 1
     for r in range(first, first + count):
         for name in names:
-            only = to_confirm(doc["workloads"].get(name))
+            only = to_confirm(doc["workloads"].get(name), run, first + count - r)
             if not only:
+                continue
+            left, took = suite.time_left(), suite.durations.get(name, 0)
+            if left is not None and left < 90 + took:
+                print(f"[{name}] not confirmed: {left:.0f} s left of the --budget, its last "
+                      f"process took {took:.0f} s", flush=True)
                 continue
             suite.process = r
             print(f"== confirm {name} ({', '.join(only)}): process {r + 1} "
@@ -488,9 +519,10 @@ def main():
                         "(report.process_rows), since processes of one program differ")
     p.add_argument("--confirm", type=int, default=2,
                    help="a shim cell at the default settings that is slower (lower quartile "
-                        "above 0) runs again in a new process, up to this many times, while the "
-                        "budget lasts: the targets judge a cell run in several processes by "
-                        "all of them (0: never)")
+                        "above 0) runs again in new processes, up to this many, while more could "
+                        "change its verdict and the budget lasts: the targets judge a cell run "
+                        "in several processes by all of them; a tie counts as slower, so it "
+                        "takes 2 to change a verdict (0: never)")
     p.add_argument("--budget", type=float,
                    help="seconds for the whole run: no workload starts with less than 90 s left, "
                         "and warm-ups end a minute before it (the device's per-call limit)")
@@ -531,7 +563,7 @@ def main():
               flush=True)
         run_turn(suite, doc, path, name)
     confirm(suite, doc, names, a.repeat, a.confirm,
-            lambda name, only: run_turn(suite, doc, path, name, only), t0)
+            lambda name, only: run_turn(suite, doc, path, name, only, confirming=True), t0)
     suite.memory.close()
     report.write_all(doc, a.out)
     print()
