@@ -525,6 +525,20 @@ class SectionTest(unittest.TestCase):
         self.assertEqual(table.count("PASS"), 10)  # ctest's row and the section's 9
         self.assertNotIn("FAIL", table)
 
+    def test_steps_past_the_deadline_are_skipped_and_the_table_still_written(self):
+        argv = ["check.py", "--build", os.path.join(self.tmp.name, "build"), "--out",
+                self.tmp.name, "--sections", "decide", "--deadline", "30"]
+        with mock.patch.object(sys, "argv", argv), \
+                mock.patch.object(decide, "Decide", lambda c: fake_decide_with_empty_shim(c)), \
+                redirect_stdout(io.StringIO()) as out:
+            rc = check.main()
+        self.assertEqual(rc, 0, out.getvalue()[-3000:])  # skipped is not failed
+        with open(os.path.join(self.tmp.name, "table.txt")) as f:
+            table = f.read()
+        self.assertEqual(table.count("PASS"), 1)  # ctest's row alone: every step started late
+        self.assertEqual(table.count("SKIP"), 5)
+        self.assertIn("skipped, past the deadline: decide_gpu_bound", table)
+
     def test_a_gpu_bound_slowdown_fails(self):
         rows = self.run_parts("decide_gpu_bound", FAKE_SLOW="resnet50-b64")
         r = rows["decide resnet50-b64: time change with decisions (%, median of chunk pairs)"]
