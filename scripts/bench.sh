@@ -82,7 +82,7 @@ if [[ " ${args[*]} " == *" --traces "* && -x $build/pygraph-analyze ]]; then
 fi
 if [[ -n ${OUT:-} ]]; then
   cp "$out"/results.json "$out"/table.md "$out"/table.txt "$OUT"/ 2>/dev/null || true
-  cp "$out"/speedup.png "$out"/simulate.json "$OUT"/ 2>/dev/null || true
+  cp "$out"/speedup.png "$out"/processes.png "$out"/simulate.json "$OUT"/ 2>/dev/null || true
   tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace*' --exclude='*.go' --exclude='*.done' \
     cells build.log 2>/dev/null || true
   # --traces: the trace-mode cells' traces (and children's, .trace.<pid>), for the analyzer,

@@ -657,6 +657,26 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(misses[0][3], "+4.4 % (+0.6 / +6.4); 3 processes: median +4.4 %, "
                                        "slower in 2")
         self.assertIn("change in each process", report.table(doc))
+        # Its picture: one row for the cell, each process a point; the verdict over them.
+        points = report.process_points(doc)
+        self.assertEqual([(label, [c["median"] for c in seq], s) for label, seq, s in points],
+                         [("two-streams compile+shim", [6.8, -4.4, 4.4], True)])
+        with tempfile.TemporaryDirectory() as d:
+            png = os.path.join(d, "processes.png")
+            try:
+                import matplotlib  # noqa: F401
+                can_draw = True
+            except ImportError:
+                can_draw = False
+            self.assertEqual(report.process_chart(doc, png), can_draw)
+            self.assertEqual(os.path.exists(png), can_draw)
+            if can_draw:
+                with open(png, "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            # No cell in several processes: no picture.
+            one = {"runs": [{}], "workloads": {"w": process(1.0, -1.0)}}
+            self.assertFalse(report.process_chart(one, os.path.join(d, "none.png")))
+            self.assertFalse(os.path.exists(os.path.join(d, "none.png")))
         # Through files (report.py --merge): the processes stay, with their runs.
         with tempfile.TemporaryDirectory() as d:
             paths = []

@@ -377,6 +377,57 @@ def chart(doc, path):
     return True
 
 
+def process_points(doc):
+    """Every cell that ran in several processes (process_rows): (label, its changes first to
+    last, whether it counts as slower over them: slower())."""
+    out = []
+    for name, res in doc["workloads"].items():
+        for cell in res.get("cells", {}):
+            seq = processes(res, cell)
+            if seq:
+                out.append((f"{name} {cell}", seq, slower(seq[-1], seq)))
+    return out
+
+
+def process_chart(doc, path):
+    """The picture of process_rows: each process's change with the shim (median, quartile bar),
+    one row a cell, red where that process was slower; the label says the verdict over all of
+    them. Nothing is written where no cell ran in several processes."""
+    points = process_points(doc)
+    if not points:
+        return False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: no matplotlib, no process chart", file=sys.stderr)
+        return False
+    fig, ax = plt.subplots(figsize=(11, 1.6 + 0.45 * len(points)))
+    for y, (_, seq, _) in enumerate(points):
+        n = len(seq)
+        for k, ch in enumerate(seq):
+            yy = y + (k - (n - 1) / 2) * min(0.15, 0.6 / n)  # processes apart, first on top
+            color = "tab:red" if ch["q1"] > 0 else "tab:blue"
+            ax.plot([ch["q1"], ch["q3"]], [yy, yy], color=color, linewidth=1.5, alpha=0.6)
+            ax.plot([ch["median"]], [yy], "o", color=color, markersize=4)
+    ax.axvline(0.0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(points)))
+    ax.set_yticklabels([f"{label}: {sum(ch['q1'] > 0 for ch in seq)} of {len(seq)} slower, "
+                        f"{'slower' if s else 'not slower'}" for label, seq, s in points],
+                       fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("change with the shim (%): median of chunk pairs, bar from q1 to q3")
+    ax.set_title(f"Cells run in several processes, each process a point (red: slower in it, "
+                 f"q1 > 0);\na cell is slower where at least half of its processes are. "
+                 f"{header(doc)}", fontsize=7, wrap=True)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
 def write_all(doc, out):
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -395,6 +446,7 @@ def write_all(doc, out):
     with open(os.path.join(out, "table.txt"), "w") as f:
         f.write(table(doc) + "\n")
     chart(doc, os.path.join(out, "speedup.png"))
+    process_chart(doc, os.path.join(out, "processes.png"))
 
 
 def variant_of(cell):
