@@ -37,6 +37,15 @@ EngineOptions chunks_from_8() {
   return o;
 }
 
+// The launch attribute that allows (or, `allowed` false, names but does not allow) programmatic
+// stream serialization.
+CUlaunchAttribute programmatic_attr(bool allowed = true) {
+  CUlaunchAttribute a{};
+  a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  a.value.programmaticStreamSerializationAllowed = allowed;
+  return a;
+}
+
 class GraphEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -405,8 +414,7 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   attrs[0].value.clusterDim.x = 1;
   attrs[0].value.clusterDim.y = 1;
   attrs[0].value.clusterDim.z = 1;
-  attrs[1].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;  // dropped
-  attrs[1].value.programmaticStreamSerializationAllowed = 1;
+  attrs[1] = programmatic_attr();  // dropped (the option is off)
   const auto node_attrs = standin_node_attributes();
   float a = 0.5f;
   const bool add[10] = {false, true, true, false, true, false, false, false, true, true};
@@ -435,11 +443,8 @@ TEST_F(GraphEngineTest, WithProgrammaticEdgesALaunchThatAllowsItHangsFromTheKern
   EngineOptions o = chunks_from_8();
   o.programmatic_edges = true;
   GraphEngine e(&api_, o);
-  CUlaunchAttribute pdl{};
-  pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  pdl.value.programmaticStreamSerializationAllowed = 1;
-  CUlaunchAttribute off = pdl;  // present, not allowed: a plain edge
-  off.value.programmaticStreamSerializationAllowed = 0;
+  const CUlaunchAttribute pdl = programmatic_attr();
+  const CUlaunchAttribute off = programmatic_attr(false);  // present, not allowed: a plain edge
   // One launch through `e` with `attr` (if any) and directly.
   auto launch = [&](const FunctionInfo* f, void* scalar, unsigned block,
                     const CUlaunchAttribute* attr) {
@@ -490,9 +495,7 @@ TEST_F(GraphEngineTest, ADriverThatRefusesAProgrammaticEdgeGetsPlainEdgesFromThe
   EngineOptions o = chunks_from_8();
   o.programmatic_edges = true;
   GraphEngine e(&api_, o);
-  CUlaunchAttribute pdl{};
-  pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-  pdl.value.programmaticStreamSerializationAllowed = 1;
+  const CUlaunchAttribute pdl = programmatic_attr();
   auto step = [&](int n) {
     float a = 0.5f;
     for (int i = 0; i < 10; ++i) {

@@ -53,7 +53,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
       n.attrs = w.attrs.data() + p.attrs_offset;
       n.attr_count = l.attr_count;
       n.cooperative = l.op == Op::LaunchCooperativeKernel;
-      const bool allows = n.attr_count && allows_programmatic(n.attrs, n.attr_count);
+      const bool allows = allows_programmatic(n.attrs, n.attr_count);
       programmatic_allowed_ += allows;
       n.programmatic = programmatic_edges_ && allows;
     } else {

@@ -191,7 +191,7 @@ TARGET_COVERAGE = 95.0
 TARGET_PER_REPLAY, TARGET_PER_REPLAY_FROM = 32.0, 50.0
 
 
-def target_misses(res, c, cell=None, by_nodes=False):
+def target_misses(res, c, cell, by_nodes=False):
     """The targets one default shim cell (`cell` of workload result `res`) misses, each as
     (target, figure); a cell that did not run misses them all. A "not slower" miss names the
     change of its variant's rerun (A/A), where one ran. `by_nodes`: launches a replay counts
@@ -214,25 +214,22 @@ def target_misses(res, c, cell=None, by_nodes=False):
     if c.get("bitwise") is False and res.get("baseline_deterministic") is not False:
         out.append(("bitwise equal", "DIFFERS"))
     ch = c.get("vs_without_shim")
-    seq = processes(res, cell) if cell else []
-    if slower(ch, seq):
-        aa = res.get("cells", {}).get(f"{shim_base(cell)}-rerun", {}).get("vs_variant") \
-            if cell else None
+    seq = processes(res, cell)
+    if slower(changes(res, cell)):
+        aa = res.get("cells", {}).get(f"{shim_base(cell)}-rerun", {}).get("vs_variant")
         out.append(("not slower (lower quartile <= 0 in over half of its processes)",
                     pct(ch) + (f"; no shim twice: {pct(aa)}" if aa else "") +
                     (f"; {processes_text(seq)}" if seq else "")))
     return out
 
 
-def slower(ch, seq):
-    """Whether a shim cell counts as slower: in one process, where the lower quartile of its
-    change `ch` is above 0; in several (`seq`, processes(): run.py --repeat or --confirm), where
-    it is so in at least half of them. Two processes of one program differ by up to a few
-    percent with the lower quartile above 0 (the A/A reruns), so one process's verdict is
-    checked by others where the budget allows; a tie still counts as slower."""
-    if seq:
-        return 2 * sum(x["q1"] > 0 for x in seq) >= len(seq)
-    return bool(ch) and ch["q1"] > 0
+def slower(seq):
+    """Whether a shim cell counts as slower by its changes `seq` (changes()): where the lower
+    quartile is above 0 in at least half of its processes (in its one process, where it ran in
+    one). Two processes of one program differ by up to a few percent with the lower quartile
+    above 0 (the A/A reruns), so one process's verdict is checked by others where the budget
+    allows (run.py --repeat, --confirm); a tie still counts as slower."""
+    return bool(seq) and 2 * sum(x["q1"] > 0 for x in seq) >= len(seq)
 
 
 def target_rows(doc):
@@ -385,7 +382,7 @@ def process_points(doc):
         for cell in res.get("cells", {}):
             seq = processes(res, cell)
             if seq:
-                out.append((f"{name} {cell}", seq, slower(seq[-1], seq)))
+                out.append((f"{name} {cell}", seq, slower(seq)))
     return out
 
 
@@ -492,6 +489,16 @@ def change_of(cell, c):
     if shim_base(cell) is not None:
         return c.get("vs_without_shim")
     return c.get("vs_variant") if cell.endswith("-rerun") else None
+
+
+def changes(res, cell):
+    """The changes `cell` is judged by: one a process that ran it (processes()), or its one
+    change; [] where it has none (failed, or no baseline)."""
+    seq = processes(res, cell)
+    if seq:
+        return seq
+    ch = change_of(cell, res.get("cells", {}).get(cell) or {})
+    return [ch] if ch else []
 
 
 def processes(res, cell):

@@ -413,12 +413,11 @@ def run_turn(suite, doc, path, name, only=None, confirming=False):
     to `path` at once, so that a run cut short keeps what it measured. `confirming` (--confirm):
     a process in which a cell failed, or the workload broke, is not merged: the processes
     before it stay as they were (a failed cell would replace a measured one, and a shim cell
-    without its baseline would count as not slower). Returns the result, or None when not
-    run."""
+    without its baseline would count as not slower)."""
     left = suite.time_left()
     if left is not None and left < 90:
         print(f"[{name}] not run: {left:.0f} s left of the --budget", flush=True)
-        return None  # a workload of an earlier run keeps its results in the merged file
+        return  # a workload of an earlier run keeps its results in the merged file
     t0 = time.monotonic()
     try:
         res = suite.run_workload(name, only)
@@ -431,11 +430,10 @@ def run_turn(suite, doc, path, name, only=None, confirming=False):
     if confirming and (res.get("error") or any(report.status(c) == "FAILED"
                                                for c in res["cells"].values())):
         print(f"[{name}] this process is not counted: a cell failed", flush=True)
-        return res
+        return
     doc["workloads"][name] = report.merge_workload(doc["workloads"].get(name), res)
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
-    return res
 
 
 def to_confirm(res, run, left):
@@ -449,10 +447,9 @@ def to_confirm(res, run, left):
         if shim_base(cell) is None or ":" in cell or report.status(c) or \
                 c.get("run", res.get("run")) != run:
             continue
-        seq = report.processes(res, cell) or [c.get("vs_without_shim")]
-        if None in seq or not report.slower(seq[-1], seq if len(seq) > 1 else []):
-            continue
-        if 2 * sum(ch["q1"] > 0 for ch in seq) < len(seq) + left:  # `left` could overrule it
+        seq = report.changes(res, cell)
+        if report.slower(seq) and 2 * sum(ch["q1"] > 0 for ch in seq) < len(seq) + left:
+            # `left` more processes that are not slower could overrule it
             out.add(report.variant_of(cell))
     if out and "eager" in res["cells"]:
         out.add("eager")
