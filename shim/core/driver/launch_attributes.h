@@ -42,14 +42,16 @@ constexpr AttrUse attr_use(CUlaunchAttributeID id) {
 
 // Whether a launch with these attributes may start before the kernel before it on its stream
 // ends (programmatic stream serialization allowed): what a programmatic edge says in a graph.
+// The driver's documentation does not say which of two such attributes in one launch counts:
+// allowed only where one allows it and none forbids it (a plain edge is always correct).
 inline bool allows_programmatic(const CUlaunchAttribute* attrs, uint32_t count) {
+  bool allowed = false;
   for (uint32_t i = 0; i < count; ++i) {
-    if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
-        attrs[i].value.programmaticStreamSerializationAllowed) {
-      return true;
-    }
+    if (attrs[i].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) continue;
+    if (!attrs[i].value.programmaticStreamSerializationAllowed) return false;
+    allowed = true;
   }
-  return false;
+  return allowed;
 }
 
 }  // namespace pygraph
