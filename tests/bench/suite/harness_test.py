@@ -763,11 +763,16 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(bool(report.target_rows(doc)[1]), slower_at_end)
         # No process starts that the budget cannot hold as long as the last one took.
         suite, ran = FakeSuite(), []
-        suite.budget_left = 100.0
+        suite.budget_left = 80.0  # under the 90 s any process needs (run_turn)
         doc = {"runs": [{}], "workloads": {"w": dict(result(1.0), run=0)}}
         run.confirm(suite, doc, ["w"], 1, 2, lambda name, only: ran.append(name), 0)
         self.assertEqual(ran, [])
-        suite.budget_left = 130.0  # (the process is not merged: one alone cannot overrule it)
+        suite.durations = {"w": 150.0}  # a long last process
+        suite.budget_left = 130.0
+        run.confirm(suite, doc, ["w"], 1, 2, lambda name, only: ran.append(name), 0)
+        self.assertEqual(ran, [])
+        suite.durations = {"w": 30.0}
+        suite.budget_left = 100.0  # (the process is not merged: one alone cannot overrule it)
         run.confirm(suite, doc, ["w"], 1, 2, lambda name, only: ran.append(name), 0)
         self.assertEqual(ran, ["w"])
 
