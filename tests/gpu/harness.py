@@ -417,6 +417,11 @@ def stats_delta(end, warm):
     known = _get(end, ("graphs", "sequences_known"))  # a level, not a count: the end's
     if known is not None:
         d["sequences_known"] = known
+    # Counted once per graph built, mostly while warming up: the whole run's, not the delta
+    # (whether the programmatic_edges option has anything to keep in this cell; session 39 on).
+    prog = {k: _get(end, ("graphs", "programmatic_" + k)) for k in ("allowed", "edges", "refused")}
+    if all(isinstance(v, int) for v in prog.values()):
+        d["programmatic"] = prog
     return d
 
 

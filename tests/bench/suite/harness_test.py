@@ -358,6 +358,8 @@ class FiguresTest(unittest.TestCase):
         end = {"launches": {"seen_by_engine": 1100, "replayed_in_graphs": 1000, "eager": 100},
                "graphs": {"replays": 24, "patched_nodes": 48, "sequences_disabled": 1,
                           "last_failure": "cuGraphLaunch failed (CUresult 719)",
+                          "programmatic_allowed": 7, "programmatic_edges": 2,
+                          "programmatic_refused": 0,
                           "pause_cuts": 30, "pause_places": 3, "pause_light": 2,
                           "pause_weighing": 1, "pause_unweighed": 0},
                "flushes": {"by_reason": {"cuStreamSynchronize": 15, "stall": 2}},
@@ -383,6 +385,9 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(d["graphs"]["pause_cuts"], 30)
         self.assertEqual(d["pauses"], {"places": 3, "light": 2, "weighing": 1, "unweighed": 0})
         self.assertNotIn("pauses", harness.stats_delta(warm, None))  # stats before session 16
+        # Counted per graph built, in warm-up too: the end's, as it is.
+        self.assertEqual(d["programmatic"], {"allowed": 7, "edges": 2, "refused": 0})
+        self.assertNotIn("programmatic", harness.stats_delta(warm, None))  # before session 39
         # The first sequence with a whole weighed round gives the GPU's time and idle time in
         # one (stats before session 35 have neither).
         rounds = [{"whole": 0, "gpu_us": 0.0, "idle_us": 0.0},
@@ -826,6 +831,18 @@ class ReportTest(unittest.TestCase):
         lines = report.cell_lines("a", doc["workloads"]["a"])
         self.assertTrue(any("pauses 3 cut (40 cuts), 2 light, 1 weighing, 0 unweighed" in l
                             for l in lines), lines)
+
+    def test_cell_lines_tell_programmatic_nodes_where_there_are_some(self):
+        doc = self.doc()
+        cells = doc["workloads"]["a"]["cells"]
+        cells["eager+shim"]["shim"] = dict(cells["eager+shim"]["shim"],
+                                           programmatic={"allowed": 46, "edges": 0, "refused": 0})
+        lines = report.cell_lines("a", doc["workloads"]["a"])
+        self.assertTrue(any("programmatic: 46 nodes allow, 0 edges, 0 refused" in l
+                            for l in lines), lines)
+        cells["eager+shim"]["shim"]["programmatic"] = {"allowed": 0, "edges": 0, "refused": 0}
+        self.assertFalse(any("programmatic" in l
+                             for l in report.cell_lines("a", doc["workloads"]["a"])))
 
 
 class SimulateCheckTest(unittest.TestCase):

@@ -84,6 +84,10 @@ def cell_lines(name, res):
                          f"{d['patched_per_replay']:.1f} patched/replay")
             if d.get("pauses"):
                 parts.append(pauses_text(d["pauses"], d["graphs"].get("pause_cuts", 0)))
+            prog = d.get("programmatic") or {}
+            if prog.get("allowed") or prog.get("edges"):  # where the option could do something
+                parts.append(f"programmatic: {prog['allowed']} nodes allow, "
+                             f"{prog['edges']} edges, {prog['refused']} refused")
         if "bitwise" in c:
             parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
         if (c.get("shim") or {}).get("last_graph_failure"):
