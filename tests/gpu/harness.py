@@ -410,9 +410,15 @@ def stats_delta(end, warm):
         splits = _get(end, ("graphs", "tail_splits"))  # a level too (session 23 on)
         if isinstance(splits, int):
             pauses["tail_splits"] = splits
-        r = weighed_round(end)
-        if r:
+        q = weighed_pauses(end)
+        if q:
+            r = q["rounds"]
             pauses["round_gpu_us"], pauses["round_idle_us"] = r["gpu_us"], r["idle_us"]
+            # Where its chunks are cut, and its last whole round's chunks (session 40 on):
+            # why it replays as many graphs an occurrence as it does.
+            for k in ("split", "cuts", "last_round"):
+                if k in q:
+                    pauses[k] = q[k]
         d["pauses"] = pauses
     known = _get(end, ("graphs", "sequences_known"))  # a level, not a count: the end's
     if known is not None:
@@ -425,17 +431,24 @@ def stats_delta(end, warm):
     return d
 
 
-def weighed_round(stats):
-    """The GPU's time and idle time in a whole weighed round (`whole`, `gpu_us`, `idle_us`) of
-    the first sequence of a stats document that has one (the most launches first;
-    decisions.sequences[].pauses.rounds, session 35 on), or None: whether its GPU waited for the
-    host between the chunks of a step."""
+def weighed_pauses(stats):
+    """The pauses (decisions.sequences[].pauses) of the first sequence of a stats document that
+    has a whole weighed round (the most launches first; session 35 on), or None."""
     seqs = _get(stats, ("decisions", "sequences"))
     for q in seqs if isinstance(seqs, list) else []:
-        r = (q.get("pauses") or {}).get("rounds") or {} if isinstance(q, dict) else {}
-        if r.get("whole") and "idle_us" in r:
-            return r
+        p = (q.get("pauses") or {}) if isinstance(q, dict) else {}
+        r = p.get("rounds") or {} if isinstance(p, dict) else {}
+        if isinstance(r, dict) and r.get("whole") and "idle_us" in r:
+            return p
     return None
+
+
+def weighed_round(stats):
+    """The GPU's time and idle time in a whole weighed round (`whole`, `gpu_us`, `idle_us`) of
+    the first sequence that has one (weighed_pauses), or None: whether its GPU waited for the
+    host between the chunks of a step."""
+    p = weighed_pauses(stats)
+    return p["rounds"] if p else None
 
 
 def read_json(path):

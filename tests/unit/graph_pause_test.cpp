@@ -219,6 +219,19 @@ TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
   EXPECT_DOUBLE_EQ(rounds["gpu_us"].get<double>(),
                    double(seqs[0].rounds.gpu_ns) / 1e3 / seqs[0].rounds.whole);
   EXPECT_GT(rounds["idle_us"].get<double>(), 2 * rounds["gpu_us"].get<double>());
+  // Its last whole round's chunks, in order, each with its GPU time; no cut is left.
+  const nlohmann::json& pauses = doc["decisions"]["sequences"][0]["pauses"];
+  EXPECT_TRUE(pauses["cuts"].empty());
+  const nlohmann::json& last = pauses["last_round"];
+  ASSERT_FALSE(last.empty());
+  ASSERT_EQ(last.size(), seqs[0].last_round.size());
+  double gpu_us = 0;
+  for (size_t k = 0; k < last.size(); ++k) {
+    EXPECT_LT(last[k]["start"].get<uint32_t>(), last[k]["end"].get<uint32_t>()) << k;
+    if (k) EXPECT_EQ(last[k]["start"], last[k - 1]["end"]) << k;
+    gpu_us += last[k]["gpu_us"].get<double>();
+  }
+  EXPECT_GT(gpu_us, 0.0);
   const double dropped_lpr = seqs[0].launches_per_replay;  // learning and weighing included
   make_engine(200'000, 100'000, 0);
   EXPECT_EQ(run(120, 1'000'000, 40, 2'000'000), 40);
@@ -226,6 +239,7 @@ TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
   seqs = engine_->sequence_stats(1);
   ASSERT_EQ(seqs.size(), 1u);
   EXPECT_EQ(seqs[0].pauses_cutting, 1u);
+  EXPECT_EQ(seqs[0].cuts.size(), 1u);            // the pause that still cuts
   EXPECT_LE(seqs[0].launches_per_replay, 10.0);  // an iteration a chunk at most
   EXPECT_GT(seqs[0].replays, 80u);
   EXPECT_GT(dropped_lpr, 2 * seqs[0].launches_per_replay);

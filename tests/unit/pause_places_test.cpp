@@ -503,6 +503,34 @@ TEST(PausePlaces, TheLatestPlaceThatFitsSplitsAndTheChunksAfterItEndAsBefore) {
   }
 }
 
+TEST(PausePlaces, TheStatsSeeTheLastWholeRoundAndTheCuts) {
+  // As above, the last round's GPU times differing: its chunks in the order of their
+  // positions, whatever order their times came in, and the cuts the weighing chose.
+  PausePlaces p = plain_segment(2);
+  EXPECT_TRUE(p.last_round().empty());
+  EXPECT_TRUE(p.cut_places().empty());
+  const std::vector<Chunk> chunks{
+      {0, 2, 10'000}, {2, 4, 10'000, 0}, {4, 7, 10'000, 200'000}, {7, 10, 10'000, 20'000}};
+  weigh(p, 10, chunks, 1);
+  p.occurrence(true);
+  std::vector<uint32_t> rounds;
+  for (const Chunk& c : chunks) rounds.push_back(p.round(c.start, c.end));
+  for (size_t k = chunks.size(); k-- > 0;) {  // answered last to first
+    const Chunk& c = chunks[k];
+    p.weighed({rounds[k], uint32_t(c.start), uint32_t(c.end), c.gpu_ns + k, c.idle_ns});
+  }
+  p.ended();
+  ASSERT_FALSE(p.weighing());
+  ASSERT_EQ(p.last_round().size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(p.last_round()[k].start, chunks[k].start) << k;
+    EXPECT_EQ(p.last_round()[k].end, chunks[k].end) << k;
+    EXPECT_EQ(p.last_round()[k].gpu_ns, chunks[k].gpu_ns + k) << k;
+    EXPECT_EQ(p.last_round()[k].idle_ns, chunks[k].idle_ns) << k;
+  }
+  EXPECT_EQ(p.cut_places(), (std::vector<uint32_t>{4, 7}));
+}
+
 TEST(PausePlaces, ASplitThatMergesNoChunkIsNone) {
   // Only the place after the first chunk fits: the chunks would be the same.
   const std::vector<Chunk> round{{0, 2, 10'000}, {2, 6, 20'000, 30'000}, {6, 10, 10'000, 0}};

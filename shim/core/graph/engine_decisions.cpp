@@ -168,6 +168,8 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     s.pauses_dropped = pauses.light();
     s.split = pauses.split();
     s.rounds = pauses.rounds();
+    s.cuts = pauses.cut_places();
+    s.last_round = pauses.last_round();
     if (plan.disabled) {
       s.verdict = "eager";
       s.source = "disabled";

@@ -141,6 +141,18 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     const auto per_round = [&q](uint64_t ns) {
       return q.rounds.whole ? double(ns) / 1e3 / q.rounds.whole : 0.0;
     };
+    // Its last whole round's chunks: positions, GPU time and the idle time before each (null:
+    // not measured), in microseconds.
+    ordered_json last_round = ordered_json::array();
+    for (const PausePlaces::Timed& t : q.last_round) {
+      const auto us = [](uint64_t ns) {
+        return ns == ~0ull ? ordered_json(nullptr) : ordered_json(double(ns) / 1e3);
+      };
+      last_round.push_back({{"start", t.start},
+                            {"end", t.end},
+                            {"gpu_us", us(t.gpu_ns)},
+                            {"idle_us", us(t.idle_ns)}});
+    }
     list.push_back({{"signature", text_or_null(q.signature)},
                     {"first_kernel", text_or_null(q.first_kernel)},
                     {"verdict", q.verdict},
@@ -157,6 +169,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                       {"cutting", q.pauses_cutting},
                       {"dropped", q.pauses_dropped},
                       {"split", q.split},
+                      {"cuts", q.cuts},
+                      {"last_round", last_round},
                       {"rounds",
                        {{"whole", q.rounds.whole},
                         {"untimed", q.rounds.untimed},

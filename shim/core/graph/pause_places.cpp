@@ -19,6 +19,7 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
                         uint32_t idle_ratio, PauseCounts* counts) {
   counts_ = counts;
   idle_ratio_ = idle_ratio;
+  last_round_.clear();
   learning_ = threshold_ns > 0 && length > (wraps ? 0 : 1);
   if (!learning_) return;
   threshold_ns_ = threshold_ns;
@@ -164,6 +165,7 @@ void PausePlaces::take(uint32_t round) {
   std::sort(timed_.begin(), first,
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
+  last_round_.assign(timed_.begin(), first);
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
   // The GPU's idle time in the round (where measured: the gap before its first chunk is not,
   // and counts nothing), and its work. A segment's is spent down chunk by chunk below; a loop
@@ -357,6 +359,14 @@ void PausePlaces::reweigh_after_split(const std::vector<uint8_t>& learned) {
       ++light_;
     }
   }
+}
+
+std::vector<uint32_t> PausePlaces::cut_places() const {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < pauses_.size(); ++i) {
+    if (pauses_[i]) out.push_back(uint32_t(i));
+  }
+  return out;
 }
 
 bool PausePlaces::cuts_for(size_t place, uint64_t waiting, bool keeps_up) const {

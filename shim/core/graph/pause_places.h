@@ -154,6 +154,12 @@ class PausePlaces {
     uint64_t gpu_ns = 0, idle_ns = 0;
   };
   const RoundCounts& rounds() const { return round_counts_; }
+  // For the stats, what the weighing saw and chose: the chunks of its last whole round, in the
+  // order of their positions (their GPU time, and the GPU's idle time before each; ~0: not
+  // measured), and the places where a chunk now goes out before it is full (a pause or a split's
+  // cut). Both tell why a settled sequence replays as many graphs an occurrence as it does.
+  const std::vector<Timed>& last_round() const { return last_round_; }
+  std::vector<uint32_t> cut_places() const;
 
  private:
   void finish();
@@ -211,6 +217,7 @@ class PausePlaces {
     bool counted = false;  // in round_counts_ (a spoiled round settles before its end too)
   };
   RoundCounts round_counts_;
+  std::vector<Timed> last_round_;  // kept after weighing, for the stats
   Round rounds_[kWeighRounds + 1];
   std::vector<Timed> timed_;  // of the rounds not complete yet, as they came
   uint32_t begun_ = 0;        // rounds begun

@@ -396,6 +396,15 @@ class FiguresTest(unittest.TestCase):
         end["decisions"] = {"sequences": [{"pauses": {"rounds": r}} for r in rounds] + [{}]}
         p = harness.stats_delta(end, warm)["pauses"]
         self.assertEqual((p["round_gpu_us"], p["round_idle_us"]), (800.0, 120.5))
+        self.assertNotIn("cuts", p)  # stats before session 40
+        # Its cuts and last whole round come along: why it replays as it does.
+        chunks = [{"start": 0, "end": 30, "gpu_us": 150.0, "idle_us": None},
+                  {"start": 30, "end": 71, "gpu_us": 250.0, "idle_us": 900.0}]
+        end["decisions"]["sequences"][1]["pauses"].update(split=30, cuts=[30], last_round=chunks)
+        p = harness.stats_delta(end, warm)["pauses"]
+        self.assertEqual((p["split"], p["cuts"], p["last_round"]), (30, [30], chunks))
+        for k in ("split", "cuts", "last_round"):
+            del end["decisions"]["sequences"][1]["pauses"][k]
         end["decisions"]["sequences"][1]["pauses"]["rounds"] = {"whole": 2}  # no figures
         p = harness.stats_delta(end, warm)["pauses"]
         self.assertEqual((p["round_gpu_us"], p["round_idle_us"]), (10.0, 1.0))
@@ -407,6 +416,10 @@ class FiguresTest(unittest.TestCase):
         del p["round_gpu_us"], p["round_idle_us"]
         self.assertEqual(report.pauses_text(p, 30),
                          "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed")
+        self.assertEqual(report.pauses_text(dict(p, cuts=[30, 62]), 30),
+                         "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed; cut at 30, 62")
+        self.assertTrue(report.pauses_text(dict(p, cuts=list(range(10))), 30).endswith(
+            "cut at 0, 1, 2, 3, 4, 5, 6, 7, …"))
 
 
 class CublasConfigTest(unittest.TestCase):
