@@ -165,7 +165,7 @@ void PausePlaces::take(uint32_t round) {
   std::sort(timed_.begin(), first,
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
-  last_round_.assign(timed_.begin(), first);
+  if (chunks) last_round_.assign(timed_.begin(), first);
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
   // The GPU's idle time in the round (where measured: the gap before its first chunk is not,
   // and counts nothing), and its work. A segment's is spent down chunk by chunk below; a loop

@@ -156,8 +156,9 @@ class PausePlaces {
   const RoundCounts& rounds() const { return round_counts_; }
   // For the stats, what the weighing saw and chose: the chunks of its last whole round, in the
   // order of their positions (their GPU time, and the GPU's idle time before each; ~0: not
-  // measured), and the places where a chunk now goes out before it is full (a pause or a split's
-  // cut). Both tell why a settled sequence replays as many graphs an occurrence as it does.
+  // measured), and the places where a chunk now goes out at a pause or a split's cut before it
+  // is full (chunks also end at their size and at flushes). Both tell why a settled split
+  // sequence replays as many graphs an occurrence as it does.
   const std::vector<Timed>& last_round() const { return last_round_; }
   std::vector<uint32_t> cut_places() const;
 

@@ -417,9 +417,9 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(report.pauses_text(p, 30),
                          "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed")
         self.assertEqual(report.pauses_text(dict(p, cuts=[30, 62]), 30),
-                         "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed; cut at 30, 62")
+                         "pauses 3 cut (30 cuts), 2 light, 1 weighing, 0 unweighed; cuts before places 30, 62")
         self.assertTrue(report.pauses_text(dict(p, cuts=list(range(10))), 30).endswith(
-            "cut at 0, 1, 2, 3, 4, 5, 6, 7, …"))
+            "cuts before places 0, 1, 2, 3, 4, 5, 6, 7, …"))
 
 
 class CublasConfigTest(unittest.TestCase):

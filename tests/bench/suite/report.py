@@ -109,8 +109,8 @@ def pauses_text(p, cuts):
     if "round_idle_us" in p:
         text += (f"; GPU idle {p['round_idle_us']:.0f} of "
                  f"{p['round_gpu_us'] + p['round_idle_us']:.0f} us a weighed round")
-    if p.get("cuts"):  # the main sequence's: where its occurrences' chunks go out
-        text += "; cut at " + ", ".join(str(c) for c in p["cuts"][:8])
+    if p.get("cuts"):  # of the first sequence with a whole weighed round (most launches first)
+        text += "; cuts before places " + ", ".join(str(c) for c in p["cuts"][:8])
         text += ", …" if len(p["cuts"]) > 8 else ""
     return text
 
