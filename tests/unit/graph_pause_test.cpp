@@ -228,7 +228,9 @@ TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
   double gpu_us = 0;
   for (size_t k = 0; k < last.size(); ++k) {
     EXPECT_LT(last[k]["start"].get<uint32_t>(), last[k]["end"].get<uint32_t>()) << k;
-    if (k) EXPECT_EQ(last[k]["start"], last[k - 1]["end"]) << k;
+    if (k) {
+      EXPECT_EQ(last[k]["start"], last[k - 1]["end"]) << k;
+    }
     gpu_us += last[k]["gpu_us"].get<double>();
   }
   EXPECT_GT(gpu_us, 0.0);

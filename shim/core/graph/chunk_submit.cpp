@@ -29,7 +29,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
   nodes_.clear();
   uint64_t& memops = memops_;
   uint64_t& events = events_recorded_;
-  memops = events = program_graphs_ = program_graph_nodes_ = programmatic_allowed_ = 0;
+  memops = events = program_graphs_ = program_graph_nodes_ = 0;
   for (const Pending& p : w.pending) {
     if (p.kind == NodeKind::kEventWait) continue;  // an edge (stream_fork.h)
     RecordedNode n;
@@ -53,9 +53,7 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
       n.attrs = w.attrs.data() + p.attrs_offset;
       n.attr_count = l.attr_count;
       n.cooperative = l.op == Op::LaunchCooperativeKernel;
-      const bool allows = allows_programmatic(n.attrs, n.attr_count);
-      programmatic_allowed_ += allows;
-      n.programmatic = programmatic_edges_ && allows;
+      n.programmatic = programmatic_edges_ && allows_programmatic(n.attrs, n.attr_count);
     } else {
       n.dst = p.memop.dst;
       n.src = p.memop.src;
@@ -101,7 +99,11 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
       if (r == CUDA_SUCCESS) {
         ++stats_->graphs_built;
         stats_->programmatic_edges += graph->programmatic_edges();
-        stats_->programmatic_allowed += programmatic_allowed_;
+        // Counted once per graph built, not per replay: the option off, nothing else asks.
+        for (const RecordedNode& n : nodes_) {
+          stats_->programmatic_allowed +=
+              n.kind == NodeKind::kKernel && allows_programmatic(n.attrs, n.attr_count);
+        }
         if (graph->records_events() && std::find(event_sequences_.begin(), event_sequences_.end(),
                                                  sequence) == event_sequences_.end()) {
           event_sequences_.push_back(sequence);

@@ -164,8 +164,7 @@ class ChunkSubmitter {
   // steady state.
   std::vector<RecordedNode> nodes_;
   uint64_t memops_ = 0, events_recorded_ = 0, program_graphs_ = 0;
-  uint64_t programmatic_allowed_ = 0;  // kernel nodes whose launches allow it (EngineStats)
-  uint64_t program_graph_nodes_ = 0;   // their weights (ProgramGraphs::Entry::weight)
+  uint64_t program_graph_nodes_ = 0;  // their weights (ProgramGraphs::Entry::weight)
   std::vector<void*> param_ptrs_;
 };
 

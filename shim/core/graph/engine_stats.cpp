@@ -143,11 +143,11 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     };
     // Its last whole round's chunks: positions, GPU time and the idle time before each (null:
     // not measured), in microseconds.
+    const auto us = [](uint64_t ns) {
+      return ns == ~0ull ? ordered_json(nullptr) : ordered_json(double(ns) / 1e3);
+    };
     ordered_json last_round = ordered_json::array();
     for (const PausePlaces::Timed& t : q.last_round) {
-      const auto us = [](uint64_t ns) {
-        return ns == ~0ull ? ordered_json(nullptr) : ordered_json(double(ns) / 1e3);
-      };
       last_round.push_back({{"start", t.start},
                             {"end", t.end},
                             {"gpu_us", us(t.gpu_ns)},

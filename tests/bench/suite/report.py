@@ -236,7 +236,12 @@ def slower(seq):
     one). Two processes of one program differ by up to a few percent with the lower quartile
     above 0 (the A/A reruns), so one process's verdict is checked by others where the budget
     allows (run.py --repeat, --confirm); a tie still counts as slower."""
-    return bool(seq) and 2 * sum(x["q1"] > 0 for x in seq) >= len(seq)
+    return bool(seq) and 2 * slower_in(seq) >= len(seq)
+
+
+def slower_in(seq):
+    """In how many of the changes `seq` the lower quartile is above 0 (that process slower)."""
+    return sum(ch["q1"] > 0 for ch in seq)
 
 
 def target_rows(doc):
@@ -384,13 +389,7 @@ def chart(doc, path):
 def process_points(doc):
     """Every cell that ran in several processes (process_rows): (label, its changes first to
     last, whether it counts as slower over them: slower())."""
-    out = []
-    for name, res in doc["workloads"].items():
-        for cell in res.get("cells", {}):
-            seq = processes(res, cell)
-            if seq:
-                out.append((f"{name} {cell}", seq, slower(seq)))
-    return out
+    return [(f"{name} {cell}", seq, slower(seq)) for name, cell, seq in multi_process_cells(doc)]
 
 
 def process_chart(doc, path):
@@ -418,7 +417,7 @@ def process_chart(doc, path):
             ax.plot([ch["median"]], [yy], "o", color=color, markersize=4)
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(points)))
-    ax.set_yticklabels([f"{label}: {sum(ch['q1'] > 0 for ch in seq)} of {len(seq)} slower, "
+    ax.set_yticklabels([f"{label}: {slower_in(seq)} of {len(seq)} slower, "
                         f"{'slower' if s else 'not slower'}" for label, seq, s in points],
                        fontsize=8)
     ax.invert_yaxis()
@@ -523,21 +522,25 @@ def processes_text(seq):
     """Several processes' changes: the median of their medians and how many were slower by
     their quartiles."""
     mid = statistics.median(ch["median"] for ch in seq)
-    slower = sum(ch["q1"] > 0 for ch in seq)
-    return f"{len(seq)} processes: median {mid:+.1f} %, slower in {slower}"
+    return f"{len(seq)} processes: median {mid:+.1f} %, slower in {slower_in(seq)}"
 
 
 def process_rows(doc):
     """Every cell that ran in several processes of one shape: each process's change (median),
     first to last, the median of them and in how many the cell was slower by its quartiles."""
-    rows = []
+    rows = [[name, cell, ", ".join(f"{ch['median']:+.1f}" for ch in seq), processes_text(seq)]
+            for name, cell, seq in multi_process_cells(doc)]
+    return ["workload", "cell", "change in each process (%, first to last)", "together"], rows
+
+
+def multi_process_cells(doc):
+    """(workload, cell, its changes first to last: processes()) of every cell that ran in
+    several processes of one shape."""
     for name, res in doc["workloads"].items():
         for cell in res.get("cells", {}):
             seq = processes(res, cell)
             if seq:
-                rows.append([name, cell, ", ".join(f"{ch['median']:+.1f}" for ch in seq),
-                             processes_text(seq)])
-    return ["workload", "cell", "change in each process (%, first to last)", "together"], rows
+                yield name, cell, seq
 
 
 def merge(paths):

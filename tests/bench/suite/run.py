@@ -77,6 +77,9 @@ def parse_arm(text):
         env[var] = value
     return name, env
 TIMING_CORE = 3
+# Under --budget, the least time left in which a workload's process starts (a device call's
+# limit is near: a process needs its warm-up and a minute of timed chunks).
+MIN_PROCESS_S = 90
 DDP_WHAT = "DDP training of a small transformer under torchrun, one GPU per rank"
 
 
@@ -415,7 +418,7 @@ def run_turn(suite, doc, path, name, only=None, confirming=False):
     before it stay as they were (a failed cell would replace a measured one, and a shim cell
     without its baseline would count as not slower)."""
     left = suite.time_left()
-    if left is not None and left < 90:
+    if left is not None and left < MIN_PROCESS_S:
         print(f"[{name}] not run: {left:.0f} s left of the --budget", flush=True)
         return  # a workload of an earlier run keeps its results in the merged file
     t0 = time.monotonic()
@@ -448,7 +451,7 @@ def to_confirm(res, run, left):
                 c.get("run", res.get("run")) != run:
             continue
         seq = report.changes(res, cell)
-        if report.slower(seq) and 2 * sum(ch["q1"] > 0 for ch in seq) < len(seq) + left:
+        if report.slower(seq) and 2 * report.slower_in(seq) < len(seq) + left:
             # `left` more processes that are not slower could overrule it
             out.add(report.variant_of(cell))
     if out and "eager" in res["cells"]:
@@ -472,7 +475,7 @@ def confirm(suite, doc, names, first, count, run_one, t0):
                 continue
             left, took = suite.time_left(), suite.durations.get(name, 0)
             # What run_turn needs to start any process, or the last one's length if longer.
-            if left is not None and left < max(90, took):
+            if left is not None and left < max(MIN_PROCESS_S, took):
                 print(f"[{name}] not confirmed: {left:.0f} s left of the --budget, its last "
                       f"process took {took:.0f} s", flush=True)
                 continue
@@ -522,8 +525,9 @@ def main():
                         "in several processes by all of them; a tie counts as slower, so it "
                         "takes 2 to change a verdict (0: never)")
     p.add_argument("--budget", type=float,
-                   help="seconds for the whole run: no workload starts with less than 90 s left, "
-                        "and warm-ups end a minute before it (the device's per-call limit)")
+                   help=f"seconds for the whole run: no workload starts with less than "
+                        f"{MIN_PROCESS_S} s left, and warm-ups end a minute before it (the "
+                        "device's per-call limit)")
     a = p.parse_args()
     if a.steps is not None and a.steps < 1:
         p.error(f"--steps {a.steps}: at least 1 iteration per chunk")
