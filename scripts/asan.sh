@@ -35,9 +35,8 @@ configs=(
   "PYGRAPH_MAX_SEQUENCES=2 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   "PYGRAPH_ONE_LAUNCH_GRAPHS=1 PYGRAPH_MAX_GRAPHS=8 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   "PYGRAPH_PROGRAM_GRAPH_LAUNCHES=1 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_FIRST_CHUNK=1"
-  # Programmatic launches (random_program's; the others run as in the first configuration)
-  # with programmatic edges.
-  "PYGRAPH_PROGRAMMATIC_EDGES=1 RANDOM_PROGRAM_PROGRAMMATIC=1 PYGRAPH_MAX_GRAPHS=8"
+  # Programmatic launches (random_program's; the others run as in the first configuration).
+  "RANDOM_PROGRAM_PROGRAMMATIC=1 PYGRAPH_MAX_GRAPHS=8"
   # The GPU idles in random_streams_program's steps (its programs change: the run without the
   # shim gets the same RANDOM_* words), so its segments are split.
   "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"

@@ -16,9 +16,7 @@ Sections (--sections, all by default):
          the shim == kernels per step counted by torch.profiler; losses bitwise equal with and
          without the shim (off and trace mode).
   graph  each workload (--models) in graph mode: every step's result bitwise equal to no shim,
-         steady-state coverage, graphs and patches, flushes, GPU memory; mlp-compile and bert
-         again with programmatic edges (PYGRAPH_PROGRAMMATIC_EDGES=1): bitwise equal, and how
-         many edges their graphs got.
+         steady-state coverage, graphs and patches, flushes, GPU memory.
   cost   the shim's CPU cost per launch in one process (stand-in driver), every mode; and on
          the real driver (launch_cost): the median launch call without the shim and in graph
          mode, where it is a deferred launch (target <= 150 ns); break_even: steps of N launches
@@ -424,31 +422,6 @@ class Check:
                           f"of {reserved['none']:.0f}", "info"))
         self.coverage[model] = cov
 
-    def programmatic(self, model, steps=60):
-        """Graph mode with programmatic edges (PYGRAPH_PROGRAMMATIC_EDGES=1, off by default):
-        every step's result bitwise equal to no shim (graph_mode's digests of the same model),
-        and how many programmatic edges the graphs got (cuBLAS's Hopper GEMMs launch with
-        programmatic stream serialization allowed)."""
-        path = os.path.join(self.out, f"{model}-programmatic-digests.txt")
-        spath = os.path.join(self.out, f"{model}-programmatic-stats.json")
-        self.workload(model, steps, mode="graph", extra=["--losses", path],
-                      name=f"{model}-programmatic",
-                      env_extra={"PYGRAPH_STATS": spath, "PYGRAPH_PROGRAMMATIC_EDGES": "1"})
-        none = open(os.path.join(self.out, f"{model}-none-digests.txt")).read()
-        same = open(path).read() == none and none.count("\n") == steps
-        self.row(f"{model}: {steps} steps bitwise, programmatic edges vs no shim",
-                 "equal" if same else "DIFFER", "equal", same)
-        g = json.load(open(spath))["graphs"]
-        # Allowed: kernel nodes whose launches allow it; an edge needs a kernel node before it
-        # in a one-stream chunk (graph_chunk.cpp).
-        self.add((f"{model}, programmatic edges: edges / nodes allowing one / graphs built / "
-                  "sequences disabled",
-                  f"{g['programmatic_edges']}/{g.get('programmatic_allowed', '-')}/"
-                  f"{g['instantiated']}/{g['sequences_disabled']}", "", "info"))
-        # A refused edge is built again with plain ones (and the bitwise row would still pass).
-        self.row(f"{model}: builds whose programmatic edges the driver refused",
-                 g["programmatic_refused"], 0, g["programmatic_refused"] == 0)
-
     def counts(self, model, long_steps):
         """Launches per step: the trace of the long bitwise run minus a 10-step run."""
         prof = self.workload(model, 10, extra=["--profile"], name=model + "-profile")
@@ -587,9 +560,6 @@ def main():
                       (f"counts {m}", lambda m=m: c.counts(m, 50))]
     if "graph" in sections:
         steps += [(f"graph mode {m}", lambda m=m: c.graph_mode(m, 60)) for m in models]
-        # After graph_mode, whose digests without the shim they compare with.
-        steps += [(f"programmatic edges {m}", lambda m=m: c.programmatic(m, 60))
-                  for m in models if m in ("mlp-compile", "bert")]
     if "cost" in sections:
         steps += [(f.__name__, f) for f in (c.launch_cost, c.hot_path, c.break_even, c.op_cost,
                                             c.child_graph_cost, c.child_graph_real)]

@@ -425,10 +425,10 @@ def stats_delta(end, warm):
     if known is not None:
         d["sequences_known"] = known
     # Counted once per graph built, mostly while warming up: the whole run's, not the delta
-    # (whether the programmatic_edges option has anything to keep in this cell; session 39 on).
-    prog = {k: _get(end, ("graphs", "programmatic_" + k)) for k in ("allowed", "edges", "refused")}
-    if all(isinstance(v, int) for v in prog.values()):
-        d["programmatic"] = prog
+    # (kernel nodes that dropped programmatic serialization, launch_attributes.h; session 39 on).
+    allowed = _get(end, ("graphs", "programmatic_allowed"))
+    if isinstance(allowed, int):
+        d["programmatic"] = {"allowed": allowed}
     return d
 
 

@@ -33,11 +33,8 @@ void standin_hide_layout(const char* name);
 unsigned long long standin_kernels_executed(void);
 unsigned long long standin_graph_launches(void);
 unsigned long long standin_node_attributes(void);  // attributes set on kernel nodes
-// Programmatic edges added (cuGraphAddDependencies_v2): the stand-in runs them as plain ones,
-// each kernel after the one it hangs from, which is one order the real driver may run them in.
-unsigned long long standin_programmatic_edges(void);
-unsigned long long standin_child_nodes(void);  // child graph nodes added
-long long standin_graph_execs_live(void);      // instantiated and not destroyed
+unsigned long long standin_child_nodes(void);      // child graph nodes added
+long long standin_graph_execs_live(void);          // instantiated and not destroyed
 // Records of an event so far, by calls and by graph record nodes (0 for an unknown handle).
 unsigned long long standin_event_records(CUevent e);
 

@@ -328,11 +328,6 @@ extern "C" __attribute__((visibility("default"))) unsigned long long standin_nod
   return state().node_attributes;
 }
 
-extern "C" __attribute__((visibility("default"))) unsigned long long standin_programmatic_edges(
-    void) {
-  return state().programmatic_edges;
-}
-
 extern "C" __attribute__((visibility("default"))) long long standin_graph_execs_live(void) {
   std::lock_guard<std::recursive_mutex> g(state().mu);
   return state().graph_execs_live;

@@ -308,49 +308,6 @@ std::vector<Node> ordered_copy(Graph* g) {
   return out;
 }
 
-// Edges after the nodes were added, checked as the driver documents them: a programmatic edge
-// joins two kernel nodes from the upstream one's programmatic or launch-order port; other
-// edges use port 0; no to_port is defined; the reserved bytes are zero; no edge twice.
-API cuGraphAddDependencies_v2(CUgraph graph, const CUgraphNode* from, const CUgraphNode* to,
-                              const CUgraphEdgeData* data, size_t count) {
-  if (CUresult r = injected("cuGraphAddDependencies_v2")) return r;
-  if (!graph || (count && (!from || !to))) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::recursive_mutex> lock(state().mu);
-  auto* g = reinterpret_cast<Graph*>(graph);
-  auto in_graph = [g](CUgraphNode n) {
-    return std::find(g->nodes.begin(), g->nodes.end(), reinterpret_cast<Node*>(n)) !=
-           g->nodes.end();
-  };
-  for (size_t i = 0; i < count; ++i) {
-    auto* a = reinterpret_cast<Node*>(from[i]);
-    auto* b = reinterpret_cast<Node*>(to[i]);
-    if (!in_graph(from[i]) || !in_graph(to[i]) || a == b) return CUDA_ERROR_INVALID_VALUE;
-    if (std::find(b->deps.begin(), b->deps.end(), a) != b->deps.end()) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (!data) continue;
-    const CUgraphEdgeData& e = data[i];
-    for (unsigned char r : e.reserved) {
-      if (r) return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (e.to_port) return CUDA_ERROR_INVALID_VALUE;
-    if (e.type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) {
-      if (a->kind != NodeKind::kKernel || b->kind != NodeKind::kKernel ||
-          (e.from_port != CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC &&
-           e.from_port != CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER)) {
-        return CUDA_ERROR_INVALID_VALUE;
-      }
-    } else if (e.type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT || e.from_port) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-  }
-  for (size_t i = 0; i < count; ++i) {
-    reinterpret_cast<Node*>(to[i])->deps.push_back(reinterpret_cast<Node*>(from[i]));
-    if (data && data[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) state().programmatic_edges++;
-  }
-  return CUDA_SUCCESS;
-}
-
 API cuGraphClone(CUgraph* out, CUgraph original) {
   if (CUresult r = injected("cuGraphClone")) return r;
   if (!out || !original) return CUDA_ERROR_INVALID_VALUE;

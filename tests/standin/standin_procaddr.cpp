@@ -114,7 +114,6 @@ int cuGraphAddEventRecordNode();
 int cuGraphExecEventRecordNodeSetEvent();
 int cuGraphKernelNodeSetAttribute();
 int cuGraphClone();
-int cuGraphAddDependencies_v2();
 int cuGraphGetNodes();
 int cuGraphNodeGetType();
 int cuGraphAddEmptyNode();
@@ -249,7 +248,6 @@ const Export kExports[] = {
     {"cuGraphExecUpdate_v2", reinterpret_cast<void*>(&cuGraphExecUpdate_v2)},
     {"cuGraphLaunch", reinterpret_cast<void*>(&cuGraphLaunch)},
     {"cuGraphClone", reinterpret_cast<void*>(&cuGraphClone)},
-    {"cuGraphAddDependencies_v2", reinterpret_cast<void*>(&cuGraphAddDependencies_v2)},
     {"cuGraphGetNodes", reinterpret_cast<void*>(&cuGraphGetNodes)},
     {"cuGraphNodeGetType", reinterpret_cast<void*>(&cuGraphNodeGetType)},
     {"cuGraphAddEmptyNode", reinterpret_cast<void*>(&cuGraphAddEmptyNode)},

@@ -137,10 +137,9 @@ struct State {
   unsigned long long gpu_ns = 0;
   unsigned long long kernel_ns = 1000;
   unsigned long long graph_launches = 0;
-  unsigned long long node_attributes = 0;     // set on kernel nodes
-  unsigned long long programmatic_edges = 0;  // added between kernel nodes
-  unsigned long long child_nodes = 0;         // child graph nodes added
-  long long graph_execs_live = 0;             // instantiated, not yet destroyed
+  unsigned long long node_attributes = 0;  // set on kernel nodes
+  unsigned long long child_nodes = 0;      // child graph nodes added
+  long long graph_execs_live = 0;          // instantiated, not yet destroyed
   Stream legacy, per_thread;
   // Functions and kernels of unloaded modules and libraries, for reuse (most recent last).
   std::vector<Func*> free_funcs;

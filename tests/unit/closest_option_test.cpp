@@ -30,5 +30,14 @@ TEST(ClosestOption, FindsWhatWasMeant) {
   EXPECT_NE(closest_option("", false).key, nullptr);
 }
 
+TEST(RetiredOption, NamesOnlyOptionsThatWereRemoved) {
+  EXPECT_NE(retired_option("programmatic_edges"), nullptr);
+  EXPECT_NE(retired_option("PYGRAPH_PROGRAMMATIC_EDGES"), nullptr);
+  EXPECT_NE(retired_option("programmatic-edges"), nullptr);
+  EXPECT_EQ(retired_option("programmatic_edge"), nullptr);  // a typo of nothing that is gone
+  EXPECT_EQ(retired_option("first_chunk"), nullptr);
+  EXPECT_EQ(retired_option(""), nullptr);
+}
+
 }  // namespace
 }  // namespace pygraph

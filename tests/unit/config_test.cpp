@@ -85,7 +85,6 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.staging_mb, 4u);
   EXPECT_FALSE(c.one_launch_graphs);
   EXPECT_TRUE(c.patch_grid);
-  EXPECT_FALSE(c.programmatic_edges);  // until measured on the GPU
   EXPECT_TRUE(c.streams);  // several streams in one graph: on since the GPU check of session 8
   EXPECT_EQ(c.min_gain_percent, 2.0);
   EXPECT_EQ(c.measure_windows, 0u);  // measured decisions off until checked on the GPU
@@ -215,7 +214,6 @@ const std::vector<KeyCase>& key_cases() {
        {{"4", "4"}},
        plus(json_not_count, {"1001"})},
       {"one_launch_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
-      {"programmatic_edges", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"patch_grid", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"false", "0"}}, kNotAFlag},
       {"streams", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"program_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
@@ -450,6 +448,20 @@ TEST(Config, UnknownKeysWarnWithTheClosestAndTheRestHolds) {
   EXPECT_EQ(r.warnings[4],
             "PYGRAPH_log_level is not a pygraph option (did you mean PYGRAPH_LOG_LEVEL?); "
             "ignored");
+}
+
+TEST(Config, ARetiredOptionSaysWhyItIsGoneAndTheRestHolds) {
+  ConfigResult r = parse_file(R"({"programmatic_edges": true, "first_chunk": 4})",
+                              {{"PYGRAPH_PROGRAMMATIC_EDGES", "1"}});
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.mode, Mode::kGraph);
+  EXPECT_EQ(r.config.first_chunk, 4u);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  const std::string why =
+      " was removed: programmatic edges in graph mode's graphs gained nothing measured on the GPU "
+      "(session 41, docs/design-graph-mode.md); kernel nodes keep full stream order; ignored";
+  EXPECT_EQ(r.warnings[0], "/cfg.json: \"programmatic_edges\"" + why);
+  EXPECT_EQ(r.warnings[1], "PYGRAPH_PROGRAMMATIC_EDGES" + why);
 }
 
 TEST(Config, TheFileCannotNameAFile) {

@@ -414,7 +414,7 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   attrs[0].value.clusterDim.x = 1;
   attrs[0].value.clusterDim.y = 1;
   attrs[0].value.clusterDim.z = 1;
-  attrs[1] = programmatic_attr();  // dropped (the option is off)
+  attrs[1] = programmatic_attr();  // dropped: full stream order
   const auto node_attrs = standin_node_attributes();
   float a = 0.5f;
   const bool add[10] = {false, true, true, false, true, false, false, false, true, true};
@@ -426,8 +426,7 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   EXPECT_EQ(engine_.stats().replayed, 30u);
   // Built once: 2 chunks (8 + 2 nodes), one cluster attribute each, none for serialization.
   EXPECT_EQ(standin_node_attributes() - node_attrs, 10u);
-  EXPECT_EQ(engine_.stats().programmatic_edges, 0u);     // the option is off by default
-  EXPECT_EQ(engine_.stats().programmatic_allowed, 10u);  // yet they allow it: counted
+  EXPECT_EQ(engine_.stats().programmatic_allowed, 10u);  // their nodes dropped it: counted
 
   CUlaunchAttribute event{};
   event.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;  // no node can record it
@@ -439,12 +438,12 @@ TEST_F(GraphEngineTest, NodeAttributesGoIntoTheGraphAndOthersStayEager) {
   expect_all_accounted();
 }
 
-TEST_F(GraphEngineTest, WithProgrammaticEdgesALaunchThatAllowsItHangsFromTheKernelBeforeIt) {
-  EngineOptions o = chunks_from_8();
-  o.programmatic_edges = true;
-  GraphEngine e(&api_, o);
+TEST_F(GraphEngineTest, WhetherALaunchAllowsProgrammaticSerializationIsNoPartOfItsShape) {
+  // Its node drops the attribute (full stream order, launch_attributes.h), so a launch that
+  // allows it and one that does not replay the same graph.
+  GraphEngine e(&api_, chunks_from_8());
   const CUlaunchAttribute pdl = programmatic_attr();
-  const CUlaunchAttribute off = programmatic_attr(false);  // present, not allowed: a plain edge
+  const CUlaunchAttribute off = programmatic_attr(false);  // present, not allowed
   // One launch through `e` with `attr` (if any) and directly.
   auto launch = [&](const FunctionInfo* f, void* scalar, unsigned block,
                     const CUlaunchAttribute* attr) {
@@ -471,60 +470,20 @@ TEST_F(GraphEngineTest, WithProgrammaticEdgesALaunchThatAllowsItHangsFromTheKern
     }
     read_on(e, n);
   };
-  const auto edges = standin_programmatic_edges();
   for (int n = 1; n <= 5; ++n) step(n, false);
   EXPECT_EQ(e.stats().replayed, 30u);
-  // Built once: chunks of 8 (positions 1, 2, 5, 7 after a kernel) and 2 (position 9).
-  EXPECT_EQ(e.stats().programmatic_edges, 5u);
-  EXPECT_EQ(e.stats().programmatic_allowed, 5u);  // position 3's attribute does not allow it
-  EXPECT_EQ(standin_programmatic_edges(), edges + 5);
-  EXPECT_EQ(e.stats().mismatches, 0u);
-  // Whether a launch allows it is part of its shape: a step where one does not is another
-  // sequence, never a replay of a graph with that edge.
+  // Built once: chunks of 8 and 2; position 3's attribute does not allow it.
+  EXPECT_EQ(e.stats().graphs_built, 2u);
+  EXPECT_EQ(e.stats().programmatic_allowed, 5u);
+  // A step where position 5 does not allow it replays the same graphs.
   step(6, true);
-  EXPECT_EQ(e.stats().mismatches, 1u);
-  const uint64_t replayed = e.stats().replayed;
   for (int n = 7; n <= 9; ++n) step(n, false);
-  EXPECT_EQ(e.stats().replayed, replayed + 30u);  // the graphs with the edges again
+  EXPECT_EQ(e.stats().mismatches, 0u);
+  EXPECT_EQ(e.stats().replayed, 70u);
+  EXPECT_EQ(e.stats().graphs_built, 2u);
   EXPECT_EQ(e.stats().graph_failures, 0u);
   ASSERT_TRUE(e.idle());
   EXPECT_EQ(e.stats().launches, e.stats().replayed + e.stats().eager_total());
-}
-
-TEST_F(GraphEngineTest, ADriverThatRefusesAProgrammaticEdgeGetsPlainEdgesFromThenOn) {
-  EngineOptions o = chunks_from_8();
-  o.programmatic_edges = true;
-  GraphEngine e(&api_, o);
-  const CUlaunchAttribute pdl = programmatic_attr();
-  auto step = [&](int n) {
-    float a = 0.5f;
-    for (int i = 0; i < 10; ++i) {
-      CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
-      CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
-      void* scalar = i % 2 ? static_cast<void*>(&n) : &a;
-      const FunctionInfo* f = i % 2 ? addk_ : scale_;
-      void* pe[] = {scalar, &ye};
-      void* pr[] = {scalar, &yr};
-      const unsigned block = 32 + i % 7;  // no period inside the step
-      ASSERT_EQ(e.launch(engine_launch(Op::LaunchKernelEx, reinterpret_cast<void*>(launch_ex_), f,
-                                       1, block, nullptr, pe, i ? &pdl : nullptr, i ? 1 : 0)),
-                CUDA_SUCCESS);
-      ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(f->handle), 1, 1, 1, block, 1, 1, 0, nullptr,
-                        pr, nullptr),
-                CUDA_SUCCESS);
-    }
-    read_on(e, n);
-  };
-  // The first graph's first edge is refused: that graph and the next are built with plain edges.
-  standin_inject_failure("cuGraphAddDependencies_v2", 1, CUDA_ERROR_INVALID_VALUE);
-  for (int n = 1; n <= 5; ++n) step(n);
-  const EngineStats& s = e.stats();
-  EXPECT_EQ(s.programmatic_refused, 1u);
-  EXPECT_EQ(s.programmatic_edges, 0u);
-  EXPECT_EQ(s.graphs_built, 2u);
-  EXPECT_EQ(s.graph_failures, 0u);  // nothing went eager for good
-  EXPECT_EQ(s.replayed, 30u);
-  ASSERT_TRUE(e.idle());
 }
 
 TEST_F(GraphEngineTest, LoopsWithoutSyncsAreFoundAsPeriods) {

@@ -33,7 +33,6 @@ inline void fill_standin_driver_api(DriverApi* api) {
   take(&api->graph_exec_destroy, "cuGraphExecDestroy");
   take(&api->graph_destroy, "cuGraphDestroy");
   take(&api->graph_kernel_node_set_attribute, "cuGraphKernelNodeSetAttribute");
-  take(&api->graph_add_dependencies, "cuGraphAddDependencies_v2");
   take(&api->ctx_get_current, "cuCtxGetCurrent");
   take(&api->ctx_push_current, "cuCtxPushCurrent_v2");
   take(&api->ctx_pop_current, "cuCtxPopCurrent_v2");

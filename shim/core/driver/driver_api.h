@@ -30,10 +30,6 @@ struct DriverApi {
                                 unsigned long long flags) = nullptr;
   CUresult (*graph_kernel_node_set_attribute)(CUgraphNode node, CUkernelNodeAttrID attr,
                                               const CUkernelNodeAttrValue* value) = nullptr;
-  // A programmatic edge between two kernel nodes (the `programmatic_edges` option; null: plain
-  // edges only).
-  CUresult (*graph_add_dependencies)(CUgraph graph, const CUgraphNode* from, const CUgraphNode* to,
-                                     const CUgraphEdgeData* data, size_t count) = nullptr;
   CUresult (*graph_exec_kernel_node_set_params)(CUgraphExec exec, CUgraphNode node,
                                                 const CUDA_KERNEL_NODE_PARAMS* params) = nullptr;
   CUresult (*graph_add_memset_node)(CUgraphNode* node, CUgraph graph, const CUgraphNode* deps,
@@ -107,7 +103,6 @@ struct DriverApi {
   X(graph_add_kernel_node, "cuGraphAddKernelNode_v2") \
   X(graph_instantiate, "cuGraphInstantiateWithFlags") \
   X(graph_kernel_node_set_attribute, "cuGraphKernelNodeSetAttribute") \
-  X(graph_add_dependencies, "cuGraphAddDependencies_v2") \
   X(graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams_v2") \
   X(graph_add_memset_node, "cuGraphAddMemsetNode") \
   X(graph_add_memcpy_node, "cuGraphAddMemcpyNode") \

@@ -3,9 +3,9 @@
 // cuBLAS's Hopper GEMMs and Triton's kernels arrive with attributes; a sequence must not break at
 // each of them. A kernel node carries most launch attributes (cuGraphKernelNodeSetAttribute);
 // programmatic stream serialization only allows a kernel to start before its predecessor ends,
-// so leaving it out keeps full stream order, which is always correct (with the
-// `programmatic_edges` option the graph keeps it as a programmatic edge from the kernel before,
-// graph_chunk.h, as stream capture does); the shared-memory carveout
+// so leaving it out keeps full stream order, which is always correct (a programmatic edge in the
+// graph, as stream capture makes, gained nothing on the GPU: docs/design-graph-mode.md, session
+// 41); the shared-memory carveout
 // is a performance hint that only launches take. Attributes whose effect a node cannot
 // reproduce (an event the launch records, device-updatable nodes) keep the launch eager. Unknown
 // attributes (a newer driver) are treated as eager: never guess.
@@ -41,9 +41,10 @@ constexpr AttrUse attr_use(CUlaunchAttributeID id) {
 }
 
 // Whether a launch with these attributes may start before the kernel before it on its stream
-// ends (programmatic stream serialization allowed): what a programmatic edge says in a graph.
-// The driver's documentation does not say which of two such attributes in one launch counts:
-// allowed only where one allows it and none forbids it (a plain edge is always correct).
+// ends (programmatic stream serialization allowed), which its graph node no longer does: the
+// stats count such nodes (graphs.programmatic_allowed). The driver's documentation does not say
+// which of two such attributes in one launch counts: allowed only where one allows it and none
+// forbids it.
 inline bool allows_programmatic(const CUlaunchAttribute* attrs, uint32_t count) {
   bool allowed = false;
   for (uint32_t i = 0; i < count; ++i) {

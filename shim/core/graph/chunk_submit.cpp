@@ -53,7 +53,6 @@ void ChunkSubmitter::prepare(const ChunkWork& w) {
       n.attrs = w.attrs.data() + p.attrs_offset;
       n.attr_count = l.attr_count;
       n.cooperative = l.op == Op::LaunchCooperativeKernel;
-      n.programmatic = programmatic_edges_ && allows_programmatic(n.attrs, n.attr_count);
     } else {
       n.dst = p.memop.dst;
       n.src = p.memop.src;
@@ -82,24 +81,10 @@ Replayed ChunkSubmitter::replay(const ChunkWork& w, Chunk& chunk, bool fresh, ui
     }
     if (fresh) {
       chunk.shape = w.fork.shape();
-      r = graph->build(*api_, nodes_.data(), nodes_.size(), w.context, &w.fork,
-                       !programmatic_refused_);
-      if (graph->programmatic_refused()) {
-        // Built with plain edges instead; later graphs are built so from the start. Graphs
-        // already built with programmatic edges keep them: the driver took those.
-        if (!programmatic_refused_) {
-          log_error(
-              "graph mode: the driver refused a programmatic edge (%s failed); graphs are "
-              "built with plain edges from now on",
-              graph->failed_call());
-        }
-        programmatic_refused_ = true;
-        ++stats_->programmatic_refused;
-      }
+      r = graph->build(*api_, nodes_.data(), nodes_.size(), w.context, &w.fork);
       if (r == CUDA_SUCCESS) {
         ++stats_->graphs_built;
-        stats_->programmatic_edges += graph->programmatic_edges();
-        // Counted once per graph built, not per replay: the option off, nothing else asks.
+        // Counted once per graph built, not per replay: nothing else asks.
         for (const RecordedNode& n : nodes_) {
           stats_->programmatic_allowed +=
               n.kind == NodeKind::kKernel && allows_programmatic(n.attrs, n.attr_count);

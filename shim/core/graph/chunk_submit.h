@@ -97,14 +97,8 @@ inline size_t kernel_work(const PendingList& pending) {
 class ChunkSubmitter {
  public:
   // Not owned; `stats` counts what is built, replayed, failed and issued eagerly.
-  // `programmatic_edges`: the option of that name (RecordedNode::programmatic).
-  ChunkSubmitter(const DriverApi* api, EngineStats* stats, StagingRing* staging, OwnEvents* events,
-                 bool programmatic_edges = false)
-      : api_(api),
-        stats_(stats),
-        staging_(staging),
-        events_(events),
-        programmatic_edges_(programmatic_edges) {}
+  ChunkSubmitter(const DriverApi* api, EngineStats* stats, StagingRing* staging, OwnEvents* events)
+      : api_(api), stats_(stats), staging_(staging), events_(events) {}
   ChunkSubmitter(const ChunkSubmitter&) = delete;
   ChunkSubmitter& operator=(const ChunkSubmitter&) = delete;
 
@@ -155,10 +149,8 @@ class ChunkSubmitter {
   OwnEvents* events_;
   EngineObserver* observer_ = nullptr;
   std::vector<uint32_t> event_sequences_;
-  const bool programmatic_edges_;
-  bool programmatic_refused_ = false;  // the driver refused a programmatic edge: plain ones only
-  bool patches_ = false;               // the observer wants each patched node
-  std::vector<uint32_t> patched_at_;   // the last replay's patched nodes, for the observer only
+  bool patches_ = false;              // the observer wants each patched node
+  std::vector<uint32_t> patched_at_;  // the last replay's patched nodes, for the observer only
   // The prepared chunk's nodes as the graph takes them (memops and event records among them),
   // and a drained kernel's parameter pointers: capacity kept across chunks, no allocation in
   // steady state.

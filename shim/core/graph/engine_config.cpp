@@ -12,7 +12,6 @@ EngineOptions engine_options(const Config& config) {
   options.chunk_growth = config.chunk_growth;
   options.staging_bytes = size_t(config.staging_mb) << 20;
   options.patch_grid = config.patch_grid;
-  options.programmatic_edges = config.programmatic_edges;
   options.one_launch_graphs = config.one_launch_graphs;
   options.multi_stream = config.streams;
   options.program_graphs = config.program_graphs;

@@ -82,9 +82,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
   j["coverage_percent"] = s.launches ? 100.0 * double(s.replayed) / double(s.launches) : 0.0;
   j["graphs"] = {
       {"instantiated", s.graphs_built},
-      {"programmatic_edges", s.programmatic_edges},
       {"programmatic_allowed", s.programmatic_allowed},
-      {"programmatic_refused", s.programmatic_refused},
       {"evicted", s.graphs_evicted},
       {"unloaded", s.graphs_unloaded},
       {"context_ended", s.graphs_context_ended},

@@ -59,11 +59,9 @@ struct EngineStats {
   uint64_t recorded = 0;  // taken into chunks instead of being launched
   uint64_t replayed = 0;  // ran inside graph replays
   uint64_t graphs_built = 0;
-  uint64_t programmatic_edges = 0;  // in the graphs built (the programmatic_edges option)
   // Kernel nodes of the graphs built whose launches allow programmatic stream serialization,
-  // the option on or off: whether the option has anything to keep.
+  // which their nodes drop (launch_attributes.h): where a graph may run them later than the stream.
   uint64_t programmatic_allowed = 0;
-  uint64_t programmatic_refused = 0;  // builds whose programmatic edges the driver refused
   uint64_t graphs_evicted = 0;
   uint64_t graphs_unloaded = 0;       // destroyed at the unload of a module they may launch from
   uint64_t graphs_context_ended = 0;  // destroyed at a context's destruction or reset

@@ -153,28 +153,13 @@ void ChunkGraph::keep(const RecordedNode& r, Node& n) const {
 }
 
 CUresult ChunkGraph::build(const DriverApi& api, const RecordedNode* nodes, size_t count,
-                           CUcontext ctx, const StreamFork* fork, bool programmatic_ok) {
+                           CUcontext ctx, const StreamFork* fork) {
   if (!api.graph_create || !api.graph_add_kernel_node || !api.graph_instantiate ||
       !api.graph_launch || !api.graph_exec_kernel_node_set_params || !api.graph_destroy ||
       !api.graph_exec_destroy) {
     failed_call_ = "graph entry points missing";
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  programmatic_refused_ = false;
-  bool tried = false;  // the build added a programmatic edge (or tried to)
-  CUresult r = build_graph(api, nodes, count, ctx, fork, programmatic_ok, &tried);
-  if (r != CUDA_SUCCESS && tried) {
-    // The driver refused a programmatic edge, or a graph holding them: plain edges, full order,
-    // are always right (the submitter then stops asking for them).
-    programmatic_refused_ = true;
-    r = build_graph(api, nodes, count, ctx, fork, false, &tried);
-  }
-  return r;
-}
-
-CUresult ChunkGraph::build_graph(const DriverApi& api, const RecordedNode* nodes, size_t count,
-                                 CUcontext ctx, const StreamFork* fork, bool programmatic_ok,
-                                 bool* tried_programmatic) {
   destroy(api);
   CUresult r = api.graph_create(&graph_, 0);
   if (r != CUDA_SUCCESS) {
@@ -187,20 +172,13 @@ CUresult ChunkGraph::build_graph(const DriverApi& api, const RecordedNode* nodes
   std::vector<CUgraphNode> deps;
   bool node_priority = false;  // a child graph of the program's that runs so (program_graphs.h)
   const bool chain = !fork || fork->chain();
-  // A chain (one stream, no event op): a launch that allows programmatic serialization right
-  // after a kernel hangs from it by a programmatic edge, added after the node; every other node
-  // by plain edges.
-  const bool edges = programmatic_ok && chain && api.graph_add_dependencies;
   for (size_t i = 0; i < count; ++i) {
     deps.clear();
-    const bool programmatic = edges && i && nodes[i].programmatic &&
-                              nodes[i].kind == NodeKind::kKernel &&
-                              nodes[i - 1].kind == NodeKind::kKernel;
     if (!chain) {
       size_t n = 0;
       const uint32_t* d = fork->deps(i, &n);
       for (size_t k = 0; k < n; ++k) deps.push_back(nodes_[d[k]].handle);
-    } else if (i && !programmatic) {
+    } else if (i) {
       deps.push_back(nodes_[i - 1].handle);
     }
     r = add(api, nodes[i], deps.empty() ? nullptr : deps.data(), deps.size(), ctx,
@@ -211,25 +189,7 @@ CUresult ChunkGraph::build_graph(const DriverApi& api, const RecordedNode* nodes
       failed_kind_ = nodes[i].kind;
       return r;
     }
-    if (programmatic) {
-      // As stream capture makes of such a launch: the upstream kernel's programmatic port, which
-      // fires when all its blocks have triggered or ended; the downstream kernel's
-      // cudaGridDependencySynchronize waits for the rest.
-      *tried_programmatic = true;
-      CUgraphEdgeData edge{};
-      edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-      edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-      r = api.graph_add_dependencies(graph_, &nodes_[i - 1].handle, &nodes_[i].handle, &edge, 1);
-      if (r != CUDA_SUCCESS) {
-        destroy(api);
-        failed_call_ = "cuGraphAddDependencies (programmatic edge)";
-        failed_kind_ = NodeKind::kKernel;
-        return r;
-      }
-      ++programmatic_edges_;
-    }
     keep(nodes[i], nodes_[i]);
-    nodes_[i].programmatic = programmatic;
     records_events_ |= nodes[i].kind == NodeKind::kEventRecord;
     node_priority |= nodes[i].node_priority;
   }
@@ -282,12 +242,10 @@ CUresult ChunkGraph::replay(const DriverApi& api, const RecordedNode* nodes, siz
   for (size_t i = 0; i < count; ++i) {
     Node& n = nodes_[i];
     // Equal tokens mean equal shapes, but a node is never patched into another kernel or block
-    // shape, nor replayed behind a programmatic edge for a launch that does not allow one, even
-    // on a token collision: the chunk goes out eagerly instead. (A plain edge is always right.)
+    // shape, even on a token collision: the chunk goes out eagerly instead.
     if (nodes[i].kind != n.kind || (n.kind == NodeKind::kKernel &&
                                     (nodes[i].function != n.function ||
-                                     std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0 ||
-                                     (n.programmatic && !nodes[i].programmatic)))) {
+                                     std::memcmp(nodes[i].block, n.block, sizeof n.block) != 0))) {
       broken_ = true;
       failed_call_ = "node kind, kernel or block changed";
       failed_kind_ = n.kind;
@@ -339,7 +297,6 @@ void ChunkGraph::destroy(const DriverApi& api) {
   graph_ = nullptr;
   broken_ = false;
   records_events_ = false;
-  programmatic_edges_ = 0;
   // Its nodes' argument buffers too: an evicted graph's window is kept (chunk_windows.h).
   std::vector<Node>().swap(nodes_);
 }

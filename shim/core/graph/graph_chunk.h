@@ -51,9 +51,6 @@ struct RecordedNode {
   const CUlaunchAttribute* attrs = nullptr;
   uint32_t attr_count = 0;
   bool cooperative = false;  // cuLaunchCooperativeKernel
-  // Allows programmatic stream serialization, and the programmatic_edges option is on: after a
-  // kernel node, its edge from that node is programmatic (build()).
-  bool programmatic = false;
 
   NodeKind kind = NodeKind::kKernel;
   // Memsets and copies. Addresses are unified (device or pinned host); a copy's source is the
@@ -77,10 +74,8 @@ class ChunkGraph {
   // work eagerly instead.
   // `fork`: the nodes' dependencies when the chunk spans several streams (stream_fork.h); null:
   // one stream, each node after the previous one.
-  // `programmatic_ok` false: plain edges only, whatever the nodes allow (the driver refused
-  // programmatic edges before).
   CUresult build(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx,
-                 const StreamFork* fork = nullptr, bool programmatic_ok = true);
+                 const StreamFork* fork = nullptr);
 
   // Patches what changed since the last replay and launches the graph on `stream`. `nodes` must
   // have the kinds, functions and block shapes they had at build(). On failure the chunk is
@@ -116,11 +111,6 @@ class ChunkGraph {
   const char* failed_call() const { return failed_call_; }
   NodeKind failed_kind() const { return failed_kind_; }
   size_t size() const { return nodes_.size(); }
-  // Programmatic edges in the graph as built (RecordedNode::programmatic).
-  uint32_t programmatic_edges() const { return programmatic_edges_; }
-  // The last build() had programmatic edges refused (an edge, or the graph holding them) and
-  // built the graph with plain edges instead.
-  bool programmatic_refused() const { return programmatic_refused_; }
 
   // Whether a kernel node launches a function for which `pred(const FunctionInfo&)` holds (a
   // module unload asks which graphs hold its kernels); a child graph may launch any.
@@ -144,9 +134,8 @@ class ChunkGraph {
     uint64_t dst = 0, src = 0;  // memsets and copies: what the node holds now
     size_t count = 0;
     uint32_t value = 0;
-    CUevent event = nullptr;    // event records: what the node records now
-    CUgraph child = nullptr;    // child graphs: the copy it was built from
-    bool programmatic = false;  // kernels: hangs from the node before by a programmatic edge
+    CUevent event = nullptr;  // event records: what the node records now
+    CUgraph child = nullptr;  // child graphs: the copy it was built from
   };
   CUresult add(const DriverApi& api, const RecordedNode& r, CUgraphNode* deps, size_t ndeps,
                CUcontext ctx, CUgraphNode* out);
@@ -155,16 +144,11 @@ class ChunkGraph {
   void keep(const RecordedNode& r, Node& n) const;
   void kernel_params(const RecordedNode& r, CUDA_KERNEL_NODE_PARAMS* p);
   static CUresult set_attributes(const DriverApi& api, CUgraphNode node, const RecordedNode& r);
-  // One try of build(); `*tried_programmatic` set when it added (or tried) a programmatic edge.
-  CUresult build_graph(const DriverApi& api, const RecordedNode* nodes, size_t count, CUcontext ctx,
-                       const StreamFork* fork, bool programmatic_ok, bool* tried_programmatic);
 
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   bool broken_ = false;
   bool records_events_ = false;
-  uint32_t programmatic_edges_ = 0;
-  bool programmatic_refused_ = false;
   CUcontext ctx_ = nullptr;
   const char* failed_call_ = "";
   NodeKind failed_kind_ = NodeKind::kKernel;

@@ -19,7 +19,7 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       staging_(api, options.staging_bytes),
       own_events_(api),
       program_graphs_(api, &stats_.program_graphs_takeable),
-      submitter_(api, &stats_, &staging_, &own_events_, options.programmatic_edges),
+      submitter_(api, &stats_, &staging_, &own_events_),
       timer_(api),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
@@ -90,12 +90,6 @@ uint64_t GraphEngine::hash_node_attrs(const EngineLaunch& l, const CUlaunchAttri
   for (uint32_t i = 0; i < l.attr_count; ++i) {
     if (attr_use(attrs[i].id) != AttrUse::kNode) continue;
     h = attr_hash_add(h, attrs[i].id, reinterpret_cast<const uint8_t*>(&attrs[i].value));
-  }
-  if (options_.programmatic_edges && allows_programmatic(attrs, l.attr_count)) {
-    // An edge of its own in the graph: a launch that allows it is another shape than one that
-    // does not, so that a graph's edges always match the launches it replays.
-    uint8_t value[sizeof(CUlaunchAttributeValue)] = {1};
-    h = attr_hash_add(h, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, value);
   }
   if (!options_.patch_grid) {
     // Not an attribute id: a tag that folds grid and shared memory into the same hash.

@@ -82,10 +82,6 @@ struct EngineOptions {
   // a launch with another grid is another sequence (false). Measured on GPT-2 decode, whose
   // attention grids grow with its KV cache (docs/design-graph-mode.md).
   bool patch_grid = true;
-  // A launch that allows programmatic stream serialization, after a kernel of its chunk, hangs
-  // from that kernel's node by a programmatic edge (graph_chunk.h); false: a plain edge, full
-  // order, as the attribute is dropped (launch_attributes.h). Off until measured on the GPU.
-  bool programmatic_edges = false;
   // A chunk of one kernel launch is replayed as a graph of one node instead of going out as it
   // came (chunk_policy.h, worth_a_graph).
   bool one_launch_graphs = false;

@@ -17,7 +17,26 @@ std::string normalized(const std::string& key) {
   return k;
 }
 
+struct Retired {
+  const char* key;
+  const char* why;
+};
+
+constexpr Retired kRetired[] = {
+    {"programmatic_edges",
+     "was removed: programmatic edges in graph mode's graphs gained nothing measured on the GPU "
+     "(session 41, docs/design-graph-mode.md); kernel nodes keep full stream order"},
+};
+
 }  // namespace
+
+const char* retired_option(const std::string& key) {
+  const std::string k = normalized(key);
+  for (const Retired& r : kRetired) {
+    if (k == r.key) return r.why;
+  }
+  return nullptr;
+}
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   // Optimal string alignment over three rows: a transposition looks back two rows.

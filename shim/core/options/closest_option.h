@@ -15,4 +15,8 @@ size_t edit_distance(const std::string& a, const std::string& b);
 // Options that only the environment sets count only when `env` is true.
 const OptionSpec& closest_option(const std::string& key, bool env);
 
+// Why an option that pygraph once had is gone (matched as closest_option matches), or null: a
+// config written for an older pygraph learns that, not a "did you mean" for another option.
+const char* retired_option(const std::string& key);
+
 }  // namespace pygraph

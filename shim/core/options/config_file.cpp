@@ -57,6 +57,10 @@ void apply_config_file(const std::string& path, const ConfigSources& sources,
     const std::string where = escaped(path) + ": " + excerpt(nlohmann::json(key));
     const OptionSpec* option = find_option(key);
     if (!option) {
+      if (const char* why = retired_option(key)) {
+        result->warnings.push_back(where + " " + why + "; ignored");
+        continue;
+      }
       result->warnings.push_back(where + " is not a pygraph option (did you mean \"" +
                                  closest_option(key, false).key + "\"?); ignored");
       continue;

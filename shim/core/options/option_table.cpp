@@ -111,15 +111,6 @@ const OptionSpec kTable[] = {
      "100 % but left host-read and host-tensors compiled slower by their quartiles: off by "
      "default.",
      false},
-    {"programmatic_edges", &Config::programmatic_edges, "0", 0, 0,
-     "Graph mode: `1`: a kernel launched with programmatic stream serialization allowed "
-     "(cuBLAS's Hopper GEMMs, some Triton kernels) right after another kernel of its chunk, in a "
-     "chunk of one stream without event records or waits, is joined to it in the graph by a "
-     "programmatic edge, so it may start before that kernel ends as it would on the stream. "
-     "Elsewhere, and with `0`: a plain edge, full order. Off until measured on the GPU "
-     "(session 38: ResNet-50 b64 compiled read 2.6-4.1 % slower with pygraph in three runs of "
-     "the suite, and its step holds 6 such launches).",
-     false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
      "Graph mode: `1`: a launch's grid and dynamic shared memory are patched before a replay like "
      "its arguments. `0`: they are part of the launch's shape, so a launch with another grid "

@@ -85,9 +85,8 @@ def cell_lines(name, res):
             if d.get("pauses"):
                 parts.append(pauses_text(d["pauses"], d["graphs"].get("pause_cuts", 0)))
             prog = d.get("programmatic") or {}
-            if prog.get("allowed") or prog.get("edges"):  # where the option could do something
-                parts.append(f"programmatic: {prog['allowed']} nodes allow, "
-                             f"{prog['edges']} edges, {prog['refused']} refused")
+            if prog.get("allowed"):  # nodes that run later than on the stream could
+                parts.append(f"programmatic: {prog['allowed']} nodes allow (dropped)")
         if "bitwise" in c:
             parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
         if (c.get("shim") or {}).get("last_graph_failure"):
