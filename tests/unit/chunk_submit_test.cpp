@@ -353,6 +353,51 @@ TEST_F(ChunkSubmitTest, NoEventForTheForkIsAGraphFailureBeforeAnythingRan) {
   EXPECT_EQ(stats_.graphs_live, 1u);
 }
 
+// cuStreamWaitEvent as the stand-in runs it, but for its `g_wait_fails`-th call, which fails.
+decltype(&cuStreamWaitEvent) g_wait = nullptr;
+int g_wait_calls = 0, g_wait_fails = 0;
+CUresult wait_that_fails_once(CUstream stream, CUevent event, unsigned int flags) {
+  if (++g_wait_calls == g_wait_fails) return CUDA_ERROR_LAUNCH_FAILED;
+  return g_wait(stream, event, flags);
+}
+
+TEST_F(ChunkSubmitTest, AJoinThatFailsMakesTheHostWaitForTheGraph) {
+  // The side stream cannot be made to wait for the graph (its second cuStreamWaitEvent, after
+  // the fork's): the host waits instead, so that the side stream's later work still runs after
+  // the graph. Asynchronously, the stand-in runs a side stream made later first where nothing
+  // orders them, and so computes something else without that wait.
+  standin_set_async(1);
+  DriverApi api = api_;
+  g_wait = api_.stream_wait_event;
+  g_wait_calls = 0;
+  g_wait_fails = 2;
+  api.stream_wait_event = &wait_that_fails_once;
+  OwnEvents events(&api);
+  ChunkSubmitter submit(&api, &stats_, &staging_, &events);
+  const CUstream main = new_stream(), side = new_stream();
+  const CUevent e = new_event();
+  add_scale(2.0f, y_, y_want_, main);
+  add_event(Op::EventRecord, e, main);
+  add_event(Op::StreamWaitEvent, e, side);
+  add_scale(-1.0f, z_, z_want_, side);
+  submit.prepare(work(main));
+  const Replayed r = submit.replay(work(main), chunk_, true, 7);
+  ASSERT_EQ(r.error, CUDA_SUCCESS);
+  EXPECT_EQ(r.join_error, CUDA_SUCCESS);  // the host's wait stood in
+  EXPECT_EQ(g_wait_calls, 2);
+  EXPECT_EQ(stats_.side_streams, 0u);  // none joined
+  // The program's next launch on the side stream reads what the graph wrote.
+  float a = 3.0f;
+  CUdeviceptr buf = y_;
+  void* params[] = {&a, &buf};
+  ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(scale_->handle), 1, 1, 1, 32, 1, 1, 0, side,
+                    params, nullptr),
+            CUDA_SUCCESS);
+  for (int i = 0; i < kN; ++i) y_want_[i] = y_want_[i] * a + 1.0f;
+  standin_set_async(0);  // runs what is queued
+  EXPECT_TRUE(computed_as_eagerly());
+}
+
 TEST(GraphWork, LaunchesMemopsAndTheProgramsGraphsCountEventOpsDoNot) {
   PendingList pending;
   for (NodeKind k : {NodeKind::kKernel, NodeKind::kEventRecord, NodeKind::kEventWait,

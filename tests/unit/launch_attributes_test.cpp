@@ -46,7 +46,7 @@ TEST(LaunchAttributes, ProgrammaticOnlyWhereAnAttributeAllowsIt) {
 }
 
 TEST(LaunchAttributes, TwoSerializationAttributesThatDisagreeAllowNone) {
-  // Which one the driver takes is not documented: a plain edge is correct either way.
+  // Which one the driver takes is not documented: counted as allowing only where none forbids.
   EXPECT_FALSE(allows({serialization(true), serialization(false)}));
   EXPECT_FALSE(allows({serialization(false), serialization(true)}));
   EXPECT_TRUE(allows({serialization(true), priority(0), serialization(true)}));

@@ -50,6 +50,7 @@ inline void fill_standin_driver_api(DriverApi* api) {
   take(&api->graph_add_event_record_node, "cuGraphAddEventRecordNode");
   take(&api->graph_exec_event_record_node_set_event, "cuGraphExecEventRecordNodeSetEvent");
   take(&api->stream_wait_event, "cuStreamWaitEvent");
+  take(&api->stream_synchronize, "cuStreamSynchronize");
   take(&api->stream_get_flags, "cuStreamGetFlags");
 }
 

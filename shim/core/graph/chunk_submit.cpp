@@ -148,8 +148,22 @@ CUresult ChunkSubmitter::fork_side_streams(const ChunkWork& w) {
 }
 
 CUresult ChunkSubmitter::join_side_streams(const ChunkWork& w) {
-  // Each side stream's later work comes after the graph: it waits for L right after the launch.
   if (w.fork.streams() < 2) return CUDA_SUCCESS;
+  const CUresult r = join_by_event(w);
+  if (r == CUDA_SUCCESS || !api_->stream_synchronize) return r;
+  // Some side stream was not made to wait, and the graph cannot be taken back: the host waits
+  // for it instead, so that nothing issued later on any stream can run before it. The wait
+  // costs the overlap of one replay; a wrong order would cost the result.
+  const CUresult synced = api_->stream_synchronize(w.stream);
+  log_info(
+      "graph mode: a side stream's join failed (CUresult %d); the host waited for the graph "
+      "instead (CUresult %d)",
+      int(r), int(synced));
+  return synced;
+}
+
+CUresult ChunkSubmitter::join_by_event(const ChunkWork& w) {
+  // Each side stream's later work comes after the graph: it waits for L right after the launch.
   CUevent ev = events_->fork(w.context);
   if (!ev) return CUDA_ERROR_NOT_SUPPORTED;
   if (CUresult r = api_->event_record(ev, w.stream)) return r;

@@ -68,7 +68,8 @@ struct Replayed {
   // The graph could not carry the chunk (built, forked or launched): none of it ran. The caller
   // sends the work out eagerly (drain) and destroys the sequence's graphs, this one included.
   CUresult error = CUDA_SUCCESS;
-  // The graph ran, but its side streams' join failed: the submission's error to report.
+  // The graph ran, but its side streams could not be made to wait for it, nor the host (a
+  // stream sync in their place): the submission's error to report.
   CUresult join_error = CUDA_SUCCESS;
   size_t nodes = 0;      // graph nodes replayed (launches, memops, event records, child graphs)
   size_t launches = 0;   // of them, kernel launches
@@ -140,6 +141,7 @@ class ChunkSubmitter {
   CUresult issue(const ChunkWork& w, const Pending& p);
   CUresult fork_side_streams(const ChunkWork& w);
   CUresult join_side_streams(const ChunkWork& w);
+  CUresult join_by_event(const ChunkWork& w);
   void note_graph_failure(const ChunkWork& w, const char* call, CUresult r, const ChunkGraph& graph,
                           uint32_t sequence);
 

@@ -851,9 +851,13 @@ class ReportTest(unittest.TestCase):
                                            programmatic={"allowed": 46})
         lines = report.cell_lines("a", doc["workloads"]["a"])
         self.assertTrue(any("programmatic: 46 nodes allow (dropped)" in l for l in lines), lines)
-        # Results of sessions 39 and 40 also name edges and refusals: read as before.
+        # Results of sessions 39 to 41 also name edges and refusals: none built, dropped; built
+        # (the removed option's arm), said so.
         cells["eager+shim"]["shim"]["programmatic"] = {"allowed": 46, "edges": 0, "refused": 0}
         self.assertTrue(any("programmatic: 46 nodes allow (dropped)" in l
+                            for l in report.cell_lines("a", doc["workloads"]["a"])))
+        cells["eager+shim"]["shim"]["programmatic"] = {"allowed": 46, "edges": 45, "refused": 0}
+        self.assertTrue(any("programmatic: 46 nodes allow, 45 edges, 0 refused" in l
                             for l in report.cell_lines("a", doc["workloads"]["a"])))
         cells["eager+shim"]["shim"]["programmatic"] = {"allowed": 0}
         self.assertFalse(any("programmatic" in l

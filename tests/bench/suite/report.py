@@ -85,7 +85,10 @@ def cell_lines(name, res):
             if d.get("pauses"):
                 parts.append(pauses_text(d["pauses"], d["graphs"].get("pause_cuts", 0)))
             prog = d.get("programmatic") or {}
-            if prog.get("allowed"):  # nodes that run later than on the stream could
+            if prog.get("edges"):  # results of the option removed in session 41
+                parts.append(f"programmatic: {prog['allowed']} nodes allow, "
+                             f"{prog['edges']} edges, {prog.get('refused', 0)} refused")
+            elif prog.get("allowed"):  # nodes that run later than on the stream could
                 parts.append(f"programmatic: {prog['allowed']} nodes allow (dropped)")
         if "bitwise" in c:
             parts.append("bitwise equal" if c["bitwise"] else "RESULT DIFFERS")
