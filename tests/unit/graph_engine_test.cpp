@@ -486,6 +486,34 @@ TEST_F(GraphEngineTest, WhetherALaunchAllowsProgrammaticSerializationIsNoPartOfI
   EXPECT_EQ(e.stats().launches, e.stats().replayed + e.stats().eager_total());
 }
 
+TEST_F(GraphEngineTest, SequenceStatsKeepThoseWithMostLaunchesFirst) {
+  // Three segments a step, of 6, 10 and 8 launches, each of its own blocks (no period inside).
+  GraphEngine e(&api_, chunks_from_8());
+  float a = 0.5f;
+  auto segment = [&](int n, unsigned length, unsigned base) {
+    for (unsigned i = 0; i < length; ++i) {
+      both_on(e, i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, base + i);
+    }
+    read_on(e, n);
+  };
+  for (int n = 1; n <= 6; ++n) {
+    segment(n, 6, 64);
+    segment(n, 10, 128);
+    segment(n, 8, 256);
+  }
+  const std::vector<SequenceStat> all = e.sequence_stats(8);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_GT(all[0].launches, all[1].launches);
+  EXPECT_GT(all[1].launches, all[2].launches);
+  const std::vector<SequenceStat> two = e.sequence_stats(2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].launches, all[0].launches);
+  EXPECT_EQ(two[1].launches, all[1].launches);
+  EXPECT_EQ(two[0].signature, all[0].signature);
+  EXPECT_EQ(two[1].signature, all[1].signature);
+  EXPECT_TRUE(e.sequence_stats(0).empty());
+}
+
 TEST_F(GraphEngineTest, LoopsWithoutSyncsAreFoundAsPeriods) {
   // 40 iterations of a 12-launch body with no host read in between: period detection.
   float a = 0.5f;

@@ -152,8 +152,20 @@ void GraphEngine::record_decision(const Plan& plan) {
 }
 
 std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
+  // The `max` with most launches first (then by signature), chosen before anything is copied.
+  std::vector<const Plan*> plans;
+  plans.reserve(plans_.size());
+  for (const auto& [id, plan] : plans_) plans.push_back(&plan);
+  auto first = [](const Plan* a, const Plan* b) {
+    return a->followed != b->followed ? a->followed > b->followed : a->signature < b->signature;
+  };
+  const size_t kept = std::min(max, plans.size());
+  std::partial_sort(plans.begin(), plans.begin() + kept, plans.end(), first);
+  plans.resize(kept);
   std::vector<SequenceStat> out;
-  for (const auto& [id, plan] : plans_) {
+  out.reserve(kept);
+  for (const Plan* each : plans) {
+    const Plan& plan = *each;
     const SequencePolicy& p = plan.policy;
     SequenceStat s;
     s.signature = plan.signature;
@@ -191,10 +203,6 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     }
     out.push_back(std::move(s));
   }
-  std::sort(out.begin(), out.end(), [](const SequenceStat& a, const SequenceStat& b) {
-    return a.launches != b.launches ? a.launches > b.launches : a.signature < b.signature;
-  });
-  if (out.size() > max) out.resize(max);
   return out;
 }
 
