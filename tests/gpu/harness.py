@@ -429,6 +429,14 @@ def stats_delta(end, warm):
     allowed = _get(end, ("graphs", "programmatic_allowed"))
     if isinstance(allowed, int):
         d["programmatic"] = {"allowed": allowed}
+    # The signatures of its three sequences with most launches (signature.h: kernel names and
+    # block shapes in order, nothing of the process): whether two processes of one cell ran the
+    # same kernels (session 41 on).
+    seqs = _get(end, ("decisions", "sequences"))
+    sigs = [q["signature"] for q in (seqs if isinstance(seqs, list) else [])[:3]
+            if isinstance(q, dict) and isinstance(q.get("signature"), str)]
+    if sigs:
+        d["signatures"] = sigs
     return d
 
 

@@ -710,6 +710,34 @@ class ReportTest(unittest.TestCase):
         other = dict(process(1.0, -1.0), steps_per_chunk=40)
         self.assertNotIn("earlier", report.merge_workload(w, other))
 
+    def test_processes_say_whether_they_ran_the_same_kernels(self):
+        ch = {"median": 0.5, "q1": -1.0, "q3": 2.0, "pairs": 12}
+        ok = lambda **kw: dict(status="ok", ms_per_iter=1.0, chunk_ms=[1.0], digest="d", **kw)
+        shim = lambda sigs: {"coverage_percent": 100.0, "launches_per_replay": 40.0,
+                             "patched_per_replay": 0.0, "launches_per_iter": 40.0,
+                             **({"signatures": sigs} if sigs else {})}
+        def doc_of(*sigs):
+            w = None
+            for s in sigs:
+                w = report.merge_workload(w, {"chunks": 12, "steps_per_chunk": 4, "cells": {
+                    "compile": ok(), "compile+shim": ok(vs_without_shim=ch, bitwise=True,
+                                                        shim=shim(s))}})
+            return {"runs": [{"commit": "a"}], "workloads": {"w": w}}
+        together = lambda *sigs: report.process_rows(doc_of(*sigs))[1][0][3]
+        self.assertEqual(together(["s-9-a", "p-3-b"], ["s-9-a", "p-3-b"], ["s-9-a", "p-3-b"]),
+                         "3 processes: median +0.5 %, slower in 0; same kernels in each")
+        self.assertEqual(together(["s-9-a"], ["s-9-c"], ["s-9-a"], ["s-8-d"]),
+                         "4 processes: median +0.5 %, slower in 0; "
+                         "other kernels in process 2, 4")
+        # Results before session 41 have no signatures: nothing said.
+        self.assertEqual(together(None, None), "2 processes: median +0.5 %, slower in 0")
+        self.assertEqual(together(None, ["s-9-a"]), "2 processes: median +0.5 %, slower in 0")
+        # Where they come from: the stats' sequences, most launches first, three at most.
+        end = {"decisions": {"sequences": [{"signature": "s-9-a"}, {"signature": None},
+                                           {"signature": "p-3-b"}, {"signature": "p-2-c"}]}}
+        self.assertEqual(harness.stats_delta(end, None)["signatures"], ["s-9-a", "p-3-b"])
+        self.assertNotIn("signatures", harness.stats_delta({}, None))
+
     def test_a_cell_in_several_processes_is_slower_where_most_of_them_are(self):
         ch = lambda q1: {"median": q1 + 1, "q1": q1, "q3": q1 + 2, "pairs": 12}
         self.assertTrue(report.slower([ch(0.5)]))  # one process: its lower quartile

@@ -527,11 +527,29 @@ def processes_text(seq):
     return f"{len(seq)} processes: median {mid:+.1f} %, slower in {slower_in(seq)}"
 
 
+def kernels_text(res, cell):
+    """Whether the processes of a shim cell ran the same kernels: the signatures of their main
+    sequences (harness.stats_delta) compared, first to last; "" where fewer than two have them."""
+    runs = res.get("earlier", {}).get(cell, []) + [res.get("cells", {}).get(cell) or {}]
+    sigs = [(c.get("shim") or {}).get("signatures") for c in runs]
+    known = [(i + 1, s) for i, s in enumerate(sigs) if s]
+    if len(known) < 2:
+        return ""
+    other = [str(i) for i, s in known if s != known[0][1]]
+    return ("same kernels in each" if not other
+            else "other kernels in process " + ", ".join(other))
+
+
 def process_rows(doc):
     """Every cell that ran in several processes of one shape: each process's change (median),
-    first to last, the median of them and in how many the cell was slower by its quartiles."""
-    rows = [[name, cell, ", ".join(f"{ch['median']:+.1f}" for ch in seq), processes_text(seq)]
-            for name, cell, seq in multi_process_cells(doc)]
+    first to last, the median of them, in how many the cell was slower by its quartiles, and
+    whether its processes ran the same kernels (kernels_text)."""
+    rows = []
+    for name, cell, seq in multi_process_cells(doc):
+        together = processes_text(seq)
+        kernels = kernels_text(doc["workloads"][name], cell)
+        rows.append([name, cell, ", ".join(f"{ch['median']:+.1f}" for ch in seq),
+                     together + ("; " + kernels if kernels else "")])
     return ["workload", "cell", "change in each process (%, first to last)", "together"], rows
 
 
