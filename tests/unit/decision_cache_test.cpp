@@ -118,6 +118,8 @@ TEST_F(DecisionCacheTest, BadFilesAreSetAsideWithOneWarningAndRewritten) {
       {"newer version", R"({"schema": "pygraph-decisions/99", "entries": {}})"},
       {"not an object", "[1, 2, 3]"},
       {"empty", ""},
+      {"schema not a string", R"({"schema": 1, "entries": {}})"},  // found by the fuzzer
+      {"entries not an object", R"({"schema": "pygraph-decisions/1", "entries": [1]})"},
   };
   for (const auto& [what, text] : bad) {
     fs::remove_all(dir_);
@@ -144,6 +146,24 @@ TEST_F(DecisionCacheTest, BadFilesAreSetAsideWithOneWarningAndRewritten) {
   std::vector<std::string> warnings;
   EXPECT_EQ(c.load(&warnings), 0u);
   EXPECT_TRUE(warnings.empty());
+}
+
+TEST_F(DecisionCacheTest, WhatTheCacheWritesReadsBackWhole) {
+  // A number no double holds is no JSON to the parser: the whole file is bad, as above.
+  std::map<std::string, Decision> read;
+  std::string why;
+  EXPECT_FALSE(parse_decisions(
+      R"({"schema": "pygraph-decisions/1", "entries": {"x": {"eager_us": 1e999}}})", &read, &why));
+  EXPECT_TRUE(read.empty());
+  // What decisions_text writes, parse_decisions reads back whole.
+  const std::map<std::string, Decision> mine = {{"a", graph_decision(20, 7)},
+                                                {"b", graph_decision(-5, 8)}};
+  std::map<std::string, Decision> again;
+  ASSERT_TRUE(parse_decisions(decisions_text(mine), &again, &why)) << why;
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_DOUBLE_EQ(again.at("a").eager_us, 120);
+  EXPECT_EQ(again.at("b").updated, 8);
+  EXPECT_EQ(again.at("b").env, kH100);
 }
 
 TEST_F(DecisionCacheTest, TwoWritersMergeAndTheNewerEntryWins) {

@@ -61,21 +61,7 @@ ReadResult read_file(const std::string& path, std::map<std::string, Decision>* o
   }
   std::stringstream text;
   text << in.rdbuf();
-  const json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    *why = "not valid JSON (corrupt or truncated)";
-    return ReadResult::kBad;
-  }
-  if (!j.is_object() || j.value("schema", "") != kSchema || !j.contains("entries") ||
-      !j["entries"].is_object()) {
-    *why = "not a " + std::string(kSchema) + " document (another version?)";
-    return ReadResult::kBad;
-  }
-  for (const auto& [signature, entry] : j["entries"].items()) {
-    Decision d;
-    if (from_json(entry, &d)) (*out)[signature] = d;
-  }
-  return ReadResult::kRead;
+  return parse_decisions(text.str(), out, why) ? ReadResult::kRead : ReadResult::kBad;
 }
 
 // A bad file is kept for inspection, out of the way of the next save.
@@ -112,6 +98,34 @@ class FileLock {
 };
 
 }  // namespace
+
+std::string decisions_text(const std::map<std::string, Decision>& entries) {
+  json all = json::object();
+  for (const auto& [signature, d] : entries) all[signature] = to_json(d);
+  return json{{"schema", kSchema}, {"entries", all}}.dump(1) + "\n";
+}
+
+bool parse_decisions(const std::string& text, std::map<std::string, Decision>* out,
+                     std::string* why) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    *why = "not valid JSON (corrupt or truncated)";
+    return false;
+  }
+  // value() throws where "schema" holds another type than a string: asked only of a string.
+  const auto schema = j.is_object() ? j.find("schema") : j.end();
+  if (!j.is_object() || schema == j.end() || !schema->is_string() ||
+      schema->get<std::string>() != kSchema || !j.contains("entries") ||
+      !j["entries"].is_object()) {
+    *why = "not a " + std::string(kSchema) + " document (another version?)";
+    return false;
+  }
+  for (const auto& [signature, entry] : j["entries"].items()) {
+    Decision d;
+    if (from_json(entry, &d)) (*out)[signature] = d;
+  }
+  return true;
+}
 
 size_t DecisionCache::load(std::vector<std::string>* warnings) {
   std::string why;
@@ -173,9 +187,7 @@ bool DecisionCache::save(std::string* error) {
     auto it = merged.find(signature);
     if (it == merged.end() || it->second.updated <= d.updated) merged[signature] = d;
   }
-  json entries = json::object();
-  for (const auto& [signature, d] : merged) entries[signature] = to_json(d);
-  const std::string text = json{{"schema", kSchema}, {"entries", entries}}.dump(1) + "\n";
+  const std::string text = decisions_text(merged);
   const std::string temp = path_ + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0;

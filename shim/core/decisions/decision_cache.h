@@ -68,6 +68,15 @@ class DecisionCache {
   std::map<std::string, Decision> mine_;     // put by this process, not yet saved
 };
 
+// The cache file's text as save() writes it: the schema and every entry, by signature.
+std::string decisions_text(const std::map<std::string, Decision>& entries);
+
+// Reads a cache file's text into `out` (entries as decisions_text writes them; any other entry
+// is dropped, not trusted). False, with `why` set, for text that is no such document: not JSON,
+// truncated, or another schema.
+bool parse_decisions(const std::string& text, std::map<std::string, Decision>* out,
+                     std::string* why);
+
 // The cache file: PYGRAPH_CACHE if set (a file path), else $XDG_CACHE_HOME/pygraph/decisions.json,
 // else $HOME/.cache/pygraph/decisions.json; "" when none of them is set.
 std::string default_decision_cache_path(const char* (*getenv_fn)(const char*));
