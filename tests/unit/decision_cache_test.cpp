@@ -164,6 +164,14 @@ TEST_F(DecisionCacheTest, WhatTheCacheWritesReadsBackWhole) {
   EXPECT_DOUBLE_EQ(again.at("a").eager_us, 120);
   EXPECT_EQ(again.at("b").updated, 8);
   EXPECT_EQ(again.at("b").env, kH100);
+  // A why that is no UTF-8 (a pattern from the environment) is written, never thrown.
+  Decision odd = graph_decision(1);
+  odd.why = "denied by '\xff'";
+  std::string text;
+  ASSERT_NO_THROW(text = decisions_text({{"odd", odd}}));
+  again.clear();
+  ASSERT_TRUE(parse_decisions(text, &again, &why)) << why;
+  EXPECT_EQ(again.at("odd").why, "denied by '\xef\xbf\xbd'");
 }
 
 TEST_F(DecisionCacheTest, TwoWritersMergeAndTheNewerEntryWins) {

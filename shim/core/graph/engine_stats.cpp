@@ -214,7 +214,9 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     }
     j["driver_calls"] = calls;
   }
-  return j.dump(2) + "\n";
+  // Names come from the driver and the program (kernels, patterns in the why): a byte that is no
+  // UTF-8 is written as U+FFFD, never thrown out of the exit handler that writes this.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace pygraph
