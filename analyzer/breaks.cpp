@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "graph/engine_observer.h"
 #include "graph_mode_events.h"
+#include "json_text.h"
 #include "recording/callsite.h"
 #include "simulate.h"
 
@@ -435,7 +436,7 @@ int run_breaks(const std::vector<std::string>& args) {
   costs.launch_us = launch_us;
   const nlohmann::json r = find_breaks(trace, options, costs, static_cast<int>(top));
   if (as_json) {
-    std::cout << r.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(r, 2) << "\n";
   } else {
     std::cout << breaks_text(r);
   }

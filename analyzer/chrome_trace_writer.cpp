@@ -3,14 +3,10 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "json_text.h"
+
 namespace pygraph::analyze {
 namespace {
-
-// Names and frames come from the traced program: text that is not UTF-8 is replaced, never
-// thrown on.
-std::string json_text(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 // The format's times are microseconds; three decimals keep the trace's nanoseconds.
 void write_us(std::ostream& out, int64_t ns) {
@@ -86,8 +82,8 @@ void ChromeTraceWriter::write_event(const TimelineEvent& e, char phase, char sco
   } else if (phase == 'i') {
     out_ << ",\"s\":\"" << scope << "\"";
   }
-  out_ << ",\"name\":" << json_text(std::string(e.name))
-       << ",\"cat\":" << json_text(std::string(e.cat));
+  out_ << ",\"name\":" << json_text(nlohmann::json(e.name))
+       << ",\"cat\":" << json_text(nlohmann::json(e.cat));
   if (*e.cname) out_ << ",\"cname\":\"" << e.cname << "\"";
   if (e.args) out_ << ",\"args\":" << json_text(*e.args);
   out_ << "}";

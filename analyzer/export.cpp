@@ -10,6 +10,7 @@
 #include "chrome_trace_writer.h"
 #include "cli.h"
 #include "graph_mode_events.h"
+#include "json_text.h"
 #include "sequence_walk.h"
 #include "simulate.h"
 
@@ -382,7 +383,7 @@ int run_export(const std::vector<std::string>& args) {
                 {"eager_samples", c.eager_samples}}},
               {"capped", writer.capped()},
               {"limit", limit}};
-    std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j, 2) << "\n";
   } else {
     std::cout << "Wrote " << writer.events() << " events to " << out_path << ": " << c.launches
               << " launches and " << c.ops << " other driver calls (" << c.boundaries

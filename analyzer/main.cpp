@@ -10,6 +10,7 @@
 #include "breaks.h"
 #include "cli.h"
 #include "export.h"
+#include "json_text.h"
 #include "plot.h"
 #include "sequences.h"
 #include "simulate.h"
@@ -74,7 +75,7 @@ int run_report(const std::string& command, const std::vector<std::string>& args)
   nlohmann::json s = command == "summary" ? summarize(trace, SummaryOptions{static_cast<int>(top)})
                                           : find_sequences(trace, detector, static_cast<int>(top));
   if (as_json) {
-    std::cout << s.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << pygraph::json_text(s, 2) << "\n";
   } else if (command == "summary") {
     std::cout << summary_text(s);
   } else {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli.h"
+#include "json_text.h"
 #include "launch_buckets.h"
 #include "simulate.h"
 #include "svg.h"
@@ -302,7 +303,7 @@ int run_plot(const std::vector<std::string>& args) {
   if (as_json) {
     nlohmann::json j = buckets_json(trace, b);
     j["out"] = out_path;
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j, 2) << "\n";
   } else {
     std::cout << "Wrote " << out_path << ": " << b.launches << " launches in " << b.buckets.size()
               << " buckets of " << b.bucket_ns / 1e6 << " ms, " << b.in_graphs << " ("

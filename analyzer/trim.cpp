@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "cli.h"
+#include "json_text.h"
 #include "trace_encoder.h"
 
 namespace pygraph::analyze {
@@ -266,7 +267,7 @@ int run_trim(const std::vector<std::string>& args) {
                               {"call_sites", cut.callsites},
                               {"threads", cut.threads},
                               {"complete", cut.complete}};
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << json_text(j, 2) << "\n";
   } else {
     std::cout << "Wrote " << out_path << " (" << cut.bytes.size() << " bytes): ";
     if (cut.launches) {

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "json_text.h"
+
 namespace pygraph {
 namespace {
 
@@ -102,10 +104,7 @@ class FileLock {
 std::string decisions_text(const std::map<std::string, Decision>& entries) {
   json all = json::object();
   for (const auto& [signature, d] : entries) all[signature] = to_json(d);
-  // A why names kernels and patterns: a byte that is no UTF-8 is written as U+FFFD, not thrown.
-  return json{{"schema", kSchema}, {"entries", all}}.dump(1, ' ', false,
-                                                          json::error_handler_t::replace) +
-         "\n";
+  return json_text(json{{"schema", kSchema}, {"entries", all}}, 1) + "\n";
 }
 
 bool parse_decisions(const std::string& text, std::map<std::string, Decision>* out,

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_text.h"
+
 namespace pygraph {
 
 const char* eager_reason_name(EagerReason r) {
@@ -214,9 +216,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     }
     j["driver_calls"] = calls;
   }
-  // Names come from the driver and the program (kernels, patterns in the why): a byte that is no
-  // UTF-8 is written as U+FFFD, never thrown out of the exit handler that writes this.
-  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  // Names come from the driver and the program (kernels, patterns in the why): json_text.
+  return json_text(j, 2) + "\n";
 }
 
 }  // namespace pygraph

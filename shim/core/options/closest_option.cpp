@@ -38,6 +38,13 @@ const char* retired_option(const std::string& key) {
   return nullptr;
 }
 
+std::string unknown_option_text(const std::string& key, bool env) {
+  if (const char* why = retired_option(key)) return std::string(" ") + why;
+  const OptionSpec& meant = closest_option(key, env);
+  return " is not a pygraph option (did you mean " +
+         (env ? env_name(meant) : "\"" + std::string(meant.key) + "\"") + "?)";
+}
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   // Optimal string alignment over three rows: a transposition looks back two rows.
   std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);

@@ -19,4 +19,9 @@ const OptionSpec& closest_option(const std::string& key, bool env);
 // config written for an older pygraph learns that, not a "did you mean" for another option.
 const char* retired_option(const std::string& key);
 
+// What the warning about a key that names no option says of it, after where it was found and
+// before "; ignored": why it was removed (retired_option), or the option it was most likely
+// meant to be, named as a variable (`env`: PYGRAPH_X) or as a file's key ("x").
+std::string unknown_option_text(const std::string& key, bool env);
+
 }  // namespace pygraph

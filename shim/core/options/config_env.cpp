@@ -22,12 +22,7 @@ void apply_environment(const ConfigSources& sources, ConfigResult* result) {
     bool known = false;
     for (const OptionSpec& option : kOptions) known = known || name == env_name(option);
     if (known) continue;
-    if (const char* why = retired_option(name)) {
-      result->warnings.push_back(escaped(name) + " " + why + "; ignored");
-      continue;
-    }
-    result->warnings.push_back(escaped(name) + " is not a pygraph option (did you mean " +
-                               env_name(closest_option(name, true)) + "?); ignored");
+    result->warnings.push_back(escaped(name) + unknown_option_text(name, true) + "; ignored");
   }
 }
 

@@ -1,5 +1,6 @@
 #include "options/config_file.h"
 
+#include "json_text.h"
 #include "options/closest_option.h"
 #include "options/option_value.h"
 
@@ -9,7 +10,7 @@ namespace {
 // A JSON value for a message: compact, one line, cut when long.
 std::string excerpt(const nlohmann::json& value) {
   constexpr size_t kMax = 100;
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = json_text(value);
   if (text.size() > kMax) text = text.substr(0, kMax) + "...";
   return text;
 }
@@ -57,12 +58,7 @@ void apply_config_file(const std::string& path, const ConfigSources& sources,
     const std::string where = escaped(path) + ": " + excerpt(nlohmann::json(key));
     const OptionSpec* option = find_option(key);
     if (!option) {
-      if (const char* why = retired_option(key)) {
-        result->warnings.push_back(where + " " + why + "; ignored");
-        continue;
-      }
-      result->warnings.push_back(where + " is not a pygraph option (did you mean \"" +
-                                 closest_option(key, false).key + "\"?); ignored");
+      result->warnings.push_back(where + unknown_option_text(key, false) + "; ignored");
       continue;
     }
     if (option->env_only) {

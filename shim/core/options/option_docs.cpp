@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "json_text.h"
 #include "options/option_table.h"
 #include "options/option_value.h"
 
@@ -50,7 +51,7 @@ std::string config_json(const Config& config) {
   for (const OptionSpec& o : kOptions) {
     if (!o.env_only) doc[o.key] = value_json(o, config);
   }
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 std::string config_listing(const ConfigResult& r) {
