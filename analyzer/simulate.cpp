@@ -14,6 +14,7 @@
 #include "driver/memop_call.h"
 #include "graph/engine_config.h"
 #include "graph/engine_stats.h"
+#include "json_text.h"
 #include "options/config.h"
 
 namespace pygraph::analyze {
@@ -408,13 +409,13 @@ int run_simulate(std::vector<std::string> args) {
   for (const EngineOptions& o : options) stats.push_back(simulate(trace, o));
   if (stats.size() == 2) {
     if (as_json) {
-      std::cout << nlohmann::json{{"A", stats[0]}, {"B", stats[1]}}.dump(2) << "\n";
+      std::cout << json_text(nlohmann::json{{"A", stats[0]}, {"B", stats[1]}}, 2) << "\n";
     } else {
       std::cout << "Graph mode simulated on " << path << " with two configurations:\n"
                 << compare_text(stats[0], stats[1], files[0], files[1]);
     }
   } else if (as_json) {
-    std::cout << stats[0].dump(2) << "\n";
+    std::cout << json_text(stats[0], 2) << "\n";
   } else {
     std::cout << simulate_text(stats[0], config.empty() ? "default options" : config);
   }

@@ -372,6 +372,32 @@ TEST(AnalyzerExport, NamesThatAreNotUtf8AreReplacedNotFatal) {
   EXPECT_EQ(drawn.find('\xff'), std::string::npos);
 }
 
+TEST(AnalyzerExport, SimulateWritesAPatchedKernelsNameThatIsNotUtf8) {
+  // simulate --json lists the kernels patched most by name: one of mlp-train's, made invalid
+  // UTF-8 (same length), is written as U+FFFD, alone and in --compare, never thrown.
+  std::string bytes = slurp(GOLDEN_DIR "/mlp-train.trace");
+  const size_t at = bytes.find("sm80_xmma_gemm");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 4, "\xff\xfe\xc3m");
+  const std::string path = temp_path("not-utf8-sim.trace"), config = temp_path("sim.json");
+  std::ofstream(path, std::ios::binary) << bytes;
+  std::ofstream(config) << "{}";
+  RunResult one = run_program({ANALYZER, "simulate", "--json", path}, {});
+  RunResult two =
+      run_program({ANALYZER, "simulate", "--json", "--compare", config, config, path}, {});
+  unlink(path.c_str());
+  unlink(config.c_str());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const json sim = json::parse(one.out);
+  bool replaced = false;
+  for (const json& p : sim["patched_most"]) {
+    replaced |= p["node"].get<std::string>().find("\xef\xbf\xbd") != std::string::npos;
+  }
+  EXPECT_TRUE(replaced) << sim["patched_most"].dump();
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_TRUE(json::parse(two.out)["B"]["patched_most"].is_array());
+}
+
 TEST(AnalyzerExport, BadInputGetsOneClearErrorAndTheExitStatus) {
   EXPECT_EQ(run_program({ANALYZER, "export", GOLDEN_DIR "/loop_program.trace"}, {}).exit_code, 1);
   EXPECT_EQ(run_program({ANALYZER, "export", "--perfetto"}, {}).exit_code, 1);

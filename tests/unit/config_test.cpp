@@ -515,6 +515,18 @@ TEST(ConfigFile, EveryKindOfBadFile) {
   EXPECT_EQ(r.config.mode, Mode::kGraph);
 }
 
+TEST(ConfigFile, AValueNestedDeepIsOneErrorNotACrash) {
+  // The parser takes any depth; the message quotes the value's top level only (the serializer
+  // recurses: a million levels overflowed the stack).
+  const size_t depth = 1000000;
+  ConfigResult r = parse_file("{\"deny_kernels\": " + std::string(depth, '[') +
+                              std::string(depth, ']') + ", \"first_chunk\": [1, [2], {\"a\": 3}]}");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_NE(r.errors[0].find("\"deny_kernels\": [[...]] "), std::string::npos) << r.errors[0];
+  EXPECT_NE(r.errors[1].find("\"first_chunk\": [1,[...],{...}] "), std::string::npos)
+      << r.errors[1];
+}
+
 TEST(Config, TraceInOffModeIsDroppedWithAWarning) {
   ConfigResult r = parse_env({{"PYGRAPH_MODE", "off"}, {"PYGRAPH_TRACE", "t"}});
   EXPECT_EQ(r.config.trace_path, "");

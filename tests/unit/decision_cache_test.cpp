@@ -148,6 +148,47 @@ TEST_F(DecisionCacheTest, BadFilesAreSetAsideWithOneWarningAndRewritten) {
   EXPECT_TRUE(warnings.empty());
 }
 
+TEST_F(DecisionCacheTest, AnEntryWhoseCountsAreNoFittingIntegerIsDropped) {
+  // nlohmann casts a float or a negative number to the integer asked for: a wrap, or undefined
+  // behaviour where it does not fit (3e99 in a uint32_t). Such an entry is not ours.
+  const auto entry = [](const std::string& name, const std::string& counts) {
+    return "\"" + name + R"(": {"verdict": "graph", "eager_us": 2, "graph_us": 1, "gpu": "g", )" +
+           R"("driver": "d", "shim": "s", )" + counts + "}";
+  };
+  write(R"({"schema": "pygraph-decisions/1", "entries": {)" +
+        entry("good", R"("windows": 6, "launches": 55, "updated": 7)") + "," +
+        entry("huge", R"("windows": 3e99, "launches": 55, "updated": 7)") + "," +
+        entry("negative", R"("windows": 6, "launches": -1, "updated": 7)") + "," +
+        entry("too big", R"("windows": 4294967296, "launches": 55, "updated": 7)") + "," +
+        entry("fraction", R"("windows": 6, "launches": 55, "updated": 1.5)") + "," +
+        entry("past int64", R"("windows": 6, "launches": 55, "updated": 18446744073709551615)") +
+        "}}");
+  DecisionCache a(path_);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(a.load(&warnings), 1u);
+  EXPECT_TRUE(warnings.empty());
+  const Decision* d = nullptr;
+  ASSERT_EQ(a.find("good", DecisionEnvironment{"g", "d", "s"}, &d), DecisionCache::Lookup::kFound);
+  EXPECT_EQ(d->windows, 6u);
+  EXPECT_EQ(d->updated, 7);
+}
+
+TEST_F(DecisionCacheTest, APathThatIsAFolderIsLeftAsItIs) {
+  fs::create_directories(path_);
+  std::ofstream(fs::path(path_) / "someones-file") << "keep me";
+  DecisionCache a(path_);
+  std::vector<std::string> warnings;
+  EXPECT_EQ(a.load(&warnings), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("not a regular file"), std::string::npos) << warnings[0];
+  EXPECT_EQ(files_named(".bad-"), 0);  // not renamed out of the way
+  a.put("sig", graph_decision(5));
+  std::string error;
+  EXPECT_FALSE(a.save(&error));
+  EXPECT_NE(error.find("not a regular file"), std::string::npos) << error;
+  EXPECT_TRUE(fs::is_regular_file(fs::path(path_) / "someones-file"));
+}
+
 TEST_F(DecisionCacheTest, WhatTheCacheWritesReadsBackWhole) {
   // A number no double holds is no JSON to the parser: the whole file is bad, as above.
   std::map<std::string, Decision> read;

@@ -28,6 +28,25 @@ json to_json(const Decision& d) {
           {"updated", d.updated}};
 }
 
+// nlohmann turns a float or a negative number into an integer with a plain cast: undefined
+// where the value does not fit, a wrap where it is negative. A count is taken only where the
+// file holds an integer that fits.
+bool get_count(const json& j, const char* key, uint32_t* out) {
+  const json& v = j.at(key);
+  if (!v.is_number_unsigned() || v.get<uint64_t>() > UINT32_MAX) return false;
+  *out = static_cast<uint32_t>(v.get<uint64_t>());
+  return true;
+}
+
+bool get_time(const json& j, const char* key, int64_t* out) {
+  const json& v = j.at(key);
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX)) {
+    return false;
+  }
+  *out = v.get<int64_t>();
+  return true;
+}
+
 // An entry as written by to_json; false for anything else (a file edited by hand, or another
 // schema's entry): such an entry is dropped, not trusted.
 bool from_json(const json& j, Decision* d) {
@@ -38,23 +57,28 @@ bool from_json(const json& j, Decision* d) {
     d->why = j.value("why", "");
     d->eager_us = j.at("eager_us").get<double>();
     d->graph_us = j.at("graph_us").get<double>();
-    d->windows = j.at("windows").get<uint32_t>();
-    d->launches = j.at("launches").get<uint32_t>();
     d->env.gpu = j.at("gpu").get<std::string>();
     d->env.driver = j.at("driver").get<std::string>();
     d->env.shim = j.at("shim").get<std::string>();
-    d->updated = j.at("updated").get<int64_t>();
+    return get_count(j, "windows", &d->windows) && get_count(j, "launches", &d->launches) &&
+           get_time(j, "updated", &d->updated);
   } catch (const json::exception&) {
     return false;
   }
-  return true;
 }
 
-enum class ReadResult { kMissing, kRead, kBad };
+// kNotAFile: the path names a folder, a device or a pipe. It is neither read nor set aside
+// (renaming someone's folder out of the way would be worse than a cache that does nothing).
+enum class ReadResult { kMissing, kRead, kBad, kNotAFile };
 
 // Reads a cache file into `out`; on kBad, `why` says what was wrong.
 ReadResult read_file(const std::string& path, std::map<std::string, Decision>* out,
                      std::string* why) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    *why = "not a regular file";
+    return ReadResult::kNotAFile;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (errno == ENOENT) return ReadResult::kMissing;
@@ -146,6 +170,10 @@ size_t DecisionCache::load(std::vector<std::string>* warnings) {
       }
       break;
     }
+    case ReadResult::kNotAFile:
+      warnings->push_back("decision cache '" + path_ + "': " + why +
+                          "; left as it is: no decision is read from it or saved to it");
+      break;
     case ReadResult::kRead:
       break;
   }
@@ -184,7 +212,16 @@ bool DecisionCache::save(std::string* error) {
   // What others saved since we loaded, then ours over it where ours is newer.
   std::map<std::string, Decision> merged;
   std::string why;
-  if (read_file(path_, &merged, &why) == ReadResult::kBad) merged.clear();  // rewritten below
+  switch (read_file(path_, &merged, &why)) {
+    case ReadResult::kBad:
+      merged.clear();  // rewritten below
+      break;
+    case ReadResult::kNotAFile:
+      *error = "cannot write '" + path_ + "': " + why;
+      return false;
+    default:
+      break;
+  }
   for (const auto& [signature, d] : mine_) {
     auto it = merged.find(signature);
     if (it == merged.end() || it->second.updated <= d.updated) merged[signature] = d;

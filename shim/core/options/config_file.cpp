@@ -7,10 +7,29 @@
 namespace pygraph {
 namespace {
 
-// A JSON value for a message: compact, one line, cut when long.
+// A JSON value for a message: compact, one line, cut when long. Only its top level is written
+// out, a nested array or object as [...] or {...}: dump() recurses, and a value nested a few
+// hundred thousand deep (the parser takes it: it keeps its own stack) would overflow the stack
+// of the user's thread.
 std::string excerpt(const nlohmann::json& value) {
   constexpr size_t kMax = 100;
-  std::string text = json_text(value);
+  const auto shallow = [](const nlohmann::json& v) -> std::string {
+    if (v.is_array()) return v.empty() ? "[]" : "[...]";
+    if (v.is_object()) return v.empty() ? "{}" : "{...}";
+    return json_text(v);
+  };
+  std::string text;
+  if (value.is_array() || value.is_object()) {
+    text = value.is_array() ? "[" : "{";
+    for (auto it = value.begin(); it != value.end() && text.size() <= kMax; ++it) {
+      if (it != value.begin()) text += ",";
+      if (value.is_object()) text += json_text(nlohmann::json(it.key())) + ":";
+      text += shallow(*it);
+    }
+    text += value.is_array() ? "]" : "}";
+  } else {
+    text = json_text(value);
+  }
   if (text.size() > kMax) text = text.substr(0, kMax) + "...";
   return text;
 }

@@ -86,7 +86,7 @@ def cell_lines(name, res):
                 parts.append(pauses_text(d["pauses"], d["graphs"].get("pause_cuts", 0)))
             prog = d.get("programmatic") or {}
             if prog.get("edges"):  # results of the option removed in session 41
-                parts.append(f"programmatic: {prog['allowed']} nodes allow, "
+                parts.append(f"programmatic: {prog.get('allowed', 0)} nodes allow, "
                              f"{prog['edges']} edges, {prog.get('refused', 0)} refused")
             elif prog.get("allowed"):  # nodes that run later than on the stream could
                 parts.append(f"programmatic: {prog['allowed']} nodes allow (dropped)")
@@ -528,22 +528,24 @@ def processes_text(seq):
 
 
 def kernels_text(res, cell):
-    """Whether the processes of a shim cell ran the same kernels: the signatures of their main
-    sequences (harness.stats_delta) compared, first to last; "" where fewer than two have them."""
+    """Whether the processes of a shim cell ran the same kernels: the signature of their main
+    sequence (most launches; harness.stats_delta) compared, first to last; "" where fewer than
+    two have one. Only the main one: the lesser two are often warm-up sequences, which vary
+    between processes running the same steps."""
     runs = res.get("earlier", {}).get(cell, []) + [res.get("cells", {}).get(cell) or {}]
     sigs = [(c.get("shim") or {}).get("signatures") for c in runs]
-    known = [(i + 1, s) for i, s in enumerate(sigs) if s]
+    known = [(i + 1, s[0]) for i, s in enumerate(sigs) if s]
     if len(known) < 2:
         return ""
     other = [str(i) for i, s in known if s != known[0][1]]
-    return ("same kernels in each" if not other
-            else "other kernels in process " + ", ".join(other))
+    return ("same main sequence in each" if not other
+            else "another main sequence in process " + ", ".join(other))
 
 
 def process_rows(doc):
     """Every cell that ran in several processes of one shape: each process's change (median),
     first to last, the median of them, in how many the cell was slower by its quartiles, and
-    whether its processes ran the same kernels (kernels_text)."""
+    whether its processes ran the same main sequence (kernels_text)."""
     rows = []
     for name, cell, seq in multi_process_cells(doc):
         together = processes_text(seq)
