@@ -226,7 +226,7 @@ class SuiteTest(unittest.TestCase):
             self.assertEqual(report.shim_base("compile-ro+shim:big"), "compile-ro")
             self.assertIsNone(report.shim_base("eager+trace"))
             self.assertIsNone(report.shim_base("eager+shimmer"))
-            self.assertTrue(res["baseline_deterministic"])
+            self.assertEqual(res["deterministic"], {"eager": True})
             # The rerun (a training workload's, which --reruns does not run twice) is compared
             # with the first run of its variant.
             self.assertEqual(cells["eager-rerun"]["vs_variant"]["pairs"], 4)
@@ -590,6 +590,21 @@ class ReportTest(unittest.TestCase):
                                "(3 with the program's graphs counted by their nodes)")
         self.assertIn(line, report.table(doc))
 
+    def test_a_difference_its_variant_shows_without_the_shim_too_is_no_miss(self):
+        doc = self.doc()
+        a = doc["workloads"]["a"]
+        misses = lambda: {(r[0], r[1], r[2]) for r in report.target_rows(doc)[1]}
+        self.assertIn(("a", "compile+shim", "bitwise equal"), misses())
+        # Another variant's two runs differing says nothing of this one.
+        a["deterministic"] = {"eager": False, "compile": True}
+        self.assertIn(("a", "compile+shim", "bitwise equal"), misses())
+        # Its own variant computed different bits in two processes without the shim.
+        a["deterministic"]["compile"] = False
+        self.assertNotIn(("a", "compile+shim", "bitwise equal"), misses())
+        self.assertIn("DIFFERS (baseline too)", report.table(doc))
+        self.assertIn("  a                 compile run twice without the shim: DIFFERENT results",
+                      report.cell_lines("a", a))
+
     def test_reruns_are_a_table_of_their_own_and_name_the_spread_beside_a_slower_cell(self):
         doc = self.doc()
         cells = doc["workloads"]["b"]["cells"]
@@ -644,7 +659,7 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(w["cells"]["compile+shim"]["ms_per_iter"], 0.9)
             self.assertNotIn("run", w["cells"]["compile"])  # the workload's run: 1
             self.assertEqual(w["run"], 1)
-            self.assertTrue(w["baseline_deterministic"])
+            self.assertEqual(w["deterministic"], {"eager": True})  # from the old key
             self.assertEqual(list(report.merge(paths)["workloads"]["w"]["cells"]), ["compile"])
         self.assertEqual(report.variant_of("compile-ro+shim:old"), "compile-ro")
         self.assertEqual(report.variant_of("compile-ro-rerun"), "compile-ro")

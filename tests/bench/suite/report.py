@@ -31,6 +31,16 @@ def shim_base(cell):
     return base if sep and (not arm or arm.startswith(":")) else None
 
 
+def deterministic(res):
+    """Per variant run twice without the shim, whether both runs computed the same (run.py);
+    results before session 42 said it for eager alone."""
+    if "deterministic" in res:
+        return res["deterministic"]
+    if "baseline_deterministic" in res:
+        return {"eager": res["baseline_deterministic"]}
+    return {}
+
+
 def pct(ch):
     if not ch:
         return "-"
@@ -95,9 +105,9 @@ def cell_lines(name, res):
         if (c.get("shim") or {}).get("last_graph_failure"):
             parts.append("GRAPH FAILURE: " + c["shim"]["last_graph_failure"])
         lines.append(f"  {name:<17} {cell:<18} " + "; ".join(parts))
-    if "baseline_deterministic" in res:
-        lines.append(f"  {name:<17} eager run twice without the shim: "
-                     f"{'same result' if res['baseline_deterministic'] else 'DIFFERENT results'}")
+    for variant, same in deterministic(res).items():
+        lines.append(f"  {name:<17} {variant} run twice without the shim: "
+                     f"{'same result' if same else 'DIFFERENT results'}")
     return lines
 
 
@@ -152,7 +162,7 @@ def shim_rows(doc):
             elif c.get("torch_peak_reserved_mb") is not None and base.get("torch_peak_reserved_mb"):
                 mem = f"{c['torch_peak_reserved_mb'] - base['torch_peak_reserved_mb']:+.0f} MB (torch)"
             bit = {True: "equal", False: "DIFFERS"}.get(c.get("bitwise"), "-")
-            if c.get("bitwise") is False and res.get("baseline_deterministic") is False:
+            if c.get("bitwise") is False and deterministic(res).get(shim_base(cell)) is False:
                 bit += " (baseline too)"
             rows.append([
                 name + (f" ({res['nproc']} rank{'s' * (res['nproc'] > 1)})" if "nproc" in res else ""),
@@ -220,7 +230,7 @@ def target_misses(res, c, cell, by_nodes=False):
     if d and per_iter >= TARGET_PER_REPLAY_FROM and per_replay_counted < TARGET_PER_REPLAY:
         out.append((f"launches/replay >= {TARGET_PER_REPLAY:g}",
                     f"{per_replay(d)} of {per_iter:.0f} a step"))
-    if c.get("bitwise") is False and res.get("baseline_deterministic") is not False:
+    if c.get("bitwise") is False and deterministic(res).get(shim_base(cell)) is not False:
         out.append(("bitwise equal", "DIFFERS"))
     ch = c.get("vs_without_shim")
     seq = processes(res, cell)
@@ -484,8 +494,12 @@ def merge_workload(old, new):
                 earlier.setdefault(c, []).append(stamped)
     cells.update((c, v) for c, v in new["cells"].items() if c not in cells)
     merged = dict(new, cells=cells)
-    if "eager" not in ran and "baseline_deterministic" in old:
-        merged["baseline_deterministic"] = old["baseline_deterministic"]
+    # A variant left out keeps what its two runs without the shim said.
+    det = dict(deterministic(new))
+    det.update((v, same) for v, same in deterministic(old).items() if v not in ran)
+    merged.pop("baseline_deterministic", None)
+    if det:
+        merged["deterministic"] = det
     if earlier:
         merged["earlier"] = earlier
     return merged
