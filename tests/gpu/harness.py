@@ -433,9 +433,11 @@ def stats_delta(end, warm):
     # block shapes in order, nothing of the process): whether two processes of one cell ran the
     # same kernels (session 41 on).
     seqs = _get(end, ("decisions", "sequences"))
-    sigs = [q["signature"] for q in (seqs if isinstance(seqs, list) else [])[:3]
-            if isinstance(q, dict) and isinstance(q.get("signature"), str)]
-    if sigs:
+    # A sequence not yet whole has none: null in its place, so that the first is always the
+    # main sequence's (report.kernels_text compares that one).
+    sigs = [q.get("signature") if isinstance(q, dict) and isinstance(q.get("signature"), str)
+            else None for q in (seqs if isinstance(seqs, list) else [])[:3]]
+    if any(sigs):
         d["signatures"] = sigs
     return d
 

@@ -4,6 +4,7 @@
 #include "decisions/decision_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,7 +174,7 @@ TEST_F(DecisionCacheTest, AnEntryWhoseCountsAreNoFittingIntegerIsDropped) {
   EXPECT_EQ(d->updated, 7);
 }
 
-TEST_F(DecisionCacheTest, APathThatIsAFolderIsLeftAsItIs) {
+TEST_F(DecisionCacheTest, APathThatIsAFolderOrAPipeIsLeftAsItIs) {
   fs::create_directories(path_);
   std::ofstream(fs::path(path_) / "someones-file") << "keep me";
   DecisionCache a(path_);
@@ -184,9 +185,61 @@ TEST_F(DecisionCacheTest, APathThatIsAFolderIsLeftAsItIs) {
   EXPECT_EQ(files_named(".bad-"), 0);  // not renamed out of the way
   a.put("sig", graph_decision(5));
   std::string error;
-  EXPECT_FALSE(a.save(&error));
+  EXPECT_TRUE(a.save(&error)) << error;  // said once, at load: nothing written
+  EXPECT_EQ(a.size(), 1u);               // still known in this process
+  // Saved without a load first: an error, and still nothing written beside it.
+  DecisionCache b(path_);
+  b.put("sig", graph_decision(5));
+  EXPECT_FALSE(b.save(&error));
   EXPECT_NE(error.find("not a regular file"), std::string::npos) << error;
   EXPECT_TRUE(fs::is_regular_file(fs::path(path_) / "someones-file"));
+  EXPECT_EQ(files_named(".lock"), 0);
+  // A pipe: opening it to read would wait for a writer; it is refused at once instead.
+  fs::remove_all(path_);
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0644), 0);
+  DecisionCache c(path_);
+  warnings.clear();
+  EXPECT_EQ(c.load(&warnings), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("not a regular file"), std::string::npos) << warnings[0];
+  EXPECT_TRUE(fs::is_fifo(path_));
+}
+
+TEST_F(DecisionCacheTest, ALinkToTheCacheStaysALink) {
+  // A cache shared through a symbolic link: saves and a bad file's setting aside act on the
+  // file behind it, and the link stays.
+  const fs::path shared = dir_ / "shared" / "decisions.json";
+  fs::create_directories(shared.parent_path());
+  fs::create_directories(fs::path(path_).parent_path());
+  fs::create_symlink(shared, path_);
+  DecisionCache a(path_);
+  std::vector<std::string> warnings;
+  a.load(&warnings);  // dangling so far: an empty cache
+  a.put("sig", graph_decision(5));
+  std::string error;
+  ASSERT_TRUE(a.save(&error)) << error;
+  EXPECT_TRUE(fs::is_symlink(path_));
+  EXPECT_TRUE(fs::is_regular_file(shared));
+  DecisionCache b(path_);
+  EXPECT_EQ(b.load(&warnings), 1u);
+  EXPECT_TRUE(warnings.empty());
+  b.put("other", graph_decision(6));
+  ASSERT_TRUE(b.save(&error)) << error;
+  EXPECT_TRUE(fs::is_symlink(path_));
+  // A bad file behind the link is set aside beside itself, the link left to be written through.
+  std::ofstream(shared) << "not json";
+  DecisionCache c(path_);
+  EXPECT_EQ(c.load(&warnings), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(fs::is_symlink(path_));
+  int aside = 0;
+  for (const auto& e : fs::directory_iterator(shared.parent_path()))
+    aside += e.path().filename().string().find(".bad-") != std::string::npos;
+  EXPECT_EQ(aside, 1);
+  c.put("sig", graph_decision(7));
+  ASSERT_TRUE(c.save(&error)) << error;
+  EXPECT_TRUE(fs::is_symlink(path_));
+  EXPECT_EQ(DecisionCache(path_).load(&warnings), 1u);
 }
 
 TEST_F(DecisionCacheTest, WhatTheCacheWritesReadsBackWhole) {

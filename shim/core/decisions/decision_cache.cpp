@@ -6,11 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "json_text.h"
 
@@ -71,23 +70,66 @@ bool from_json(const json& j, Decision* d) {
 // (renaming someone's folder out of the way would be worse than a cache that does nothing).
 enum class ReadResult { kMissing, kRead, kBad, kNotAFile };
 
-// Reads a cache file into `out`; on kBad, `why` says what was wrong.
+// Reads a cache file into `out`; on kBad, `why` says what was wrong. Opened without blocking
+// and asked what it is through the open descriptor: a pipe put at the path would otherwise
+// hold the process in open(), at exit under the lock, and a check before the open could be
+// outrun by a swap of the path.
 ReadResult read_file(const std::string& path, std::map<std::string, Decision>* out,
                      std::string* why) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    *why = "not a regular file";
-    return ReadResult::kNotAFile;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     if (errno == ENOENT) return ReadResult::kMissing;
     *why = std::strerror(errno);
     return ReadResult::kBad;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_decisions(text.str(), out, why) ? ReadResult::kRead : ReadResult::kBad;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    *why = "not a regular file";
+    return ReadResult::kNotAFile;
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const bool failed = n < 0;
+      if (failed) *why = std::strerror(errno);
+      ::close(fd);
+      if (failed) return ReadResult::kBad;
+      break;
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return parse_decisions(text, out, why) ? ReadResult::kRead : ReadResult::kBad;
+}
+
+// The file a path names: where it is a symbolic link (a cache shared through a link), its
+// target, so that the lock, the rename of a save and a bad file's setting aside act on the
+// file and leave the link in place. A link to nothing yet names the file it will point to
+// (its target, read one level deep).
+std::string file_behind(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  if (char* real = ::realpath(path.c_str(), nullptr)) {
+    std::string target = real;
+    std::free(real);
+    return target;
+  }
+  char buf[4096];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return path;
+  const std::string target(buf, static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  if (target[0] == '/' || slash == std::string::npos) return target;
+  return path.substr(0, slash + 1) + target;
+}
+
+// Whether something other than a regular file is at the path (what read_file refuses).
+bool not_a_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
 
 // A bad file is kept for inspection, out of the way of the next save.
@@ -154,23 +196,25 @@ bool parse_decisions(const std::string& text, std::map<std::string, Decision>* o
 }
 
 size_t DecisionCache::load(std::vector<std::string>* warnings) {
+  const std::string file = file_behind(path_);
   std::string why;
   std::map<std::string, Decision> read;
-  switch (read_file(path_, &read, &why)) {
+  switch (read_file(file, &read, &why)) {
     case ReadResult::kMissing:
       break;
     case ReadResult::kBad: {
-      FileLock lock(path_);
+      FileLock lock(file);
       // Another process may have replaced it meanwhile: set aside only what is still bad.
       read.clear();
-      if (read_file(path_, &read, &why) == ReadResult::kBad) {
-        set_aside(path_);
-        warnings->push_back("decision cache '" + path_ + "': " + why + "; set aside as " + path_ +
+      if (read_file(file, &read, &why) == ReadResult::kBad) {
+        set_aside(file);
+        warnings->push_back("decision cache '" + path_ + "': " + why + "; set aside as " + file +
                             ".bad-" + std::to_string(::getpid()) + ", starting empty");
       }
       break;
     }
     case ReadResult::kNotAFile:
+      left_alone_ = true;
       warnings->push_back("decision cache '" + path_ + "': " + why +
                           "; left as it is: no decision is read from it or saved to it");
       break;
@@ -199,24 +243,30 @@ void DecisionCache::put(const std::string& signature, const Decision& d) {
 }
 
 bool DecisionCache::save(std::string* error) {
-  if (mine_.empty()) return true;
-  if (!make_parent_dirs(path_)) {
+  // A path load() found no file at was said so then, once: nothing is written next to it.
+  if (mine_.empty() || left_alone_) return true;
+  const std::string file = file_behind(path_);
+  if (not_a_file(file)) {
+    *error = "cannot write '" + path_ + "': not a regular file";
+    return false;
+  }
+  if (!make_parent_dirs(file)) {
     *error = "cannot create the folder of '" + path_ + "': " + std::strerror(errno);
     return false;
   }
-  FileLock lock(path_);
+  FileLock lock(file);
   if (!lock.held()) {
-    *error = "cannot lock '" + path_ + ".lock': " + std::strerror(errno);
+    *error = "cannot lock '" + file + ".lock': " + std::strerror(errno);
     return false;
   }
   // What others saved since we loaded, then ours over it where ours is newer.
   std::map<std::string, Decision> merged;
   std::string why;
-  switch (read_file(path_, &merged, &why)) {
+  switch (read_file(file, &merged, &why)) {
     case ReadResult::kBad:
       merged.clear();  // rewritten below
       break;
-    case ReadResult::kNotAFile:
+    case ReadResult::kNotAFile:  // put there since the check above
       *error = "cannot write '" + path_ + "': " + why;
       return false;
     default:
@@ -227,7 +277,7 @@ bool DecisionCache::save(std::string* error) {
     if (it == merged.end() || it->second.updated <= d.updated) merged[signature] = d;
   }
   const std::string text = decisions_text(merged);
-  const std::string temp = path_ + ".tmp-" + std::to_string(::getpid());
+  const std::string temp = file + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   bool ok = fd >= 0;
   for (size_t done = 0; ok && done < text.size();) {
@@ -238,7 +288,7 @@ bool DecisionCache::save(std::string* error) {
   }
   ok = ok && ::fsync(fd) == 0;
   if (fd >= 0 && ::close(fd) != 0) ok = false;
-  ok = ok && std::rename(temp.c_str(), path_.c_str()) == 0;
+  ok = ok && std::rename(temp.c_str(), file.c_str()) == 0;
   if (!ok) {
     *error = "cannot write '" + path_ + "': " + std::strerror(errno);
     ::unlink(temp.c_str());

@@ -7,7 +7,10 @@
 // see the old file or the new one, never half of one, and no writer's entries are lost.
 //
 // A corrupt, truncated or foreign-version file is set aside (renamed to PATH.bad-<pid>) with one
-// warning, and rewritten by the next save. Entries made on another GPU, driver or shim version
+// warning, and rewritten by the next save. A path that names no regular file (a folder, a
+// device, a pipe) is left as it is, with one warning: nothing is read from it or saved to it.
+// A path that is a symbolic link acts on the file it points to, the link kept. Entries made on
+// another GPU, driver or shim version
 // are not trusted: find() reports them as stale, the sequence is measured again, and the new
 // entry overwrites the old.
 #pragma once
@@ -44,7 +47,8 @@ class DecisionCache {
 
   explicit DecisionCache(std::string path) : path_(std::move(path)) {}
 
-  // Reads the file. A missing file is an empty cache; a bad one is set aside with one warning
+  // Reads the file. A missing file is an empty cache; a bad one is set aside, and a path that
+  // names no regular file left alone (save() then writes nothing), each with one warning
   // appended to `warnings`. Returns the number of entries read.
   size_t load(std::vector<std::string>* warnings);
 
@@ -64,6 +68,7 @@ class DecisionCache {
 
  private:
   std::string path_;
+  bool left_alone_ = false;                  // load() found no regular file at path_
   std::map<std::string, Decision> entries_;  // all known
   std::map<std::string, Decision> mine_;     // put by this process, not yet saved
 };

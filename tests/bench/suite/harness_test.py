@@ -664,6 +664,30 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(report.variant_of("compile-ro+shim:old"), "compile-ro")
         self.assertEqual(report.variant_of("compile-ro-rerun"), "compile-ro")
 
+    def test_an_arm_a_later_call_did_not_repeat_is_kept_with_its_own_baseline(self):
+        ok = lambda ms, **kw: dict(status="ok", ms_per_iter=ms, chunk_ms=[ms], digest="d", **kw)
+        ch = {"median": 2.0, "q1": 1.0, "q3": 3.0, "pairs": 12}
+        first = {"chunks": 12, "steps_per_chunk": 4, "cells": {
+            "compile-ro": ok(1.0), "compile-ro+shim": ok(1.1, vs_without_shim=ch, bitwise=True),
+            "compile-ro+shim:arm": ok(1.2, vs_without_shim=ch, bitwise=True)}}
+        again = {"chunks": 12, "steps_per_chunk": 4, "cells": {
+            "compile-ro": ok(2.0), "compile-ro+shim": ok(2.1, vs_without_shim=ch, bitwise=True)}}
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for k, w in enumerate((first, again)):
+                paths.append(os.path.join(d, f"{k}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump({"runs": [{"commit": "a"}], "workloads": {"w": w}}, f)
+            doc = report.merge(paths)
+        w = doc["workloads"]["w"]
+        self.assertEqual(w["cells"]["compile-ro+shim:arm"]["ms_per_iter"], 1.2)  # not dropped
+        self.assertEqual(w["cells"]["compile-ro+shim:arm"]["run"], 0)
+        # Its row names the run without the shim of its own process, not the later one.
+        row = next(r for r in report.shim_rows(doc)[1] if r[1] == "compile-ro+shim:arm")
+        self.assertEqual(row[3], "1.000 → 1.200")
+        row = next(r for r in report.shim_rows(doc)[1] if r[1] == "compile-ro+shim")
+        self.assertEqual(row[3], "2.000 → 2.100")
+
     def test_a_cell_run_in_several_processes_keeps_each_and_tables_them(self):
         ch = lambda m, q1: {"median": m, "q1": q1, "q3": m + 2, "pairs": 12}
         ok = lambda ms, **kw: dict(status="ok", ms_per_iter=ms, chunk_ms=[ms], digest="d", **kw)
@@ -753,8 +777,13 @@ class ReportTest(unittest.TestCase):
         # Where they come from: the stats' sequences, most launches first, three at most.
         end = {"decisions": {"sequences": [{"signature": "s-9-a"}, {"signature": None},
                                            {"signature": "p-3-b"}, {"signature": "p-2-c"}]}}
-        self.assertEqual(harness.stats_delta(end, None)["signatures"], ["s-9-a", "p-3-b"])
+        self.assertEqual(harness.stats_delta(end, None)["signatures"], ["s-9-a", None, "p-3-b"])
         self.assertNotIn("signatures", harness.stats_delta({}, None))
+        # A main sequence not yet whole has no signature: the lesser ones stand in for nothing.
+        end["decisions"]["sequences"][0]["signature"] = None
+        sigs = harness.stats_delta(end, None)["signatures"]
+        self.assertEqual(sigs, [None, None, "p-3-b"])
+        self.assertEqual(together(sigs, ["s-9-a"]), "2 processes: median +0.5 %, slower in 0")
 
     def test_a_cell_in_several_processes_is_slower_where_most_of_them_are(self):
         ch = lambda q1: {"median": q1 + 1, "q1": q1, "q3": q1 + 2, "pairs": 12}

@@ -140,6 +140,18 @@ def top(d, n=2):
     return ", ".join(f"{k} {v}" for k, v in list(d.items())[:n]) or "-"
 
 
+def base_of(res, cell, c):
+    """The cell without the shim that shim cell `c` was compared with: its variant's current
+    one, or, for a cell kept from an earlier process (an arm a later call did not repeat), that
+    process's own."""
+    base = shim_base(cell)
+    current = res.get("cells", {}).get(base, {})
+    run = c.get("run")
+    if run is None or current.get("run", res.get("run")) == run:
+        return current
+    return next((b for b in res.get("earlier", {}).get(base, []) if b.get("run") == run), current)
+
+
 def shim_rows(doc):
     """Every "+shim" cell: its figures against the same variant without the shim."""
     rows = []
@@ -155,7 +167,7 @@ def shim_rows(doc):
                 rows.append([name, cell, "", f"{s}: {c.get('reason', '')[:90]}"] + [""] * 8)
                 continue
             d = c.get("shim") or {}
-            base = cells.get(shim_base(cell), {})
+            base = base_of(res, cell, c)
             mem = "-"
             if c.get("peak_gpu_mb") and base.get("peak_gpu_mb"):
                 mem = f"{c['peak_gpu_mb'] - base['peak_gpu_mb']:+.0f} MB"
@@ -492,6 +504,8 @@ def merge_workload(old, new):
             cells[c] = new["cells"][c]
             if not status(v):
                 earlier.setdefault(c, []).append(stamped)
+        else:  # an arm the later run did not repeat: kept, with the process it ran in
+            cells[c] = stamped
     cells.update((c, v) for c, v in new["cells"].items() if c not in cells)
     merged = dict(new, cells=cells)
     # A variant left out keeps what its two runs without the shim said.
@@ -548,7 +562,7 @@ def kernels_text(res, cell):
     between processes running the same steps."""
     runs = res.get("earlier", {}).get(cell, []) + [res.get("cells", {}).get(cell) or {}]
     sigs = [(c.get("shim") or {}).get("signatures") for c in runs]
-    known = [(i + 1, s[0]) for i, s in enumerate(sigs) if s]
+    known = [(i + 1, s[0]) for i, s in enumerate(sigs) if s and s[0]]
     if len(known) < 2:
         return ""
     other = [str(i) for i, s in known if s != known[0][1]]
