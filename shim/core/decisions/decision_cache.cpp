@@ -89,7 +89,7 @@ ReadResult read_file(const std::string& path, std::map<std::string, Decision>* o
     return ReadResult::kNotAFile;
   }
   std::string text;
-  char buf[1 << 16];
+  char buf[8192];  // on the stack of whichever thread saves at exit: kept small
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
