@@ -38,6 +38,11 @@ TEST(ProcessSources, ReadsFilesAndSaysWhyNot) {
   EXPECT_EQ(error, "No such file or directory");
   EXPECT_FALSE(s.read_file(dir, &text, &error));
   EXPECT_EQ(error, "Is a directory");
+  // A pipe named as the file: refused at once, not waited on for a writer.
+  ASSERT_EQ(mkfifo((dir + "/pipe.json").c_str(), 0644), 0);
+  EXPECT_FALSE(s.read_file(dir + "/pipe.json", &text, &error));
+  EXPECT_EQ(error, "not a regular file");
+  unlink((dir + "/pipe.json").c_str());
   std::ofstream(dir + "/big.json") << std::string((1 << 20) + 1, ' ');
   EXPECT_FALSE(s.read_file(dir + "/big.json", &text, &error));
   EXPECT_EQ(error, "larger than 1 MiB");

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "file_text.h"
 #include "json_text.h"
 
 namespace pygraph {
@@ -70,37 +71,20 @@ bool from_json(const json& j, Decision* d) {
 // (renaming someone's folder out of the way would be worse than a cache that does nothing).
 enum class ReadResult { kMissing, kRead, kBad, kNotAFile };
 
-// Reads a cache file into `out`; on kBad, `why` says what was wrong. Opened without blocking
-// and asked what it is through the open descriptor: a pipe put at the path would otherwise
-// hold the process in open(), at exit under the lock, and a check before the open could be
-// outrun by a swap of the path.
+// Reads a cache file into `out`; otherwise `why` says what was wrong.
 ReadResult read_file(const std::string& path, std::map<std::string, Decision>* out,
                      std::string* why) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return ReadResult::kMissing;
-    *why = std::strerror(errno);
-    return ReadResult::kBad;
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    *why = "not a regular file";
-    return ReadResult::kNotAFile;
-  }
   std::string text;
-  char buf[8192];  // on the stack of whichever thread saves at exit: kept small
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const bool failed = n < 0;
-      if (failed) *why = std::strerror(errno);
-      ::close(fd);
-      if (failed) return ReadResult::kBad;
+  switch (read_file_text(path, &text, why)) {
+    case FileText::kMissing:
+      return ReadResult::kMissing;
+    case FileText::kNotAFile:
+      *why = "not a regular file";
+      return ReadResult::kNotAFile;
+    case FileText::kFailed:
+      return ReadResult::kBad;
+    case FileText::kRead:
       break;
-    }
-    text.append(buf, static_cast<size_t>(n));
   }
   return parse_decisions(text, out, why) ? ReadResult::kRead : ReadResult::kBad;
 }
