@@ -119,7 +119,7 @@ def pin_for_chunk(core, mode="all"):
         pin_all_threads(core)
 
 
-def run_chunks(args, step, sync, host_ms=None):
+def run_chunks(args, step, sync, host_ms=None, read_ms=None, read_s=None):
     """Steps 2-6 of the protocol around `step()` (one iteration) and `sync()` (a device
     synchronize). Returns ms per iteration of each timed chunk. A list `host_ms` gets, per timed
     chunk, the ms per iteration until the last step returned, before the closing synchronize:
@@ -143,6 +143,7 @@ def run_chunks(args, step, sync, host_ms=None):
             os.read(go, 1)
         pin_for_chunk(args.core, pin)
         sync()
+        r0 = read_s() if read_s else 0.0
         t0 = time.perf_counter()
         for _ in range(args.steps):
             step()
@@ -152,6 +153,8 @@ def run_chunks(args, step, sync, host_ms=None):
             chunk_ms.append((time.perf_counter() - t0) * 1e3 / args.steps)
             if host_ms is not None:
                 host_ms.append((t_host - t0) * 1e3 / args.steps)
+            if read_s and read_ms is not None:
+                read_ms.append((read_s() - r0) * 1e3 / args.steps)
             if every_chunk:
                 write_stats(chunk_stats_path(args.stats_prefix, k))
         pin_all_threads(args.core, on_core=False)

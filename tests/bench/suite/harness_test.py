@@ -38,13 +38,16 @@ def fake_worker(argv):
         return 1
     if a.mode == "slowstart":
         time.sleep(3)
-    state = {"chunk": 0}
+    state = {"chunk": 0, "read_s": 0.0}
     turns = open(a.result + ".turns", "w")
     with open(a.result + ".env", "w") as f:  # what an --arm set
         f.write(os.environ.get("PYGRAPH_FIRST_CHUNK", "-"))
 
     def step():
         time.sleep(0.001)
+        t0 = time.perf_counter()  # a read on the host, as loss.item() in workloads.train_task
+        time.sleep(0.0005)
+        state["read_s"] += time.perf_counter() - t0
 
     def sync():
         # Called twice per chunk, before and after: count chunks on the first call.
@@ -58,9 +61,10 @@ def fake_worker(argv):
             if a.mode == "hang":
                 time.sleep(3600)
 
-    host_ms = []
-    chunk_ms = harness.run_chunks(a, step, sync, host_ms)
-    harness.write_result(a, chunk_ms, harness.digest([b"same"]), host_ms=host_ms)
+    host_ms, read_ms = [], []
+    chunk_ms = harness.run_chunks(a, step, sync, host_ms, read_ms, lambda: state["read_s"])
+    harness.write_result(a, chunk_ms, harness.digest([b"same"]), host_ms=host_ms,
+                         read_ms=read_ms)
     return 0
 
 
@@ -215,6 +219,10 @@ class SuiteTest(unittest.TestCase):
                 self.assertEqual(len(c["chunk_ms"]), 4)
                 self.assertEqual(len(c["host_ms"]), 4)  # the host's share, chunk by chunk
                 self.assertLessEqual(c["host_ms_per_iter"], c["ms_per_iter"])
+                # Of the host's share, the wait in the step's reads: 0.5 of each 1.5 ms step.
+                self.assertEqual(len(c["read_ms"]), 4)
+                self.assertGreaterEqual(c["read_ms_per_iter"], 0.5)
+                self.assertLess(c["read_ms_per_iter"], c["host_ms_per_iter"])
             self.assertTrue(cells["eager+shim"]["bitwise"])
             self.assertEqual(cells["eager+shim"]["vs_without_shim"]["pairs"], 4)
             # The arm's cell ran with its setting, and only it; it is compared like a shim cell.

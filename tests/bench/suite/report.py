@@ -81,7 +81,10 @@ def cell_lines(name, res):
             continue
         parts = [f"{c['ms_per_iter']:.4f} ms"]
         if "host_ms_per_iter" in c:  # until the last step returned, before the closing sync
-            parts[0] += f" (host {c['host_ms_per_iter']:.4f})"
+            parts[0] += f" (host {c['host_ms_per_iter']:.4f}"
+            if "read_ms_per_iter" in c:  # of it, waiting in loss.item()
+                parts[0] += f", in reads {c['read_ms_per_iter']:.4f}"
+            parts[0] += ")"
         if "vs_variant" in c:
             parts.append(f"vs the first run {pct(c['vs_variant'])}")
         elif "vs_without_shim" in c:

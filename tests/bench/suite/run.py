@@ -264,6 +264,9 @@ class Suite:
         if r.get("host_ms"):  # the host's share of each chunk (harness.run_chunks)
             c["host_ms"] = r["host_ms"]
             c["host_ms_per_iter"] = statistics.median(r["host_ms"])
+        if r.get("read_ms"):  # the host's wait in the step's reads (loss.item())
+            c["read_ms"] = r["read_ms"]
+            c["read_ms_per_iter"] = statistics.median(r["read_ms"])
         if "torch_peak_reserved_mb" in r:
             c["torch_peak_reserved_mb"] = round(r["torch_peak_reserved_mb"], 1)
         mem = [self.memory.peak.get(wk.proc.pid) for wk in workers]

@@ -39,9 +39,11 @@ def main():
         task.step()
     task.sync()
     # Then the untimed chunks (--warm-chunks) and the timed ones, in the lockstep's turns.
-    host_ms = []
-    chunk_ms = harness.run_chunks(a, task.step, task.sync, host_ms)
+    host_ms, read_ms = [], []
+    chunk_ms = harness.run_chunks(a, task.step, task.sync, host_ms, read_ms, task.read_s)
     extra = {"host_ms": host_ms}
+    if read_ms:
+        extra["read_ms"] = read_ms
     if a.workload != "cupy-loop":
         import torch
 

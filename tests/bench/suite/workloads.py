@@ -14,6 +14,7 @@ same code.
 """
 import contextlib
 import os
+import time
 
 TORCH_VARIANTS = ("eager", "cuda-graph", "compile", "compile-ro")
 TRAIN_VARIANTS = ("eager", "cuda-graph", "graphed-callables", "compile", "compile-ro")
@@ -55,8 +56,11 @@ class Workload:
 
 
 class Task:
-    def __init__(self, step, result, sync):
+    def __init__(self, step, result, sync, read_s=None):
         self.step, self.result, self.sync = step, result, sync
+        # Seconds spent so far in the step's reads on the host (loss.item()), or None: the time
+        # the host waited there for the GPU, where a chunk held back until the read shows.
+        self.read_s = read_s
 
 
 def _torch_sync():
@@ -149,7 +153,7 @@ def train_task(model, batch, loss_of, make_opt, variant, read_every=0, amp=False
     else:
         fwd = _compiled(model, variant)
     opt = make_opt(model.parameters(), variant == "cuda-graph")
-    reads, state = [], {"n": 0, "loss": None}
+    reads, state = [], {"n": 0, "loss": None, "read_s": 0.0}
 
     def body():
         with amp_ctx():
@@ -162,7 +166,9 @@ def train_task(model, batch, loss_of, make_opt, variant, read_every=0, amp=False
         state["n"] += 1
         state["loss"] = loss
         if read_every and state["n"] % read_every == 0:
+            t0 = time.perf_counter()
             reads.append(loss.item())
+            state["read_s"] += time.perf_counter() - t0
 
     if variant == "cuda-graph":
         def warm_body():
@@ -195,7 +201,7 @@ def train_task(model, batch, loss_of, make_opt, variant, read_every=0, amp=False
         parts.append(_bytes(state["loss"]))
         return parts
 
-    return Task(step, result, _torch_sync)
+    return Task(step, result, _torch_sync, (lambda: state["read_s"]) if read_every else None)
 
 
 def output_task(run, variant):
