@@ -41,12 +41,14 @@ class GraphPauseTest : public ::testing::Test {
     standin_set_kernel_ns(1'000);
   }
 
-  void make_engine(uint64_t pause_ns, uint64_t pause_gpu_ns = 0, uint32_t idle_ratio = 0) {
+  void make_engine(uint64_t pause_ns, uint64_t pause_gpu_ns = 0, uint32_t idle_ratio = 0,
+                   uint64_t tail_pause_ns = 0) {
     EngineOptions o;
     o.clock_ns = &fake_clock;
     o.pause_ns = pause_ns;
     o.pause_gpu_ns = pause_gpu_ns;
     o.pause_idle_ratio = idle_ratio;
+    o.tail_pause_ns = tail_pause_ns;
     engine_ = std::make_unique<GraphEngine>(&api_, o);
   }
 
@@ -126,6 +128,28 @@ class GraphPauseTest : public ::testing::Test {
       ctx_sync();
     }
     expect_equal_results();
+  }
+
+  // Steps of kLoop launches between syncs, 5 us apart but for `gap` ns before the last launch
+  // (the Python between an optimizer's last kernel and `loss.item()`'s copy), the GPU caught up
+  // and idle there. Returns in how many of the last `tail` steps nothing was left waiting when
+  // that gap began.
+  int last_gap_steps(int steps, uint64_t gap, int tail) {
+    int submitted = 0;
+    for (int step = 0; step < steps; ++step) {
+      for (int i = 0; i < kLoop; ++i) {
+        if (i == kLoop - 1) {
+          submitted += step >= steps - tail && engine_->idle();
+          g_now += gap;
+          standin_gpu_idle(gap);
+        } else {
+          g_now += 5'000;
+        }
+        launch(i, 1.0f + 0.001f * float(step % 5));
+      }
+      ctx_sync();
+    }
+    return submitted;
   }
 
   // The program syncs the context: a segment ends.
@@ -520,6 +544,48 @@ TEST_F(GraphPauseTest, SplitStepsChangeNoResultOnTheAsynchronousStandIn) {
   make_engine(200'000, 100'000, 2);
   run_steps(60, 5'000, 1'000'000);
   EXPECT_EQ(engine_->stats().pauses.tail_splits, 1u);
+}
+
+TEST_F(GraphPauseTest, TheWorkBeforeAStepsLastGapGoesOutBeforeIt) {
+  // 10 us of GPU work a launch, 60 us of host time before the last launch, 20 us the tail's
+  // mark: the 90 us recorded before that gap went out when it began, where the sync at the end
+  // would have found it waiting (mlp-dropout-item, session 43). Without the tail it waits: the
+  // step's 60 us gap is no pause (under 200 us).
+  for (const uint64_t tail_ns : {uint64_t(20'000), uint64_t(0)}) {
+    SCOPED_TRACE(tail_ns);
+    standin_set_kernel_ns(10'000);
+    make_engine(200'000, 100'000, 2, tail_ns);
+    last_gap_steps(40, 60'000, 0);
+    EXPECT_EQ(engine_->stats().pauses.weighing, 0u);
+    EXPECT_EQ(engine_->stats().pauses.places, tail_ns ? 1u : 0u);
+    const uint64_t cuts = engine_->stats().pause_cuts;
+    EXPECT_EQ(last_gap_steps(20, 60'000, 20), tail_ns ? 20 : 0);
+    EXPECT_EQ(engine_->stats().pause_cuts - cuts, tail_ns ? 20u : 0u);
+    expect_equal_results();
+  }
+}
+
+TEST_F(GraphPauseTest, AStepsLastGapWithLittleWorkBeforeItCutsNothing) {
+  // 1 us a launch: 9 us wait at the last gap, under the tail's 20. Dropped once weighed; and a
+  // gap shorter than the mark is no pause at all.
+  standin_set_kernel_ns(1'000);
+  make_engine(200'000, 100'000, 2, 20'000);
+  last_gap_steps(40, 60'000, 0);
+  expect_weighed(0, 1);
+  standin_set_kernel_ns(10'000);
+  make_engine(200'000, 100'000, 2, 20'000);
+  EXPECT_EQ(last_gap_steps(40, 15'000, 10), 0);
+  EXPECT_EQ(engine_->stats().pauses.places + engine_->stats().pauses.light, 0u);
+  expect_equal_results();
+}
+
+TEST_F(GraphPauseTest, LastGapsChangeNoResultOnTheAsynchronousStandIn) {
+  standin_set_async(1);
+  standin_set_timer_progress(1);  // the steps tell the engine of a sync, not the stand-in
+  standin_set_kernel_ns(10'000);
+  make_engine(200'000, 100'000, 2, 20'000);
+  last_gap_steps(60, 60'000, 20);
+  EXPECT_EQ(engine_->stats().pauses.places, 1u);
 }
 
 TEST_F(GraphPauseTest, NoThresholdNoPauses) {

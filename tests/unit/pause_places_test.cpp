@@ -686,5 +686,64 @@ TEST(PausePlaces, NoThresholdLearnsNothing) {
   EXPECT_FALSE(p.before(1));
 }
 
+// Segments of `length` places: 10 ns gaps, `last` ns before the last place, `at_2` before place 2.
+PausePlaces tail_learned(size_t length, uint64_t threshold, uint64_t tail, uint64_t last,
+                         uint64_t at_2 = 10, uint64_t light_ns = 0) {
+  PausePlaces p;
+  p.start(length, false, threshold, light_ns, 0, nullptr, tail);
+  uint64_t now = 1000;
+  for (int r = 0; r < 4 && p.learning(); ++r) {
+    p.interrupt();  // the sync before each
+    for (size_t i = 0; i < length; ++i) {
+      p.arrived(i, now += i + 1 == length ? last : i == 2 ? at_2 : 10);
+    }
+  }
+  return p;
+}
+
+TEST(PausePlaces, ASegmentsLastPlaceIsAPauseFromTheTailsLesserGap) {
+  // 60 us before the last of 6 places: no pause at 200 us, the tail at 20 us. Elsewhere the
+  // tail's mark is not the threshold: 60 us before place 2 stays no pause.
+  PausePlaces p = tail_learned(6, 200'000, 20'000, 60'000, 60'000);
+  EXPECT_FALSE(p.learning());
+  EXPECT_EQ(p.count(), 1u);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(p.before(i), i == 5) << i;
+  EXPECT_FALSE(tail_learned(6, 200'000, 0, 60'000).any());       // no tail
+  EXPECT_FALSE(tail_learned(6, 200'000, 20'000, 15'000).any());  // a gap under its mark
+  // With no pause threshold, the tail alone is learned.
+  PausePlaces alone = tail_learned(6, 0, 20'000, 60'000, 1'000'000);
+  EXPECT_EQ(alone.count(), 1u);
+  EXPECT_TRUE(alone.before(5));
+  EXPECT_FALSE(alone.before(2));
+}
+
+TEST(PausePlaces, ALoopHasNoTail) {
+  // A loop's last place is followed by its first: nothing waits for its end.
+  PausePlaces p;
+  p.start(6, true, 200'000, 0, 0, nullptr, 20'000);
+  rounds(p, 3, 6, 1000, 10, 5, 60'000);
+  EXPECT_FALSE(p.learning());
+  EXPECT_FALSE(p.any());
+}
+
+TEST(PausePlaces, TheTailCutsForLessWorkThanAPause) {
+  // Light at 100 us for pauses, the tail's 20: 50 us waiting before the last place cut there,
+  // 10 us do not.
+  for (const uint64_t work : {uint64_t(50'000), uint64_t(10'000)}) {
+    SCOPED_TRACE(work);
+    PausePlaces p = tail_learned(6, 200'000, 20'000, 60'000, 10, 100'000);
+    ASSERT_TRUE(p.weighing());
+    weigh(p, 6, {{0, 5, work}, {5, 6, 2'000}});
+    EXPECT_FALSE(p.weighing());
+    EXPECT_EQ(p.before(5), work >= 20'000);
+    EXPECT_EQ(p.light(), work >= 20'000 ? 0u : 1u);
+  }
+  // A pause with the same work waiting is light.
+  PausePlaces p = tail_learned(6, 200'000, 20'000, 10, 1'000'000, 100'000);
+  ASSERT_TRUE(p.before(2));
+  weigh(p, 6, {{0, 2, 50'000}, {2, 6, 2'000}});
+  EXPECT_FALSE(p.any());
+}
+
 }  // namespace
 }  // namespace pygraph

@@ -117,6 +117,9 @@ struct EngineOptions {
   // Nor, in a segment, where the GPU idles this many times that work's time later in the
   // occurrence, as measured with the same events (pause_places.h); 0: idle time is not weighed.
   uint32_t pause_idle_ratio = 0;
+  // A segment's last place is a pause where the host's gap there is this long, and cuts where
+  // this much GPU work waits there (pause_places.h, the tail); 0: no tail.
+  uint64_t tail_pause_ns = 0;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
   // entry while a sequence's pauses are learned (tests inject one).
   uint64_t (*clock_ns)() = nullptr;

@@ -16,11 +16,15 @@ uint64_t idle_before(const PausePlaces::Timed& t) {
 }  // namespace
 
 void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns,
-                        uint32_t idle_ratio, PauseCounts* counts) {
+                        uint32_t idle_ratio, PauseCounts* counts, uint64_t tail_ns) {
   counts_ = counts;
   idle_ratio_ = idle_ratio;
   last_round_.clear();
-  learning_ = threshold_ns > 0 && length > (wraps ? 0 : 1);
+  // A segment's last place is its tail, learned from the lesser gap (place 0 never is a pause).
+  const bool tail = !wraps && tail_ns > 0 && length > 1;
+  tail_place_ = tail ? length - 1 : kNoTail;
+  tail_ns_ = !tail ? 0 : threshold_ns ? std::min(threshold_ns, tail_ns) : tail_ns;
+  learning_ = (threshold_ns > 0 || tail) && length > (wraps ? 0 : 1);
   if (!learning_) return;
   threshold_ns_ = threshold_ns;
   light_ns_ = light_ns;
@@ -39,7 +43,8 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
 void PausePlaces::arrived(size_t place, uint64_t now_ns) {
   if (!learning_ || place >= samples_.size()) return;
   if (last_ns_ && place == next_place_ && samples_[place] < kSamples) {
-    if (now_ns - last_ns_ < threshold_ns_) short_[place] = 1;
+    const uint64_t need = threshold_at(place);  // 0: no pause learned there
+    if (!need || now_ns - last_ns_ < need) short_[place] = 1;
     if (++samples_[place] == kSamples && ++judged_ == samples_.size()) {
       finish();
       return;
@@ -370,10 +375,12 @@ std::vector<uint32_t> PausePlaces::cut_places() const {
 }
 
 bool PausePlaces::cuts_for(size_t place, uint64_t waiting, bool keeps_up) const {
-  // The GPU idles long enough later on to catch up with the work held back here.
+  // The GPU idles long enough later on to catch up with the work held back here. (At the tail
+  // nothing comes later: the host waits for this work next.)
   const bool absorbed = keeps_up || (weight_samples_[place] > 0 && idle_ratio_ &&
                                      waiting <= idle_[place] / idle_ratio_);
-  return waiting >= light_ns_ && !absorbed;
+  const uint64_t light = place == tail_place_ ? std::min(light_ns_, tail_ns_) : light_ns_;
+  return waiting >= light && !absorbed;
 }
 
 uint64_t PausePlaces::work_between(size_t from, size_t to) const {

@@ -39,6 +39,7 @@ struct Config {
   unsigned pause_us{};          // graph mode: a host pause this long ends a chunk; 0: never
   unsigned pause_gpu_us{};      // graph mode: ... where this much GPU work waits there; 0: always
   unsigned pause_idle_ratio{};  // graph mode: no cut where the GPU idles this x the work later
+  unsigned tail_pause_us{};     // graph mode: a segment's last gap this long (and work) cuts
   bool patch_grid{};            // graph mode: grid and dynamic shared memory patched, not in token
   bool one_launch_graphs{};     // graph mode: a chunk of one kernel launch is replayed as a graph
   bool streams{};               // graph mode: several streams in one graph (stream_fork.h)

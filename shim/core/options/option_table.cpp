@@ -102,6 +102,15 @@ const OptionSpec kTable[] = {
      "(GPT-2 decoding a token: 113 launches a graph instead of 34). Loops are not weighed so. "
      "`0`: idle time is not weighed, and no sequence is split.",
      false},
+    {"tail_pause_us", &Config::tail_pause_us, "20", 0, 1000000,
+     "Graph mode: in a sequence between syncs, the place before its last entry (after which "
+     "the host waits for the GPU: a sync, the copy of `loss.item()`) ends a chunk where the "
+     "program paused there at least this long on the host and at least this much GPU work "
+     "(microseconds) waits there, weighed as `pause_gpu_us` weighs pauses. That work then runs "
+     "while the host finishes its step instead of while it waits in the sync "
+     "(mlp-dropout-item: 96-138 microseconds a step in `loss.item()` against 31-33 without "
+     "pygraph; 37-38 with the cut). `0`: the last place is weighed like any other.",
+     false},
     {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
      "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
      "program's own graph launch) is replayed as a graph of one node, its arguments patched. "
