@@ -639,6 +639,22 @@ class ReportTest(unittest.TestCase):
         # Without reruns, no such table.
         self.assertNotIn("no shim, twice", report.table(self.doc()))
 
+    def test_the_hosts_wait_in_reads_is_tabled_beside_the_variants(self):
+        doc = self.doc()
+        cells = doc["workloads"]["a"]["cells"]
+        self.assertNotIn("in reads", report.table(doc))  # no cell measured it
+        cells["eager"]["read_ms_per_iter"] = 0.033
+        cells["eager+shim"]["read_ms_per_iter"] = 0.122
+        cells["compile+shim"]["read_ms_per_iter"] = 0.040  # its variant measured none
+        head, rows = report.read_rows(doc)
+        self.assertEqual(rows, [["a", "eager+shim", "2.000 → 1.600", "33.0 → 122.0", "+89.0"]])
+        self.assertIn("µs a step in reads without → with", report.table(doc))
+        self.assertTrue(any("in reads 0.1220" in l
+                            for l in report.cell_lines("a", dict(doc["workloads"]["a"],
+                                                                 cells={"eager+shim": dict(
+                                                                     cells["eager+shim"],
+                                                                     host_ms_per_iter=1.5)}))))
+
     def test_a_merge_keeps_the_variants_a_later_run_left_out(self):
         ok = lambda ms: dict(status="ok", ms_per_iter=ms, chunk_ms=[ms], digest="d")
         first = {"runs": [{"commit": "a"}], "workloads": {"w": {

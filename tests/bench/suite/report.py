@@ -219,6 +219,27 @@ def rerun_rows(doc):
             "result"], rows
 
 
+def read_rows(doc):
+    """Cells whose steps read on the host (loss.item(): harness.run_chunks' read_ms): the time
+    the host waited there a step, without and with the shim. Work the shim still held when the
+    read came runs while the host waits, where without it the GPU had run it earlier (session 43:
+    96-138 us against 31-33 before the segment's last gap cut)."""
+    rows = []
+    for name, res in doc["workloads"].items():
+        cells = res.get("cells", {})
+        for cell, c in cells.items():
+            if shim_base(cell) is None or "read_ms_per_iter" not in c or status(c):
+                continue
+            base = base_of(res, cell, c)
+            if "read_ms_per_iter" not in base:
+                continue
+            rows.append([name, cell, f"{base['ms_per_iter']:.3f} → {c['ms_per_iter']:.3f}",
+                         f"{base['read_ms_per_iter'] * 1e3:.1f} → {c['read_ms_per_iter'] * 1e3:.1f}",
+                         f"{(c['read_ms_per_iter'] - base['read_ms_per_iter']) * 1e3:+.1f}"])
+    return ["workload", "cell", "ms/iter without → with", "µs a step in reads without → with",
+            "difference (µs)"], rows
+
+
 # Issue 10's targets for every shim cell at the default settings (not an --arm's): coverage,
 # launches a replay where a step has enough launches, bitwise equal, not slower.
 TARGET_COVERAGE = 95.0
@@ -366,6 +387,8 @@ def table(doc):
     misses = [tline + (":" if tr else "")] + ([text(th, tr)] if tr else [])
     rh, rr = rerun_rows(doc)
     reruns = [text(rh, rr), ""] if rr else []
+    wh, wr = read_rows(doc)
+    reruns += [text(wh, wr), ""] if wr else []
     ph, pr = process_rows(doc)
     reruns += [text(ph, pr), ""] if pr else []
     return "\n".join([header(doc), "", text(h1, r1), ""] + reruns +
@@ -465,6 +488,8 @@ def write_all(doc, out):
     rh, rr = rerun_rows(doc)
     parts = [f"Measured on {header(doc)}.", markdown(*shim_rows(doc))]
     parts += [markdown(rh, rr)] if rr else []
+    wh, wr = read_rows(doc)
+    parts += [markdown(wh, wr)] if wr else []
     ph, pr = process_rows(doc)
     parts += [markdown(ph, pr)] if pr else []
     parts += [markdown(*variant_rows(doc)), "Geomean speedup: " + summary_line(doc),

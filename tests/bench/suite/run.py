@@ -403,6 +403,12 @@ def machine_info():
     if not info["commit"] and shutil.which("git"):
         info["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                                         capture_output=True, text=True).stdout.strip()
+        # A tree that differs from its HEAD is not that commit: the device's copy of the tree
+        # can carry the .git of the session's first commit (sessions 33 and 43 stamped results
+        # so). BENCH_COMMIT names it.
+        if info["commit"] and subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD", "--"],
+                                             capture_output=True).returncode == 1:
+            info["commit"] += "+changes"
     try:
         q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                            capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
