@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "options/option_table.h"
@@ -530,6 +531,23 @@ TEST(ConfigFile, AValueNestedDeepIsOneErrorNotACrash) {
   EXPECT_NE(r.errors[0].find("\"deny_kernels\": [[...]] "), std::string::npos) << r.errors[0];
   EXPECT_NE(r.errors[1].find("\"first_chunk\": [1,[...],{...}] "), std::string::npos)
       << r.errors[1];
+}
+
+TEST(ConfigFile, AValueCutShortIsCutBetweenCharacters) {
+  // 97 or 98 ASCII letters, then two-byte characters: the quoted value's 100th byte is the first
+  // or second of one. The messages stay UTF-8 (log lines, and the JSON of `pygraph run`'s
+  // summary): a bad value's error, an unknown key's warning.
+  for (const size_t ascii : {97u, 98u}) {
+    std::string value(ascii, 'a');
+    for (int i = 0; i < 10; ++i) value += "\xc3\xa9";  // é
+    ConfigResult r = parse_file("{\"first_chunk\": \"" + value + "\", \"" + value + "\": 1}");
+    ASSERT_EQ(r.errors.size(), 1u) << ascii;
+    ASSERT_EQ(r.warnings.size(), 1u) << ascii;
+    for (const std::string& m : {r.errors[0], r.warnings[0]}) {
+      EXPECT_NO_THROW((void)nlohmann::json(m).dump()) << m;  // throws on bytes that are no UTF-8
+      EXPECT_NE(m.find("..."), std::string::npos) << m;
+    }
+  }
 }
 
 TEST(Config, TraceInOffModeIsDroppedWithAWarning) {

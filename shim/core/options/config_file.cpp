@@ -30,7 +30,12 @@ std::string excerpt(const nlohmann::json& value) {
   } else {
     text = json_text(value);
   }
-  if (text.size() > kMax) text = text.substr(0, kMax) + "...";
+  if (text.size() > kMax) {
+    // Cut between characters: a UTF-8 character's continuation bytes are 10xxxxxx.
+    size_t cut = kMax;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut) + "...";
+  }
   return text;
 }
 
