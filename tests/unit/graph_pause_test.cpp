@@ -592,6 +592,13 @@ TEST_F(GraphPauseTest, NoThresholdNoPauses) {
   make_engine(0);
   EXPECT_LE(run(60, 1'000'000, 40), 40 / 8);
   EXPECT_EQ(engine_->stats().pauses.places, 0u);
+  // Nor a segment's last gap, nor a split weighed: the chunks fill (as at 2a13151).
+  standin_set_kernel_ns(10'000);
+  make_engine(0, 100'000, 2, 20'000);
+  EXPECT_EQ(last_gap_steps(60, 60'000, 20), 0);
+  EXPECT_EQ(engine_->stats().pauses.places + engine_->stats().pauses.light, 0u);
+  EXPECT_EQ(engine_->stats().pauses.tail_splits, 0u);
+  expect_equal_results();
 }
 
 }  // namespace

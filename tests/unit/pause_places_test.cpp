@@ -710,11 +710,12 @@ TEST(PausePlaces, ASegmentsLastPlaceIsAPauseFromTheTailsLesserGap) {
   for (size_t i = 0; i < 6; ++i) EXPECT_EQ(p.before(i), i == 5) << i;
   EXPECT_FALSE(tail_learned(6, 200'000, 0, 60'000).any());       // no tail
   EXPECT_FALSE(tail_learned(6, 200'000, 20'000, 15'000).any());  // a gap under its mark
-  // With no pause threshold, the tail alone is learned.
-  PausePlaces alone = tail_learned(6, 0, 20'000, 60'000, 1'000'000);
-  EXPECT_EQ(alone.count(), 1u);
-  EXPECT_TRUE(alone.before(5));
-  EXPECT_FALSE(alone.before(2));
+  // No pause threshold, no pause: nor the tail.
+  PausePlaces none = tail_learned(6, 0, 20'000, 60'000, 1'000'000);
+  EXPECT_FALSE(none.learning());
+  EXPECT_FALSE(none.any());
+  // A threshold below the tail's mark is the tail's too.
+  EXPECT_TRUE(tail_learned(6, 10'000, 20'000, 15'000).before(5));
 }
 
 TEST(PausePlaces, ALoopHasNoTail) {
@@ -738,6 +739,16 @@ TEST(PausePlaces, TheTailCutsForLessWorkThanAPause) {
     EXPECT_EQ(p.before(5), work >= 20'000);
     EXPECT_EQ(p.light(), work >= 20'000 ? 0u : 1u);
   }
+  // The lesser light mark counts: 15 us waiting cut at the tail where pauses need 10.
+  PausePlaces lesser = tail_learned(6, 200'000, 20'000, 60'000, 10, 10'000);
+  weigh(lesser, 6, {{0, 5, 15'000}, {5, 6, 2'000}});
+  EXPECT_TRUE(lesser.before(5));
+  // A lesser pause threshold is no lesser light mark: 12 us waiting do not cut at the tail
+  // where pauses are learned from 10 us gaps.
+  PausePlaces short_gaps = tail_learned(6, 10'000, 20'000, 60'000, 10, 100'000);
+  ASSERT_TRUE(short_gaps.weighing());
+  weigh(short_gaps, 6, {{0, 5, 12'000}, {5, 6, 2'000}});
+  EXPECT_FALSE(short_gaps.before(5));
   // A pause with the same work waiting is light.
   PausePlaces p = tail_learned(6, 200'000, 20'000, 10, 1'000'000, 100'000);
   ASSERT_TRUE(p.before(2));

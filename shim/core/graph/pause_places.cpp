@@ -20,11 +20,13 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
   counts_ = counts;
   idle_ratio_ = idle_ratio;
   last_round_.clear();
-  // A segment's last place is its tail, learned from the lesser gap (place 0 never is a pause).
-  const bool tail = !wraps && tail_ns > 0 && length > 1;
+  // A segment's last place is its tail, learned from the lesser gap and weighed with its own
+  // light mark (place 0 never is a pause). No threshold turns it off too: no pause at all.
+  const bool tail = !wraps && tail_ns > 0 && threshold_ns > 0 && length > 1;
   tail_place_ = tail ? length - 1 : kNoTail;
-  tail_ns_ = !tail ? 0 : threshold_ns ? std::min(threshold_ns, tail_ns) : tail_ns;
-  learning_ = (threshold_ns > 0 || tail) && length > (wraps ? 0 : 1);
+  tail_gap_ns_ = tail ? std::min(threshold_ns, tail_ns) : 0;
+  tail_light_ns_ = tail ? tail_ns : 0;
+  learning_ = threshold_ns > 0 && length > (wraps ? 0 : 1);
   if (!learning_) return;
   threshold_ns_ = threshold_ns;
   light_ns_ = light_ns;
@@ -43,8 +45,7 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
 void PausePlaces::arrived(size_t place, uint64_t now_ns) {
   if (!learning_ || place >= samples_.size()) return;
   if (last_ns_ && place == next_place_ && samples_[place] < kSamples) {
-    const uint64_t need = threshold_at(place);  // 0: no pause learned there
-    if (!need || now_ns - last_ns_ < need) short_[place] = 1;
+    if (now_ns - last_ns_ < threshold_at(place)) short_[place] = 1;
     if (++samples_[place] == kSamples && ++judged_ == samples_.size()) {
       finish();
       return;
@@ -379,7 +380,7 @@ bool PausePlaces::cuts_for(size_t place, uint64_t waiting, bool keeps_up) const 
   // nothing comes later: the host waits for this work next.)
   const bool absorbed = keeps_up || (weight_samples_[place] > 0 && idle_ratio_ &&
                                      waiting <= idle_[place] / idle_ratio_);
-  const uint64_t light = place == tail_place_ ? std::min(light_ns_, tail_ns_) : light_ns_;
+  const uint64_t light = place == tail_place_ ? std::min(light_ns_, tail_light_ns_) : light_ns_;
   return waiting >= light && !absorbed;
 }
 

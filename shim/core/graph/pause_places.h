@@ -58,14 +58,15 @@
 // ResNet-50 batch 64 (its GPU runs behind) 4 to 6 points slower.
 // A segment's tail (`tail_ns`): its last place, before the entry after which the host waits for
 // the GPU (a sync, `loss.item()`'s copy), is learned as a pause where the host's gap there is at
-// least `tail_ns` (less than `threshold`), and weighed with `tail_ns` as its light mark. The
-// work recorded since the last cut would otherwise wait out that gap, then run while the host
-// waits in the sync, where without the shim the GPU ran it during the gap. No later chunk can
-// catch up with it: the occurrence ends there. Measured on the H200 (session 43): in
-// mlp-dropout-item, the host waited 96-138 µs a step in `loss.item()` with the shim against
-// 31-33 µs without it, its tail chunk holding 50-58 µs of GPU work (SGD's kernels) recorded 62
-// µs of Python before the copy; cut before the copy, the wait was 37-38 µs again, and the cell
-// under reduce-overhead went from +3.1 to +0.3 %.
+// least `tail_ns` (or `threshold`, if less), and weighed with `tail_ns` as its light mark (or
+// `light`, if less). The work recorded since the last cut would otherwise wait out that gap,
+// then run while the host waits in the sync, where without the shim the GPU ran it during the
+// gap. No later chunk can catch up with it: the occurrence ends there. Measured on the H200
+// (session 43): in mlp-dropout-item, the host waited 96-138 µs a step in `loss.item()` with
+// the shim against 31-33 µs without it, its tail chunk holding 50-58 µs of GPU work (SGD's
+// kernels) recorded 60 µs of Python before the copy. With the tail (9c6a1c7) it waited
+// 40.5-42.9 µs against 35.4-36.0, and the cell under reduce-overhead read -6.3 % where it had
+// read +3.1 % (median of three processes).
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
 // chunk-full check after (one load where the sequence has no pause).
 #pragma once
@@ -79,11 +80,13 @@ namespace pygraph {
 // Pause places over all sequences, kept by each sequence's PausePlaces as it learns and weighs
 // (the engine's stats).
 struct PauseCounts {
-  uint64_t places = 0;       // learned pauses that cut (dropped ones leave)
-  uint64_t light = 0;        // dropped once weighed: less than `light` GPU work waited there
-  uint64_t weighing = 0;     // of `places`, those of sequences still being weighed
-  uint64_t unweighed = 0;    // of `places`, weighed with no GPU time measured: they keep cutting
-  uint64_t tail_splits = 0;  // segments that go out in chunks as large as may be up to their tail
+  uint64_t places = 0;     // learned pauses that cut (dropped ones leave)
+  uint64_t light = 0;      // dropped once weighed: less than `light` GPU work waited there
+  uint64_t weighing = 0;   // of `places`, those of sequences still being weighed
+  uint64_t unweighed = 0;  // of `places`, weighed with no GPU time measured: they keep cutting
+  // Segments that go out in chunks as large as may be up to their split, then as weighed (not
+  // the tail pause above).
+  uint64_t tail_splits = 0;
 };
 
 class PausePlaces {
@@ -98,7 +101,7 @@ class PausePlaces {
   // `threshold` of 0 learns nothing (no clock reads); a `light_ns` of 0 weighs nothing (every
   // pause cuts); an `idle_ratio` of 0 keeps every pause that is not light. `counts`, if any,
   // counts this sequence's places as they are learned and weighed. A `tail_ns` above 0 learns a
-  // segment's last place as its tail (above).
+  // segment's last place as its tail (above), where `threshold` is above 0 too.
   void start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns = 0,
              uint32_t idle_ratio = 0, PauseCounts* counts = nullptr, uint64_t tail_ns = 0);
   bool learning() const { return learning_; }
@@ -184,17 +187,16 @@ class PausePlaces {
   // absorbed by the GPU's idle time later (`keeps_up`: a loop that keeps up absorbs any).
   bool cuts_for(size_t place, uint64_t waiting, bool keeps_up) const;
   uint64_t threshold_at(size_t place) const {
-    return place == tail_place_ ? tail_ns_ : threshold_ns_;
+    return place == tail_place_ ? tail_gap_ns_ : threshold_ns_;
   }
 
   PauseCounts* counts_ = nullptr;
   bool learning_ = false;
   uint64_t threshold_ns_ = 0;
-  // A segment's last place and the gap that makes it a pause (and its light mark); none:
-  // kNoTail.
+  // A segment's last place, the gap that makes it a pause and its light mark; none: kNoTail.
   static constexpr size_t kNoTail = ~size_t(0);
   size_t tail_place_ = kNoTail;
-  uint64_t tail_ns_ = 0;
+  uint64_t tail_gap_ns_ = 0, tail_light_ns_ = 0;
   uint64_t last_ns_ = 0;  // when the engine was done with the last entry; 0: no sample next
   size_t next_place_ = 0;
   size_t judged_ = 0;             // places with kSamples samples

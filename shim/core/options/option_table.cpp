@@ -82,7 +82,7 @@ const OptionSpec kTable[] = {
      "occurrences ends a chunk there: the work before it goes to the GPU at once instead of "
      "waiting out the pause for the chunk to fill (GPT-2 training under reduce-overhead: its "
      "optimizer's kernels waited for the next step's forward). `0`: chunks end only when "
-     "full.",
+     "full (no pause is learned, nor the last gap of `tail_pause_us`).",
      false},
     {"pause_gpu_us", &Config::pause_gpu_us, "100", 0, 1000000,
      "Graph mode: a pause (`pause_us`) ends a chunk only where the work waiting there takes at "
@@ -105,11 +105,12 @@ const OptionSpec kTable[] = {
     {"tail_pause_us", &Config::tail_pause_us, "20", 0, 1000000,
      "Graph mode: in a sequence between syncs, the place before its last entry (after which "
      "the host waits for the GPU: a sync, the copy of `loss.item()`) ends a chunk where the "
-     "program paused there at least this long on the host and at least this much GPU work "
-     "(microseconds) waits there, weighed as `pause_gpu_us` weighs pauses. That work then runs "
-     "while the host finishes its step instead of while it waits in the sync "
-     "(mlp-dropout-item: 96-138 microseconds a step in `loss.item()` against 31-33 without "
-     "pygraph; 37-38 with the cut). `0`: the last place is weighed like any other.",
+     "program paused there at least this long on the host (or `pause_us`, if less) and at "
+     "least this much GPU work (microseconds; or `pause_gpu_us`, if less) waits there, "
+     "weighed as pauses are. That work then runs while the host finishes its step instead of "
+     "while it waits in the sync (mlp-dropout-item on an H200: 96-138 microseconds a step in "
+     "`loss.item()` against 31-33 without pygraph; 40-43 against 35-36 with this cut). `0`: "
+     "the last place is weighed like any other; `pause_us` 0 turns it off too.",
      false},
     {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
      "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
