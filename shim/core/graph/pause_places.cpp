@@ -25,7 +25,7 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
   const bool tail = !wraps && tail_ns > 0 && threshold_ns > 0 && length > 1;
   tail_place_ = tail ? length - 1 : kNoTail;
   tail_gap_ns_ = tail ? std::min(threshold_ns, tail_ns) : 0;
-  tail_light_ns_ = tail ? tail_ns : 0;
+  tail_light_ns_ = tail ? std::min(light_ns, tail_ns) : 0;
   learning_ = threshold_ns > 0 && length > (wraps ? 0 : 1);
   if (!learning_) return;
   threshold_ns_ = threshold_ns;
@@ -380,8 +380,7 @@ bool PausePlaces::cuts_for(size_t place, uint64_t waiting, bool keeps_up) const 
   // nothing comes later: the host waits for this work next.)
   const bool absorbed = keeps_up || (weight_samples_[place] > 0 && idle_ratio_ &&
                                      waiting <= idle_[place] / idle_ratio_);
-  const uint64_t light = place == tail_place_ ? std::min(light_ns_, tail_light_ns_) : light_ns_;
-  return waiting >= light && !absorbed;
+  return waiting >= light_at(place) && !absorbed;
 }
 
 uint64_t PausePlaces::work_between(size_t from, size_t to) const {

@@ -189,6 +189,9 @@ class PausePlaces {
   uint64_t threshold_at(size_t place) const {
     return place == tail_place_ ? tail_gap_ns_ : threshold_ns_;
   }
+  uint64_t light_at(size_t place) const {
+    return place == tail_place_ ? tail_light_ns_ : light_ns_;
+  }
 
   PauseCounts* counts_ = nullptr;
   bool learning_ = false;
