@@ -15,6 +15,12 @@
 namespace pygraph {
 namespace {
 
+// The host's clock, moved by hand (a launch call that blocks: the test moves it).
+uint64_t g_clock = 0;
+uint64_t test_clock() {
+  return g_clock;
+}
+
 class GpuTimerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -49,12 +55,14 @@ class GpuTimerTest : public ::testing::Test {
               CUDA_SUCCESS);
   }
   std::vector<std::pair<uint32_t, uint64_t>> poll(GpuTimer& t,
-                                                  std::vector<uint64_t>* idle = nullptr) {
+                                                  std::vector<uint64_t>* idle = nullptr,
+                                                  std::vector<uint64_t>* host = nullptr) {
     std::vector<std::pair<uint32_t, uint64_t>> got;
-    t.poll([&](const GpuTimer::Tag& tag, uint64_t ns, uint64_t idle_ns) {
+    t.poll([&](const GpuTimer::Tag& tag, uint64_t ns, uint64_t idle_ns, uint64_t host_ns) {
       EXPECT_EQ(tag.sequence, 7u);
       got.emplace_back(tag.end, ns);
       if (idle) idle->push_back(idle_ns);
+      if (host) host->push_back(host_ns);
     });
     return got;
   }
@@ -69,7 +77,7 @@ class GpuTimerTest : public ::testing::Test {
 };
 
 TEST_F(GpuTimerTest, TheGpuTimeOfWhatRanBetweenTheEvents) {
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   ASSERT_TRUE(timed(t, nullptr, 3, 1));
   ASSERT_TRUE(timed(t, nullptr, 1, 2));
   EXPECT_TRUE(t.busy());
@@ -80,10 +88,30 @@ TEST_F(GpuTimerTest, TheGpuTimeOfWhatRanBetweenTheEvents) {
   EXPECT_FALSE(t.busy());
 }
 
+TEST_F(GpuTimerTest, TheHostsTimeFromTakingTheSlotToTheEndRecordRidesWithTheGpuTime) {
+  // A launch call that blocks 250 us on the host (the clock moved between the two records):
+  // the host time says so beside the GPU time, which the stand-in's GPU clock keeps apart.
+  GpuTimer t(&api_, &test_clock);
+  g_clock = 1'000'000;
+  const CUevent start = t.begin(ctx_);
+  ASSERT_NE(start, nullptr);
+  ASSERT_EQ(api_.event_record(start, nullptr), CUDA_SUCCESS);
+  g_clock += 250'000;
+  launch(nullptr);
+  ASSERT_TRUE(t.end(nullptr, GpuTimer::Tag{7, 1, 0, 1}, true));
+  g_clock += 1'000'000;                  // after the end record: none of the chunk's
+  ASSERT_TRUE(timed(t, nullptr, 2, 2));  // nothing blocks
+  std::vector<uint64_t> host;
+  const auto got = poll(t, nullptr, &host);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].second, 5'000u);
+  EXPECT_EQ(host, (std::vector<uint64_t>{250'000, 0}));
+}
+
 TEST_F(GpuTimerTest, TheIdleTimeBeforeAChainedTiming) {
   // The simulated GPU idles 40 us between the two (the stand-in's clock, as while the host
   // pauses): the second, chained, gets it; one not chained gets none.
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   ASSERT_TRUE(timed(t, nullptr, 2, 1));
   standin_gpu_idle(40'000);
   ASSERT_TRUE(timed(t, nullptr, 1, 2, true));
@@ -99,7 +127,7 @@ TEST_F(GpuTimerTest, TheIdleTimeBeforeAChainedTiming) {
 
 TEST_F(GpuTimerTest, AtMostKSlotsLessOneInFlight) {
   // The slot before the oldest in flight keeps its end event for the idle time of the next.
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   constexpr uint32_t kMost = GpuTimer::kSlots - 1;
   for (uint32_t i = 0; i < kMost; ++i) ASSERT_TRUE(timed(t, nullptr, 1, i, i > 0));
   EXPECT_FALSE(timed(t, nullptr, 1, 99));  // no free slot: not timed
@@ -122,7 +150,7 @@ TEST_F(GpuTimerTest, ATimingStillRunningIsReadLaterAndHoldsUpTheOnesAfterIt) {
   standin_set_timer_progress(1);
   CUstream s = nullptr;
   ASSERT_EQ(stream_create_(&s, 0), CUDA_SUCCESS);
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   ASSERT_TRUE(timed(t, s, 2, 1));
   ASSERT_TRUE(timed(t, s, 1, 2));
   // Queued, not run: "not ready" (the stand-in runs a pending record once it answered so).
@@ -138,7 +166,7 @@ TEST_F(GpuTimerTest, ATimingStillRunningIsReadLaterAndHoldsUpTheOnesAfterIt) {
 }
 
 TEST_F(GpuTimerTest, ADriverErrorLosesTheTiming) {
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   ASSERT_TRUE(timed(t, nullptr, 1, 1));
   ASSERT_TRUE(timed(t, nullptr, 1, 2));
   standin_inject_failure("cuEventElapsedTime", 1, CUDA_ERROR_INVALID_HANDLE);
@@ -149,7 +177,7 @@ TEST_F(GpuTimerTest, ADriverErrorLosesTheTiming) {
 }
 
 TEST_F(GpuTimerTest, AFailedLaunchOrRecordIsNotInFlight) {
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   ASSERT_NE(t.begin(ctx_), nullptr);
   EXPECT_FALSE(t.end(nullptr, GpuTimer::Tag{7, 1, 0, 1}, false));
   ASSERT_NE(t.begin(ctx_), nullptr);
@@ -161,7 +189,7 @@ TEST_F(GpuTimerTest, AFailedLaunchOrRecordIsNotInFlight) {
 TEST_F(GpuTimerTest, StartRecordsTheStartEventOrSaysNoTiming) {
   // Calls made now (an eager chunk, a lone launch): start() where the start event's record
   // fails says no timing, and nothing is in flight; where it succeeds, end() takes the slot.
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   standin_inject_failure("cuEventRecord", 1, CUDA_ERROR_LAUNCH_FAILED);
   EXPECT_FALSE(t.start(ctx_, nullptr));
   EXPECT_FALSE(t.busy());
@@ -172,24 +200,25 @@ TEST_F(GpuTimerTest, StartRecordsTheStartEventOrSaysNoTiming) {
 }
 
 TEST_F(GpuTimerTest, OneContextOnlyAndNothingWithoutTheTimingCall) {
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   ASSERT_NE(t.begin(ctx_), nullptr);
   EXPECT_EQ(t.begin(standin_context_create()), nullptr);
   EXPECT_EQ(t.begin(nullptr), nullptr);  // no context current: another one
   DriverApi old = api_;
   old.event_elapsed_time = nullptr;  // a driver without it
-  GpuTimer none(&old);
+  GpuTimer none(&old, &test_clock);
   EXPECT_EQ(none.begin(ctx_), nullptr);
 }
 
 TEST_F(GpuTimerTest, AContextsEndLosesWhatIsInFlight) {
-  GpuTimer t(&api_);
+  GpuTimer t(&api_, &test_clock);
   ASSERT_TRUE(timed(t, nullptr, 1, 1));
   ASSERT_TRUE(timed(t, nullptr, 1, 2));
   std::vector<uint32_t> lost;
-  t.forget([&](const GpuTimer::Tag& tag, uint64_t ns, uint64_t idle_ns) {
+  t.forget([&](const GpuTimer::Tag& tag, uint64_t ns, uint64_t idle_ns, uint64_t host_ns) {
     EXPECT_EQ(ns, GpuTimer::kLost);
     EXPECT_EQ(idle_ns, GpuTimer::kLost);
+    EXPECT_EQ(host_ns, GpuTimer::kLost);
     lost.push_back(tag.end);
   });
   EXPECT_EQ(lost, (std::vector<uint32_t>{1, 2}));

@@ -92,9 +92,10 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
       staging_.context_ends(handle);
       own_events_.forget();  // the ending context's go with it (another context's leak: a few)
       interprocess_events_.clear();  // its events went with it (at worst, another's stay eager)
-      timer_.forget([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
-        weighed(t, gpu_ns, idle_ns);  // lost: kLost
-      });
+      timer_.forget(
+          [this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns, uint64_t host_ns) {
+            weighed(t, gpu_ns, idle_ns, host_ns);  // lost: kLost
+          });
       last_timed_ = GpuTimer::Tag{};
       break;
     case FlushRule::kContext:

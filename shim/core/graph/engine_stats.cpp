@@ -141,8 +141,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     const auto per_round = [&q](uint64_t ns) {
       return q.rounds.whole ? double(ns) / 1e3 / q.rounds.whole : 0.0;
     };
-    // Its last whole round's chunks: positions, GPU time and the idle time before each (null:
-    // not measured), in microseconds.
+    // Its last whole round's chunks: positions, GPU time, the idle time before each and the
+    // host's time around its launch (null: not measured), in microseconds.
     const auto us = [](uint64_t ns) {
       return ns == ~0ull ? ordered_json(nullptr) : ordered_json(double(ns) / 1e3);
     };
@@ -151,7 +151,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       last_round.push_back({{"start", t.start},
                             {"end", t.end},
                             {"gpu_us", us(t.gpu_ns)},
-                            {"idle_us", us(t.idle_ns)}});
+                            {"idle_us", us(t.idle_ns)},
+                            {"host_us", us(t.host_ns)}});
     }
     list.push_back({{"signature", text_or_null(q.signature)},
                     {"first_kernel", text_or_null(q.first_kernel)},

@@ -209,15 +209,16 @@ CUresult GraphEngine::submit(bool at_peers) {
 }
 
 void GraphEngine::poll_timer() {
-  timer_.poll([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns) {
-    weighed(t, gpu_ns, idle_ns);
+  timer_.poll([this](const GpuTimer::Tag& t, uint64_t gpu_ns, uint64_t idle_ns, uint64_t host_ns) {
+    weighed(t, gpu_ns, idle_ns, host_ns);
   });
 }
 
-void GraphEngine::weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns) {
+void GraphEngine::weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns,
+                          uint64_t host_ns) {
   auto it = plans_.find(tag.sequence);
   if (it != plans_.end()) {
-    it->second.pauses.weighed({tag.round, tag.start, tag.end, gpu_ns, idle_ns});
+    it->second.pauses.weighed({tag.round, tag.start, tag.end, gpu_ns, idle_ns, host_ns});
   }
 }
 

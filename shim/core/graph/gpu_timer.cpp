@@ -20,6 +20,7 @@ CUevent GpuTimer::begin(CUcontext ctx) {
     s.stop = nullptr;
     return nullptr;
   }
+  s.begun_ns = clock_ns_();
   return s.start;
 }
 
@@ -31,6 +32,7 @@ bool GpuTimer::start(CUcontext ctx, CUstream stream) {
 bool GpuTimer::end(CUstream stream, Tag tag, bool launched) {
   Slot& s = slots_[(head_ + count_) % kSlots];
   if (!launched || api_->event_record(s.stop, stream) != CUDA_SUCCESS) return false;
+  s.host_ns = clock_ns_() - s.begun_ns;
   s.tag = tag;
   ++count_;
   return true;

@@ -17,6 +17,14 @@
 //    behind the CPU fills them, and then few replays are timed. 127 hold two rounds of DDP's
 //    step (about 50 chunks each, its GPU a step behind): with 15, most of its rounds were
 //    untimed (session 28). Events are made as slots are first used: 2 each.
+//  - Host time: from taking a slot (begin) to recording its end event, the host's own time
+//    around the launch (a replay's patches included, each a driver call of about 1 us). Where
+//    the GPU was idle when the start event was recorded, the GPU time holds the part of it
+//    after that record: a launch call that blocked, or a thread preempted between the two,
+//    reads as GPU work. Kept for the stats beside the GPU time, so that a chunk's outlier can
+//    be told from its kernels (session 44: the first two launches of mlp-dropout-item's compiled
+//    step read 162 and 587 us of GPU time in two processes, the same two in eager 25 us).
+//    Two clock reads per timed chunk, only while a sequence is weighed.
 //  - Events of one context (the first that asks): a replay in another is not timed.
 //  - Read only while a sequence is weighed, never on the launch path of a weighed one.
 // Not thread-safe: the engine's lock covers it.
@@ -44,7 +52,8 @@ class GpuTimer {
     bool chained = false;
   };
 
-  explicit GpuTimer(const DriverApi* api) : api_(api) {}
+  // `clock_ns`: a monotonic clock in ns, for the host time.
+  GpuTimer(const DriverApi* api, uint64_t (*clock_ns)()) : api_(api), clock_ns_(clock_ns) {}
 
   // The start event of a free slot for a launch in `ctx` (current): the caller records it on
   // the launch's stream right before the launch. Null: not timed (no slot, another context, no
@@ -58,8 +67,8 @@ class GpuTimer {
   // failed, or the record did), and the slot is free again.
   bool end(CUstream stream, Tag tag, bool launched);
   // Timings whose events completed, in the order they were taken, up to the first that has
-  // not: f(tag, gpu_ns, idle_ns), kLost where the driver answered an error (or, for the idle
-  // time, where the tag is not chained).
+  // not: f(tag, gpu_ns, idle_ns, host_ns), kLost where the driver answered an error (or, for
+  // the idle time, where the tag is not chained).
   template <class F>
   void poll(F f) {
     while (count_) {
@@ -71,16 +80,18 @@ class GpuTimer {
       if (s.tag.chained && before.stop) elapsed(before.stop, s.start, &idle_ns);
       head_ = (head_ + 1) % kSlots;
       --count_;
-      f(s.tag, gpu_ns, idle_ns);
+      f(s.tag, gpu_ns, idle_ns, s.host_ns);
     }
   }
   bool busy() const { return count_ > 0; }
   size_t in_flight() const { return count_; }
   // The context ends: its events go with it, and each timing in flight is lost:
-  // f(tag, kLost, kLost).
+  // f(tag, kLost, kLost, kLost).
   template <class F>
   void forget(F f) {
-    for (; count_; --count_, head_ = (head_ + 1) % kSlots) f(slots_[head_].tag, kLost, kLost);
+    for (; count_; --count_, head_ = (head_ + 1) % kSlots) {
+      f(slots_[head_].tag, kLost, kLost, kLost);
+    }
     forget_events();
   }
 
@@ -88,6 +99,7 @@ class GpuTimer {
   struct Slot {
     CUevent start = nullptr, stop = nullptr;
     Tag tag;
+    uint64_t begun_ns = 0, host_ns = 0;  // the clock at begin(); the host time to end()
   };
 
   // The time from `from` to `to` in *ns (kLost on an error); NOT_READY leaves it.
@@ -95,6 +107,7 @@ class GpuTimer {
   void forget_events();
 
   const DriverApi* api_;
+  uint64_t (*clock_ns_)();
   CUcontext ctx_ = nullptr;
   bool bound_ = false;  // ctx_ is the context of the events (null where none is current)
   Slot slots_[kSlots];

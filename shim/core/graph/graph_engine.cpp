@@ -12,6 +12,16 @@
 
 namespace pygraph {
 
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return uint64_t(t.tv_sec) * 1'000'000'000u + uint64_t(t.tv_nsec);
+}
+
+}  // namespace
+
 GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
     : api_(api),
       options_(options),
@@ -20,7 +30,7 @@ GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
       own_events_(api),
       program_graphs_(api, &stats_.program_graphs_takeable),
       submitter_(api, &stats_, &staging_, &own_events_),
-      timer_(api),
+      timer_(api, options.clock_ns ? options.clock_ns : &monotonic_ns),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
       turn_(4 * uint64_t(std::max<uint32_t>(options.policy.window, 8)) + 32) {
@@ -156,16 +166,6 @@ void GraphEngine::leads_from_legacy(uint64_t stream, CUstream raw) {
   chunk_raw_stream_ = raw;
   ++stats_.legacy_joins;
 }
-
-namespace {
-
-uint64_t monotonic_ns() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return uint64_t(t.tv_sec) * 1'000'000'000u + uint64_t(t.tv_nsec);
-}
-
-}  // namespace
 
 uint64_t GraphEngine::now_ns() const {
   return options_.clock_ns ? options_.clock_ns() : monotonic_ns();

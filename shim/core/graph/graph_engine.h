@@ -368,7 +368,7 @@ class GraphEngine {
   // GPU times of replays that weigh pauses (gpu_timer.h), read where they completed: each to its
   // sequence's pauses (pause_places.h).
   void poll_timer();
-  void weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns);
+  void weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t idle_ns, uint64_t host_ns);
   void clear_chunk();  // it went out
   // A graph is to be built and max_graphs are live: the least recently replayed other
   // sequence's graphs go, else one of the followed sequence's (never `keep`'s).

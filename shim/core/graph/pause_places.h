@@ -136,11 +136,13 @@ class PausePlaces {
   // The occurrence reached its end: its round is whole once every chunk is answered.
   void ended() { close(true); }
   // A chunk of a round, timed: its GPU time and the GPU's idle time before it (GpuTimer::kLost:
-  // not measured).
+  // not measured), and the host's time around its launch (gpu_timer.h; for the stats alone:
+  // nothing here weighs it).
   struct Timed {
     uint32_t round = 0;
     uint32_t start = 0, end = 0;
     uint64_t gpu_ns = 0, idle_ns = 0;
+    uint64_t host_ns = ~0ull;
   };
   void weighed(const Timed& t);
   // A chunk of `round` went out untimed (no free slot, a graph's first launch): the round says
