@@ -22,8 +22,8 @@
 //    the GPU was idle when the start event was recorded, the GPU time holds the part of it
 //    after that record: a launch call that blocked, or a thread preempted between the two,
 //    reads as GPU work. Kept for the stats beside the GPU time, so that a chunk's outlier can
-//    be told from its kernels (session 44: the first two launches of mlp-dropout-item's compiled
-//    step read 162 and 587 us of GPU time in two processes, the same two in eager 25 us).
+//    be told from its kernels (sessions 43 and 44: the first two launches of mlp-dropout-item's
+//    compiled step read 162 and 587 us of GPU time, the eager step's first two 25 us).
 //    Two clock reads per timed chunk, only while a sequence is weighed.
 //  - Events of one context (the first that asks): a replay in another is not timed.
 //  - Read only while a sequence is weighed, never on the launch path of a weighed one.
