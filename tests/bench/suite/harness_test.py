@@ -585,6 +585,11 @@ class ReportTest(unittest.TestCase):
                                ("b", "graphed-callables+shim", "runs")})
         # 20 launches a replay of 55 a step misses; 2 of 40 a step is under the 50 that count.
         self.assertIn("20.0 of 55 a step", [r[3] for r in rows])
+        # Where its main sequence's chunks are cut short, the miss says where.
+        cells["compile+shim"]["shim"]["pauses"] = {"split": 30, "cuts": [30, 62, 67, 70]}
+        _, rows, _ = report.target_rows(doc)
+        self.assertIn("20.0 of 55 a step; cut before 30 (split), 62, 67, 70", [r[3] for r in rows])
+        del cells["compile+shim"]["shim"]["pauses"]
         # Where the program's own graphs ran in the replays, the miss names the nodes a replay.
         cells["compile+shim"]["shim"].update(
             program_graphs={"nodes_replayed": 900}, nodes_per_replay=128.0)

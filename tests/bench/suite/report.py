@@ -265,7 +265,7 @@ def target_misses(res, c, cell, by_nodes=False):
         d.get("program_graphs", {}).get("nodes_replayed") else d.get("launches_per_replay", 0)
     if d and per_iter >= TARGET_PER_REPLAY_FROM and per_replay_counted < TARGET_PER_REPLAY:
         out.append((f"launches/replay >= {TARGET_PER_REPLAY:g}",
-                    f"{per_replay(d)} of {per_iter:.0f} a step"))
+                    f"{per_replay(d)} of {per_iter:.0f} a step" + cuts_text(d.get("pauses"))))
     if c.get("bitwise") is False and deterministic(res).get(shim_base(cell)) is not False:
         out.append(("bitwise equal", "DIFFERS"))
     ch = c.get("vs_without_shim")
@@ -276,6 +276,17 @@ def target_misses(res, c, cell, by_nodes=False):
                     pct(ch) + (f"; no shim twice: {pct(aa)}" if aa else "") +
                     (f"; {processes_text(seq)}" if seq else "")))
     return out
+
+
+def cuts_text(p):
+    """Where a cell's main sequence now ends its chunks before they are full (its split, pauses
+    and tail, harness.stats_delta's `pauses`): why it replays as many graphs a step as it does.
+    Empty where none is known."""
+    if not p or not p.get("cuts"):
+        return ""
+    split = p.get("split") or 0
+    places = [f"{c} (split)" if c == split else str(c) for c in p["cuts"][:8]]
+    return "; cut before " + ", ".join(places) + (", …" if len(p["cuts"]) > 8 else "")
 
 
 def slower(seq):
