@@ -20,17 +20,23 @@ uint64_t monotonic_ns() {
   return uint64_t(t.tv_sec) * 1'000'000'000u + uint64_t(t.tv_nsec);
 }
 
+// The engine's one clock, chosen once: the injected one, else the monotonic clock.
+EngineOptions with_clock(EngineOptions o) {
+  if (!o.clock_ns) o.clock_ns = &monotonic_ns;
+  return o;
+}
+
 }  // namespace
 
 GraphEngine::GraphEngine(const DriverApi* api, EngineOptions options)
     : api_(api),
-      options_(options),
+      options_(with_clock(options)),
       detector_(DetectorOptions{options.min_repeats, 2, 4096, options.max_sequences}),
       staging_(api, options.staging_bytes),
       own_events_(api),
       program_graphs_(api, &stats_.program_graphs_takeable),
       submitter_(api, &stats_, &staging_, &own_events_),
-      timer_(api, options.clock_ns ? options.clock_ns : &monotonic_ns),
+      timer_(api, options_.clock_ns),
       kinds_(api),
       chunk_(options.first_chunk, options.max_chunk, options.chunk_growth),
       turn_(4 * uint64_t(std::max<uint32_t>(options.policy.window, 8)) + 32) {
@@ -168,7 +174,7 @@ void GraphEngine::leads_from_legacy(uint64_t stream, CUstream raw) {
 }
 
 uint64_t GraphEngine::now_ns() const {
-  return options_.clock_ns ? options_.clock_ns() : monotonic_ns();
+  return options_.clock_ns();
 }
 
 bool GraphEngine::record(const Work& w) {

@@ -121,7 +121,8 @@ struct EngineOptions {
   // this much GPU work waits there (pause_places.h, the tail); 0: no tail.
   uint64_t tail_pause_ns = 0;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
-  // entry while a sequence's pauses are learned (tests inject one).
+  // entry while a sequence's pauses are learned, and around each timed chunk (tests inject one;
+  // none: CLOCK_MONOTONIC).
   uint64_t (*clock_ns)() = nullptr;
 };
 
@@ -403,7 +404,7 @@ class GraphEngine {
   // A submission's error no call can return now: the next op that reaches before_op reports it.
   void defer_error(CUresult r);
   CUcontext current_context() const { return pygraph::current_context(*api_); }
-  uint64_t now_ns() const;  // options_.clock_ns, or the monotonic clock
+  uint64_t now_ns() const;  // options_.clock_ns (the monotonic clock where none was given)
 
   const DriverApi* api_;
   EngineOptions options_;

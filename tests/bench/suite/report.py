@@ -125,9 +125,16 @@ def pauses_text(p, cuts):
         text += (f"; GPU idle {p['round_idle_us']:.0f} of "
                  f"{p['round_gpu_us'] + p['round_idle_us']:.0f} us a weighed round")
     if p.get("cuts"):  # of the first sequence with a whole weighed round (most launches first)
-        text += "; cuts before places " + ", ".join(str(c) for c in p["cuts"][:8])
-        text += ", …" if len(p["cuts"]) > 8 else ""
+        text += "; cuts before places " + cut_places(p)
     return text
+
+
+def cut_places(p):
+    """The places of `pauses` p's `cuts` (its main sequence's), the first eight, its split (if
+    any) marked."""
+    split = p.get("split")  # 0 or absent: none
+    places = [f"{c} (split)" if split and c == split else str(c) for c in p["cuts"][:8]]
+    return ", ".join(places) + (", …" if len(p["cuts"]) > 8 else "")
 
 
 def per_replay(d, unit=""):
@@ -282,11 +289,7 @@ def cuts_text(p):
     """Where a cell's main sequence now ends its chunks before they are full (its split, pauses
     and tail, harness.stats_delta's `pauses`): why it replays as many graphs a step as it does.
     Empty where none is known."""
-    if not p or not p.get("cuts"):
-        return ""
-    split = p.get("split") or 0
-    places = [f"{c} (split)" if c == split else str(c) for c in p["cuts"][:8]]
-    return "; cut before " + ", ".join(places) + (", …" if len(p["cuts"]) > 8 else "")
+    return "; cut before " + cut_places(p) if p and p.get("cuts") else ""
 
 
 def slower(seq):
