@@ -418,9 +418,9 @@ def stats_delta(end, warm):
             r = q["rounds"]
             pauses["round_gpu_us"], pauses["round_idle_us"] = r["gpu_us"], r["idle_us"]
             # Where its chunks are cut at pauses and splits, and its last whole round's chunks
-            # (session 40 on): why a split sequence replays as many graphs an occurrence as it
-            # does.
-            for k in ("split", "cuts", "last_round"):
+            # (session 40 on) and the whole rounds' before it (session 45 on): why a split
+            # sequence replays as many graphs an occurrence as it does.
+            for k in ("split", "cuts", "last_round", "earlier_rounds"):
                 if k in q:
                     pauses[k] = q[k]
         d["pauses"] = pauses

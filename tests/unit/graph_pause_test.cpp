@@ -248,7 +248,20 @@ TEST_F(GraphPauseTest, ALoopWhoseGpuIdlesMostOfTheTimeCutsAtNoPause) {
   EXPECT_TRUE(pauses["cuts"].empty());
   const nlohmann::json& last = pauses["last_round"];
   ASSERT_FALSE(last.empty());
-  ASSERT_EQ(last.size(), seqs[0].last_round.size());
+  ASSERT_FALSE(seqs[0].whole_rounds.empty());
+  ASSERT_EQ(last.size(), seqs[0].whole_rounds.back().size());
+  // The rounds before it, each as the last is.
+  const nlohmann::json& earlier = pauses["earlier_rounds"];
+  ASSERT_EQ(earlier.size(), seqs[0].whole_rounds.size() - 1);
+  for (size_t r = 0; r < earlier.size(); ++r) {
+    ASSERT_EQ(earlier[r].size(), seqs[0].whole_rounds[r].size()) << r;
+    for (size_t k = 0; k < earlier[r].size(); ++k) {
+      EXPECT_EQ(earlier[r][k]["start"], seqs[0].whole_rounds[r][k].start) << r << k;
+      EXPECT_DOUBLE_EQ(earlier[r][k]["gpu_us"].get<double>(),
+                       double(seqs[0].whole_rounds[r][k].gpu_ns) / 1e3)
+          << r << k;
+    }
+  }
   double gpu_us = 0;
   for (size_t k = 0; k < last.size(); ++k) {
     EXPECT_LT(last[k]["start"].get<uint32_t>(), last[k]["end"].get<uint32_t>()) << k;

@@ -503,11 +503,12 @@ TEST(PausePlaces, TheLatestPlaceThatFitsSplitsAndTheChunksAfterItEndAsBefore) {
   }
 }
 
-TEST(PausePlaces, TheStatsSeeTheLastWholeRoundAndTheCuts) {
-  // As above, the last round's GPU times differing: its chunks in the order of their
-  // positions, whatever order their times came in, and the cuts the weighing chose.
+TEST(PausePlaces, TheStatsSeeEveryWholeRoundAndTheCuts) {
+  // As above, the second round's GPU times differing: each whole round's chunks, oldest round
+  // first, in the order of their positions, whatever order their times came in, and the cuts
+  // the weighing chose.
   PausePlaces p = plain_segment(2);
-  EXPECT_TRUE(p.last_round().empty());
+  EXPECT_TRUE(p.whole_rounds().empty());
   EXPECT_TRUE(p.cut_places().empty());
   const std::vector<Chunk> chunks{
       {0, 2, 10'000}, {2, 4, 10'000, 0}, {4, 7, 10'000, 200'000}, {7, 10, 10'000, 20'000}};
@@ -521,12 +522,16 @@ TEST(PausePlaces, TheStatsSeeTheLastWholeRoundAndTheCuts) {
   }
   p.ended();
   ASSERT_FALSE(p.weighing());
-  ASSERT_EQ(p.last_round().size(), 4u);
-  for (size_t k = 0; k < 4; ++k) {
-    EXPECT_EQ(p.last_round()[k].start, chunks[k].start) << k;
-    EXPECT_EQ(p.last_round()[k].end, chunks[k].end) << k;
-    EXPECT_EQ(p.last_round()[k].gpu_ns, chunks[k].gpu_ns + k) << k;
-    EXPECT_EQ(p.last_round()[k].idle_ns, chunks[k].idle_ns) << k;
+  ASSERT_EQ(p.whole_rounds().size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    const std::vector<PausePlaces::Timed>& round = p.whole_rounds()[r];
+    ASSERT_EQ(round.size(), 4u) << r;
+    for (size_t k = 0; k < 4; ++k) {
+      EXPECT_EQ(round[k].start, chunks[k].start) << r << k;
+      EXPECT_EQ(round[k].end, chunks[k].end) << r << k;
+      EXPECT_EQ(round[k].gpu_ns, chunks[k].gpu_ns + r * k) << r << k;
+      EXPECT_EQ(round[k].idle_ns, chunks[k].idle_ns) << r << k;
+    }
   }
   EXPECT_EQ(p.cut_places(), (std::vector<uint32_t>{4, 7}));
 }

@@ -181,7 +181,7 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     s.split = pauses.split();
     s.rounds = pauses.rounds();
     s.cuts = pauses.cut_places();
-    s.last_round = pauses.last_round();
+    s.whole_rounds = pauses.whole_rounds();
     if (plan.disabled) {
       s.verdict = "eager";
       s.source = "disabled";

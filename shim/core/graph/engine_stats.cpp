@@ -141,19 +141,27 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     const auto per_round = [&q](uint64_t ns) {
       return q.rounds.whole ? double(ns) / 1e3 / q.rounds.whole : 0.0;
     };
-    // Its last whole round's chunks: positions, GPU time, the idle time before each and the
-    // host's time around its launch (null: not measured), in microseconds.
+    // Its whole rounds' chunks: positions, GPU time, the idle time before each and the host's
+    // time around its launch (null: not measured), in microseconds. The last round, and the
+    // ones before it.
     const auto us = [](uint64_t ns) {
       return ns == ~0ull ? ordered_json(nullptr) : ordered_json(double(ns) / 1e3);
     };
-    ordered_json last_round = ordered_json::array();
-    for (const PausePlaces::Timed& t : q.last_round) {
-      last_round.push_back({{"start", t.start},
-                            {"end", t.end},
-                            {"gpu_us", us(t.gpu_ns)},
-                            {"idle_us", us(t.idle_ns)},
-                            {"host_us", us(t.host_ns)}});
-    }
+    const auto round_json = [&us](const std::vector<PausePlaces::Timed>& round) {
+      ordered_json chunks = ordered_json::array();
+      for (const PausePlaces::Timed& t : round) {
+        chunks.push_back({{"start", t.start},
+                          {"end", t.end},
+                          {"gpu_us", us(t.gpu_ns)},
+                          {"idle_us", us(t.idle_ns)},
+                          {"host_us", us(t.host_ns)}});
+      }
+      return chunks;
+    };
+    const size_t whole = q.whole_rounds.size();
+    ordered_json last_round = whole ? round_json(q.whole_rounds.back()) : ordered_json::array();
+    ordered_json earlier_rounds = ordered_json::array();
+    for (size_t r = 0; r + 1 < whole; ++r) earlier_rounds.push_back(round_json(q.whole_rounds[r]));
     list.push_back({{"signature", text_or_null(q.signature)},
                     {"first_kernel", text_or_null(q.first_kernel)},
                     {"verdict", q.verdict},
@@ -172,6 +180,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                       {"split", q.split},
                       {"cuts", q.cuts},
                       {"last_round", last_round},
+                      {"earlier_rounds", earlier_rounds},
                       {"rounds",
                        {{"whole", q.rounds.whole},
                         {"untimed", q.rounds.untimed},

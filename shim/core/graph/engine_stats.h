@@ -145,10 +145,10 @@ struct SequenceStat {
   // How its weighing went: rounds whole, spoiled by an untimed chunk, left before their end;
   // occurrences that began no round.
   PausePlaces::RoundCounts rounds;
-  // Where its chunks are cut before they are full, and the chunks of its last whole round
-  // (PausePlaces::cut_places, last_round).
+  // Where its chunks are cut before they are full, and the chunks of its whole rounds, oldest
+  // first (PausePlaces::cut_places, whole_rounds).
   std::vector<uint32_t> cuts;
-  std::vector<PausePlaces::Timed> last_round;
+  std::vector<std::vector<PausePlaces::Timed>> whole_rounds;
 };
 
 // The JSON document PYGRAPH_STATS receives (docs/stats-format.md).

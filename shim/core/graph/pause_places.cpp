@@ -19,7 +19,7 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
                         uint32_t idle_ratio, PauseCounts* counts, uint64_t tail_ns) {
   counts_ = counts;
   idle_ratio_ = idle_ratio;
-  last_round_.clear();
+  whole_rounds_.clear();
   // A segment's last place is its tail, learned from the lesser gap and weighed with its own
   // light mark (place 0 never is a pause). No threshold turns it off too: no pause at all.
   const bool tail = !wraps && tail_ns > 0 && threshold_ns > 0 && length > 1;
@@ -171,7 +171,7 @@ void PausePlaces::take(uint32_t round) {
   std::sort(timed_.begin(), first,
             [](const Timed& a, const Timed& b) { return a.start < b.start; });
   const size_t chunks = size_t(first - timed_.begin());
-  if (chunks) last_round_.assign(timed_.begin(), first);
+  if (chunks) whole_rounds_.emplace_back(timed_.begin(), first);
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
   // The GPU's idle time in the round (where measured: the gap before its first chunk is not,
   // and counts nothing), and its work. A segment's is spent down chunk by chunk below; a loop

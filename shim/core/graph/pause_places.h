@@ -170,12 +170,13 @@ class PausePlaces {
     uint64_t gpu_ns = 0, idle_ns = 0;
   };
   const RoundCounts& rounds() const { return round_counts_; }
-  // For the stats, what the weighing saw and chose: the chunks of its last whole round, in the
-  // order of their positions (their GPU time, and the GPU's idle time before each; ~0: not
-  // measured), and the places where a chunk now goes out at a pause or a split's cut before it
-  // is full (chunks also end at their size and at flushes). Both tell why a settled split
-  // sequence replays as many graphs an occurrence as it does.
-  const std::vector<Timed>& last_round() const { return last_round_; }
+  // For the stats, what the weighing saw and chose: the chunks of each whole round, oldest
+  // first, in the order of their positions (their GPU time, and the GPU's idle time before each;
+  // ~0: not measured), and the places where a chunk now goes out at a pause or a split's cut
+  // before it is full (chunks also end at their size and at flushes). Both tell why a settled
+  // split sequence replays as many graphs an occurrence as it does; every round, not only the
+  // last, since one round's outlier decides a place (the largest work is kept).
+  const std::vector<std::vector<Timed>>& whole_rounds() const { return whole_rounds_; }
   std::vector<uint32_t> cut_places() const;
 
  private:
@@ -244,7 +245,7 @@ class PausePlaces {
     bool counted = false;  // in round_counts_ (a spoiled round settles before its end too)
   };
   RoundCounts round_counts_;
-  std::vector<Timed> last_round_;  // kept after weighing, for the stats
+  std::vector<std::vector<Timed>> whole_rounds_;  // kept after weighing, for the stats
   Round rounds_[kWeighRounds + 1];
   std::vector<Timed> timed_;  // of the rounds not complete yet, as they came
   uint32_t begun_ = 0;        // rounds begun

@@ -407,10 +407,13 @@ class FiguresTest(unittest.TestCase):
         # Its cuts and last whole round come along: why it replays as it does.
         chunks = [{"start": 0, "end": 30, "gpu_us": 150.0, "idle_us": None},
                   {"start": 30, "end": 71, "gpu_us": 250.0, "idle_us": 900.0}]
-        end["decisions"]["sequences"][1]["pauses"].update(split=30, cuts=[30], last_round=chunks)
+        earlier = [[dict(c, gpu_us=c["gpu_us"] * 3) for c in chunks]]
+        end["decisions"]["sequences"][1]["pauses"].update(split=30, cuts=[30], last_round=chunks,
+                                                          earlier_rounds=earlier)
         p = harness.stats_delta(end, warm)["pauses"]
-        self.assertEqual((p["split"], p["cuts"], p["last_round"]), (30, [30], chunks))
-        for k in ("split", "cuts", "last_round"):
+        self.assertEqual((p["split"], p["cuts"], p["last_round"], p["earlier_rounds"]),
+                         (30, [30], chunks, earlier))
+        for k in ("split", "cuts", "last_round", "earlier_rounds"):
             del end["decisions"]["sequences"][1]["pauses"][k]
         end["decisions"]["sequences"][1]["pauses"]["rounds"] = {"whole": 2}  # no figures
         p = harness.stats_delta(end, warm)["pauses"]
