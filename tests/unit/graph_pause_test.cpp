@@ -526,6 +526,50 @@ TEST_F(GraphPauseTest, APauseAfterTheSplitWithLittleWorkSinceItCutsNoMore) {
   expect_equal_results();
 }
 
+TEST_F(GraphPauseTest, AChunkTheGpuDrainedForWhileItWasRecordedStartsSmall) {
+  // Steps of 10 launches between syncs, 40 us of GPU work a launch, a 1 ms pause before launch
+  // 4 that the GPU idles through, then `apart` ns between launches. Weighed, the chunks are
+  // [0, 2), [2, 4), [4, 10): a split at 4 (the GPU idles after it), and the last chunk recorded
+  // over 5 gaps while the GPU waited. At 100 us apart (500 us of recording) it restarts: a step
+  // then goes out as [0, 4), [4, 6), [6, 10). At 5 us apart (25 us, under the 100 us mark) the
+  // GPU's wait was the pause: [0, 4), [4, 10).
+  standin_set_kernel_ns(40'000);
+  for (const uint64_t apart : {uint64_t(100'000), uint64_t(5'000)}) {
+    SCOPED_TRACE(apart);
+    const bool restarts = apart == 100'000;
+    make_engine(200'000, 100'000, 2);
+    auto steps = [&](int n) {
+      for (int step = 0; step < n; ++step) {
+        for (int i = 0; i < kLoop; ++i) {
+          g_now += i == 4 ? 1'000'000 : i > 4 ? apart : 5'000;
+          if (i == 4) standin_gpu_idle(1'000'000);
+          launch(i, 1.0f + 0.001f * float(step % 5));
+        }
+        ctx_sync();
+      }
+    };
+    steps(40);
+    EXPECT_EQ(engine_->stats().pauses.weighing, 0u);
+    EXPECT_EQ(engine_->stats().pauses.tail_splits, 1u);
+    EXPECT_EQ(engine_->stats().pauses.restarts, restarts ? 1u : 0u);
+    const std::vector<SequenceStat> seqs = engine_->sequence_stats(1);
+    ASSERT_EQ(seqs.size(), 1u);
+    EXPECT_EQ(seqs[0].split, 4u);
+    EXPECT_EQ(seqs[0].restarts, restarts ? std::vector<uint32_t>{4} : std::vector<uint32_t>{});
+    // Each chunk of the last round carries the host's time recording it: the last one's 5 gaps.
+    ASSERT_FALSE(seqs[0].whole_rounds.empty());
+    const PausePlaces::Timed& last = seqs[0].whole_rounds.back().back();
+    EXPECT_EQ(last.start, 4u);
+    EXPECT_EQ(last.record_ns, 5 * apart);
+    const uint64_t replays = engine_->stats().replays;
+    const uint64_t restarted = engine_->stats().restarted_chunks;
+    steps(20);
+    EXPECT_EQ(engine_->stats().replays - replays, restarts ? 60u : 40u);
+    EXPECT_EQ(engine_->stats().restarted_chunks - restarted, restarts ? 20u : 0u);
+    expect_equal_results();
+  }
+}
+
 TEST_F(GraphPauseTest, AVariantTakenOverFromASplitStepIsCutAsOneNeverWeighed) {
   // Steps split at 6 as above, then steps that alternate with a variant whose 8th launch
   // differs: each step is taken over from the other sequence at that launch (10 switches in

@@ -536,6 +536,86 @@ TEST(PausePlaces, TheStatsSeeEveryWholeRoundAndTheCuts) {
   EXPECT_EQ(p.cut_places(), (std::vector<uint32_t>{4, 7}));
 }
 
+// A chunk of a round with the host's time recording it as well.
+struct Recorded {
+  Chunk chunk;
+  uint64_t record_ns;
+};
+// `n` whole rounds of `chunks` of a segment of 10 places: round r's chunks as `time(r)` gives.
+template <class F>
+void weigh_recorded(PausePlaces& p, int n, F time) {
+  for (int r = 0; r < n && p.weighing(); ++r) {
+    p.occurrence(true);
+    for (const Recorded& c : time(r)) {
+      const uint32_t round = p.round(c.chunk.start, c.chunk.end);
+      ASSERT_NE(round, 0u);
+      p.weighed({round, uint32_t(c.chunk.start), uint32_t(c.chunk.end), c.chunk.gpu_ns,
+                 c.chunk.idle_ns, GpuTimerLost, c.record_ns});
+    }
+    p.ended();
+  }
+}
+
+// Pauses before 3 and 7, each with 300 us of GPU work waiting (both cut). The chunk after the
+// pause at 3 was recorded in `record` ns, the GPU idling `idle` ns before it and `later` ns
+// before the chunk after it.
+std::vector<Recorded> drained_round(uint64_t idle, uint64_t record, uint64_t later) {
+  return {{{0, 3, 300'000}, 0}, {{3, 7, 300'000, idle}, record}, {{7, 10, 300'000, later}, 20'000}};
+}
+
+TEST(PausePlaces, AChunkTheGpuDrainedForWhileTheHostRecordedItRestarts) {
+  // The GPU idled 500 us before [3, 7), 400 us of it while the host recorded the chunk: begun
+  // small, the GPU would have had work after its first entries. Nothing idles later to take
+  // it up.
+  PausePlaces p = segment(2);
+  ASSERT_TRUE(p.weighing());
+  weigh_recorded(p, 2, [](int) { return drained_round(500'000, 400'000, 0); });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(3) && p.before(7));
+  EXPECT_TRUE(p.restarts(3));
+  EXPECT_FALSE(p.restarts(7));  // no idle before it
+  EXPECT_EQ(p.restart_places(), (std::vector<uint32_t>{3}));
+  for (size_t i : {0, 1, 2, 4, 5, 6, 8, 9}) EXPECT_FALSE(p.restarts(i)) << i;
+}
+
+TEST(PausePlaces, TheHostsPauseItselfIsNoReasonToRestart) {
+  // The GPU idled 500 us before [3, 7), but its entries came within 50 us of each other: the
+  // idle was the host's pause, which no smaller chunk shortens (50 us is less than `light`).
+  PausePlaces p = segment(2);
+  weigh_recorded(p, 2, [](int) { return drained_round(500'000, 50'000, 0); });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(3));
+  EXPECT_FALSE(p.restarts(3));
+  EXPECT_TRUE(p.restart_places().empty());
+}
+
+TEST(PausePlaces, IdleLaterTakesUpWhatARestartWouldSave) {
+  // As the first, but the GPU idles 450 us before the last chunk too: work sent earlier would
+  // only have the GPU wait there longer (400 less 445: nothing saved).
+  PausePlaces p = segment(2);
+  weigh_recorded(p, 2, [](int) { return drained_round(500'000, 400'000, 450'000); });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_FALSE(p.restarts(3));
+}
+
+TEST(PausePlaces, ARoundWhereTheGpuDidNotDrainDecidesAgainstARestart) {
+  // Its least saving over the rounds: in the second, the GPU had work queued (no idle).
+  PausePlaces p = segment(2);
+  weigh_recorded(p, 2, [](int r) { return drained_round(r ? 0 : 500'000, 400'000, 0); });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(3));
+  EXPECT_FALSE(p.restarts(3));
+}
+
+TEST(PausePlaces, NoRecordingTimeMeansNoRestart) {
+  // Timings without the host's recording time (a chunk whose first entry came before weighing
+  // began) say nothing for a restart.
+  PausePlaces p = segment(2);
+  weigh_recorded(p, 2, [](int) { return drained_round(500'000, GpuTimerLost, 0); });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_FALSE(p.restarts(3));
+}
+
 TEST(PausePlaces, ASplitThatMergesNoChunkIsNone) {
   // Only the place after the first chunk fits: the chunks would be the same.
   const std::vector<Chunk> round{{0, 2, 10'000}, {2, 6, 20'000, 30'000}, {6, 10, 10'000, 0}};

@@ -181,6 +181,7 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     s.split = pauses.split();
     s.rounds = pauses.rounds();
     s.cuts = pauses.cut_places();
+    s.restarts = pauses.restart_places();
     s.whole_rounds = pauses.whole_rounds();
     if (plan.disabled) {
       s.verdict = "eager";

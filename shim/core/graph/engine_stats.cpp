@@ -110,6 +110,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"pause_weighing", s.pauses.weighing},
       {"pause_unweighed", s.pauses.unweighed},
       {"tail_splits", s.pauses.tail_splits},
+      {"pause_restarts", s.pauses.restarts},
+      {"restarted_chunks", s.restarted_chunks},
       {"peer_cuts", s.peer_cuts}};
   if (!s.last_graph_failure.empty()) j["graphs"]["last_failure"] = s.last_graph_failure;
   ordered_json flushes = ordered_json::object();
@@ -154,7 +156,8 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                           {"end", t.end},
                           {"gpu_us", us(t.gpu_ns)},
                           {"idle_us", us(t.idle_ns)},
-                          {"host_us", us(t.host_ns)}});
+                          {"host_us", us(t.host_ns)},
+                          {"record_us", us(t.record_ns)}});
       }
       return chunks;
     };
@@ -179,6 +182,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                       {"dropped", q.pauses_dropped},
                       {"split", q.split},
                       {"cuts", q.cuts},
+                      {"restarts", q.restarts},
                       {"last_round", last_round},
                       {"earlier_rounds", earlier_rounds},
                       {"rounds",

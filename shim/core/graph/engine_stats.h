@@ -88,6 +88,7 @@ struct EngineStats {
   PauseCounts pauses;                // places where the program pauses (pause_places.h)
   uint64_t pause_cuts = 0;           // chunks submitted at one of them before filling
   uint64_t peer_cuts = 0;            // chunks ended by a kernel its peers wait for (chunk_policy.h)
+  uint64_t restarted_chunks = 0;     // chunks begun small at a restart place (pause_places.h)
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};
@@ -148,6 +149,7 @@ struct SequenceStat {
   // Where its chunks are cut before they are full, and the chunks of its whole rounds, oldest
   // first (PausePlaces::cut_places, whole_rounds).
   std::vector<uint32_t> cuts;
+  std::vector<uint32_t> restarts;  // the cut places where a chunk begins small
   std::vector<std::vector<PausePlaces::Timed>> whole_rounds;
 };
 

@@ -144,7 +144,8 @@ CUresult GraphEngine::submit(bool at_peers) {
   // Not at a graph's first launch, which uploads the graph on the stream, inside the timing.
   const uint32_t round =
       plan_ && plan_->pauses.weighing() ? plan_->pauses.round(start, position_) : 0;
-  const GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
+  GpuTimer::Tag tag = round_tag(round, start, position_, chunk_stream_);
+  if (round && chunk_begun_ns_) tag.record_ns = now_ns() - chunk_begun_ns_;
   last_timed_ = GpuTimer::Tag{};
   const size_t entries = graph_work(pending_);
   // Only a chunk of one entry, and only with the option, asks what it holds.
@@ -218,7 +219,8 @@ void GraphEngine::weighed(const GpuTimer::Tag& tag, uint64_t gpu_ns, uint64_t id
                           uint64_t host_ns) {
   auto it = plans_.find(tag.sequence);
   if (it != plans_.end()) {
-    it->second.pauses.weighed({tag.round, tag.start, tag.end, gpu_ns, idle_ns, host_ns});
+    it->second.pauses.weighed(
+        {tag.round, tag.start, tag.end, gpu_ns, idle_ns, host_ns, tag.record_ns});
   }
 }
 

@@ -50,6 +50,7 @@ class GpuTimer {
     uint32_t round = 0;
     uint32_t start = 0, end = 0;
     bool chained = false;
+    uint64_t record_ns = ~0ull;  // the caller's: carried back as it is (pause_places.h)
   };
 
   // `clock_ns`: a monotonic clock in ns, for the host time.

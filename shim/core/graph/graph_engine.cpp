@@ -469,6 +469,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         chunk_raw_stream_ = w.stream();
         chunk_context_ = current_context();
         chunk_thread_ = thread_id();
+        chunk_begun_ns_ = plan_ && plan_->pauses.weighing() ? now_ns() : 0;
       }
       if (!record(w)) {
         r = refuse(w, EagerReason::kStagingFull);
@@ -481,13 +482,19 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       const bool peers = w.launch && w.launch->info->waits_for_peers;
       const bool full =
           chunk_.full(position_, following_tokens_.size(), pending_.extra_weight()) || peers;
-      const uint8_t cut =
-          !full && plan_->pauses.any() ? plan_->pauses.before(position_ % plan_->length) : 0;
+      const size_t place = position_ % plan_->length;
+      const uint8_t cut = !full && plan_->pauses.any() ? plan_->pauses.before(place) : 0;
       if (full || cut) {
         stats_.pause_cuts += cut == PausePlaces::kPause;
         stats_.peer_cuts += peers;
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
+        // Where the GPU drained before the next chunk, it starts small (pause_places.h).
+        if (following_id_ && plan_ && plan_->pauses.restarts(place) &&
+            chunk_.start() == position_) {
+          chunk_.begin(position_);
+          ++stats_.restarted_chunks;
+        }
       }
       return result != CUDA_SUCCESS ? result : r;
     }

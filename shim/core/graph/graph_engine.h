@@ -431,6 +431,9 @@ class GraphEngine {
   CUstream chunk_raw_stream_ = nullptr;  // as the program passed it: where the replay goes
   CUcontext chunk_context_ = nullptr;
   const void* chunk_thread_ = nullptr;
+  // When the chunk's first entry was recorded, while its sequence is weighed (0: not read): its
+  // recording time rides with its timing (pause_places.h, restarts).
+  uint64_t chunk_begun_ns_ = 0;
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
   uint32_t expected_phase_ = 0;   // at this index of its canonical rotation

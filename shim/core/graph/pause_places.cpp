@@ -20,6 +20,7 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
   counts_ = counts;
   idle_ratio_ = idle_ratio;
   whole_rounds_.clear();
+  restarts_.clear();
   // A segment's last place is its tail, learned from the lesser gap and weighed with its own
   // light mark (place 0 never is a pause). No threshold turns it off too: no pause at all.
   const bool tail = !wraps && tail_ns > 0 && threshold_ns > 0 && length > 1;
@@ -80,6 +81,10 @@ void PausePlaces::finish() {
   if (!wraps_ && idle_ratio_) {
     split_seen_.assign(length_, 0);
     split_fit_.assign(length_, 0);
+  }
+  if (!wraps_) {
+    restart_seen_.assign(length_, 0);
+    restart_gain_.assign(length_, ~0ull);
   }
   timed_.reserve(64);
   unweighed_ = count_;
@@ -173,6 +178,7 @@ void PausePlaces::take(uint32_t round) {
   const size_t chunks = size_t(first - timed_.begin());
   if (chunks) whole_rounds_.emplace_back(timed_.begin(), first);
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
+  if (!wraps_) restart_sample(timed_.data(), chunks);
   // The GPU's idle time in the round (where measured: the gap before its first chunk is not,
   // and counts nothing), and its work. A segment's is spent down chunk by chunk below; a loop
   // is weighed on its whole rounds (finish_weighing).
@@ -258,6 +264,7 @@ void PausePlaces::finish_weighing() {
   choose_split(learned);
   split_work_ = {};
   if (!count_ && !split_) pauses_.clear();
+  choose_restarts();
   work_ = {};
   idle_ = {};
   weight_samples_ = {};
@@ -300,6 +307,50 @@ void PausePlaces::split_sample(const Timed* chunks, size_t n) {
     before += chunks[k].gpu_ns;
   }
   work.push_back({uint32_t(length_), before});
+}
+
+void PausePlaces::restart_sample(const Timed* chunks, size_t n) {
+  // Each chunk after the first: what the GPU idled before it while the host recorded it, less
+  // what it idled after it. Chunks of a round follow in order; one after a gap in the round
+  // (a flush) says nothing of its start.
+  uint64_t idle_after = 0;
+  for (size_t k = 1; k < n; ++k) idle_after += idle_before(chunks[k]);
+  for (size_t k = 1; k < n; ++k) {
+    const Timed& t = chunks[k];
+    const uint64_t idle = idle_before(t);
+    idle_after -= idle;
+    if (t.start >= length_ || chunks[k - 1].end != t.start) continue;
+    const uint64_t recording = t.record_ns == ~0ull ? 0 : t.record_ns;
+    const uint64_t avoidable = std::min(idle, recording);
+    const uint64_t gain = avoidable > idle_after ? avoidable - idle_after : 0;
+    restart_gain_[t.start] = std::min(restart_gain_[t.start], gain);
+    if (restart_seen_[t.start] < 255) ++restart_seen_[t.start];
+  }
+}
+
+void PausePlaces::choose_restarts() {
+  std::vector<uint8_t> seen = std::move(restart_seen_);
+  std::vector<uint64_t> gain = std::move(restart_gain_);
+  restart_seen_ = {};
+  restart_gain_ = {};
+  if (wraps_ || pauses_.empty() || seen.empty()) return;
+  size_t chosen = 0;
+  // The split's own place too: the chunks before it went out whole, the GPU may drain there.
+  for (size_t i = 1; i < length_; ++i) {
+    if (!pauses_[i] || seen[i] < kSamples || gain[i] == ~0ull || gain[i] < light_ns_) continue;
+    if (restarts_.empty()) restarts_.assign(length_, 0);
+    restarts_[i] = 1;
+    ++chosen;
+  }
+  if (counts_) counts_->restarts += chosen;
+}
+
+std::vector<uint32_t> PausePlaces::restart_places() const {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < restarts_.size(); ++i) {
+    if (restarts_[i]) out.push_back(uint32_t(i));
+  }
+  return out;
 }
 
 void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {

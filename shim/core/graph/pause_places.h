@@ -67,6 +67,19 @@
 // kernels) recorded 60 µs of Python before the copy. With the tail (9c6a1c7) it waited
 // 40.5-42.9 µs against 35.4-36.0, and the cell under reduce-overhead read -6.3 % where it had
 // read +3.1 % (median of three processes).
+// A segment's restarts, weighed on the same rounds: a chunk that begins at a cut (a pause, or a
+// split's cut) is as large as the schedule has grown by then, up to `max_chunk`, and the GPU
+// waits until all of it is recorded. Where the GPU drained before it (the host paused, or ran
+// behind), the GPU idles for the whole recording. Measured on the H200 (session 45): compiled
+// ResNet-50 batch 64 went out in chunks of 128 after the cut at each step's start; in a process
+// whose host was slow, the GPU idled 2.0-2.2 ms a round of 4 steps before the second step's
+// (none elsewhere), and the cell read +5.7 % where a process with a faster host read -2.9 %.
+// A restart begins that chunk at `first_chunk` and lets it grow again, as an occurrence's start
+// does: the GPU gets its first work after a few entries. It is chosen where, in each of at least
+// kSamples whole rounds, the GPU's idle time before the chunk that the restart would cut
+// (at most the host's time recording that chunk: the pause itself is idle no restart takes
+// away), less the GPU's idle time after it (which the work would run into later anyway), was
+// at least `light`. It costs the graph launches of a schedule's growth.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
 // chunk-full check after (one load where the sequence has no pause).
 #pragma once
@@ -87,6 +100,8 @@ struct PauseCounts {
   // Segments that go out in chunks as large as may be up to their split, then as weighed (not
   // the tail pause above).
   uint64_t tail_splits = 0;
+  // Cut places after which a chunk restarts small: the GPU had drained while it was recorded.
+  uint64_t restarts = 0;
 };
 
 class PausePlaces {
@@ -122,6 +137,10 @@ class PausePlaces {
   // A segment's split place (before() is true there), 0 for none: its occurrences begin with a
   // chunk as large as may be.
   size_t split() const { return split_; }
+  // Whether the chunk that begins at a cut `place` is as small as an occurrence's first, the
+  // next ones growing from there (a restart, weighed: see the header comment).
+  bool restarts(size_t place) const { return place < restarts_.size() && restarts_[place]; }
+  std::vector<uint32_t> restart_places() const;
 
   // Weighing (after learning, where `light_ns` > 0 and pauses were found, or a segment's split
   // may be: `idle_ratio` > 0).
@@ -136,13 +155,15 @@ class PausePlaces {
   // The occurrence reached its end: its round is whole once every chunk is answered.
   void ended() { close(true); }
   // A chunk of a round, timed: its GPU time and the GPU's idle time before it (GpuTimer::kLost:
-  // not measured), and the host's time around its launch (gpu_timer.h; for the stats alone:
-  // nothing here weighs it).
+  // not measured), the host's time around its launch (gpu_timer.h; for the stats alone:
+  // nothing here weighs it), and the host's time recording it, from its first entry to its
+  // submission (~0: not measured), which a restart (below) can take off the GPU's idle time.
   struct Timed {
     uint32_t round = 0;
     uint32_t start = 0, end = 0;
     uint64_t gpu_ns = 0, idle_ns = 0;
     uint64_t host_ns = ~0ull;
+    uint64_t record_ns = ~0ull;
   };
   void weighed(const Timed& t);
   // A chunk of `round` went out untimed (no free slot, a graph's first launch): the round says
@@ -182,7 +203,9 @@ class PausePlaces {
  private:
   void finish();
   void finish_weighing();
-  void split_sample(const Timed* chunks, size_t n);        // a whole round of a segment
+  void split_sample(const Timed* chunks, size_t n);    // a whole round of a segment
+  void restart_sample(const Timed* chunks, size_t n);  // the same round
+  void choose_restarts();
   void choose_split(const std::vector<uint8_t>& learned);  // the pauses before weighing
   void reweigh_after_split(const std::vector<uint8_t>& learned);
   uint64_t work_between(size_t from, size_t to) const;  // the most of a whole round; ~0: unknown
@@ -223,6 +246,12 @@ class PausePlaces {
     uint64_t gpu_ns = 0;
   };
   std::vector<std::vector<WorkBefore>> split_work_;
+  // A segment's restarts: per place, in how many whole rounds a chunk started there, and the
+  // least GPU time a restart would have saved in one (~0: none seen); after weighing, the
+  // places where the chunk restarts small (empty: none).
+  std::vector<uint8_t> restart_seen_;
+  std::vector<uint64_t> restart_gain_;
+  std::vector<uint8_t> restarts_;
   bool split_fits_ = true;
   uint32_t split_rounds_ = 0;
   size_t split_ = 0;

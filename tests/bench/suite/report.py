@@ -131,9 +131,15 @@ def pauses_text(p, cuts):
 
 def cut_places(p):
     """The places of `pauses` p's `cuts` (its main sequence's), the first eight, its split (if
-    any) marked."""
+    any) and its restarts (session 45 on: the chunk after begins small) marked."""
     split = p.get("split")  # 0 or absent: none
-    places = [f"{c} (split)" if split and c == split else str(c) for c in p["cuts"][:8]]
+    restarts = set(p.get("restarts") or ())
+
+    def place(c):
+        marks = (["split"] if split and c == split else []) + (["restart"] if c in restarts else [])
+        return f"{c} ({', '.join(marks)})" if marks else str(c)
+
+    places = [place(c) for c in p["cuts"][:8]]
     return ", ".join(places) + (", …" if len(p["cuts"]) > 8 else "")
 
 
