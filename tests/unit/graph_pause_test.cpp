@@ -42,8 +42,9 @@ class GraphPauseTest : public ::testing::Test {
   }
 
   void make_engine(uint64_t pause_ns, uint64_t pause_gpu_ns = 0, uint32_t idle_ratio = 0,
-                   uint64_t tail_pause_ns = 0) {
+                   uint64_t tail_pause_ns = 0, bool restart_chunks = false) {
     EngineOptions o;
+    o.restart_chunks = restart_chunks;
     o.clock_ns = &fake_clock;
     o.pause_ns = pause_ns;
     o.pause_gpu_ns = pause_gpu_ns;
@@ -532,12 +533,14 @@ TEST_F(GraphPauseTest, AChunkTheGpuDrainedForWhileItWasRecordedStartsSmall) {
   // [0, 2), [2, 4), [4, 10): a split at 4 (the GPU idles after it), and the last chunk recorded
   // over 5 gaps while the GPU waited. At 100 us apart (500 us of recording) it restarts: a step
   // then goes out as [0, 4), [4, 6), [6, 10). At 5 us apart (25 us, under the 100 us mark) the
-  // GPU's wait was the pause: [0, 4), [4, 10).
+  // GPU's wait was the pause: [0, 4), [4, 10). With restart_chunks off, nothing restarts.
   standin_set_kernel_ns(40'000);
-  for (const uint64_t apart : {uint64_t(100'000), uint64_t(5'000)}) {
-    SCOPED_TRACE(apart);
-    const bool restarts = apart == 100'000;
-    make_engine(200'000, 100'000, 2);
+  for (const auto& [apart, on] :
+       {std::pair{uint64_t(100'000), true}, std::pair{uint64_t(5'000), true},
+        std::pair{uint64_t(100'000), false}}) {
+    SCOPED_TRACE(testing::Message() << apart << (on ? " on" : " off"));
+    const bool restarts = apart == 100'000 && on;
+    make_engine(200'000, 100'000, 2, 0, on);
     auto steps = [&](int n) {
       for (int step = 0; step < n; ++step) {
         for (int i = 0; i < kLoop; ++i) {

@@ -394,9 +394,10 @@ TEST(PausePlaces, ASegmentsStartBeginsTheWorkWaiting) {
 
 // A segment of 10 places learned with 1 ms pauses before the places in `at` (3 and 7 by
 // default), weighed with `idle_ratio`.
-PausePlaces segment(uint32_t idle_ratio, std::initializer_list<size_t> at = {3, 7}) {
+PausePlaces segment(uint32_t idle_ratio, std::initializer_list<size_t> at = {3, 7},
+                    bool restarts = false) {
   PausePlaces p;
-  p.start(10, false, 100, 100'000, idle_ratio);
+  p.start(10, false, 100, 100'000, idle_ratio, nullptr, 0, restarts);
   uint64_t now = 1000;
   for (int r = 0; r < 3 && p.learning(); ++r) {
     p.interrupt();
@@ -567,7 +568,7 @@ TEST(PausePlaces, AChunkTheGpuDrainedForWhileTheHostRecordedItRestarts) {
   // The GPU idled 500 us before [3, 7), 400 us of it while the host recorded the chunk: begun
   // small, the GPU would have had work after its first entries. Nothing idles later to take
   // it up.
-  PausePlaces p = segment(2);
+  PausePlaces p = segment(2, {3, 7}, true);
   ASSERT_TRUE(p.weighing());
   weigh_recorded(p, 2, [](int) { return drained_round(500'000, 400'000, 0); });
   ASSERT_FALSE(p.weighing());
@@ -581,7 +582,7 @@ TEST(PausePlaces, AChunkTheGpuDrainedForWhileTheHostRecordedItRestarts) {
 TEST(PausePlaces, TheHostsPauseItselfIsNoReasonToRestart) {
   // The GPU idled 500 us before [3, 7), but its entries came within 50 us of each other: the
   // idle was the host's pause, which no smaller chunk shortens (50 us is less than `light`).
-  PausePlaces p = segment(2);
+  PausePlaces p = segment(2, {3, 7}, true);
   weigh_recorded(p, 2, [](int) { return drained_round(500'000, 50'000, 0); });
   ASSERT_FALSE(p.weighing());
   EXPECT_TRUE(p.before(3));
@@ -592,7 +593,7 @@ TEST(PausePlaces, TheHostsPauseItselfIsNoReasonToRestart) {
 TEST(PausePlaces, IdleLaterTakesUpWhatARestartWouldSave) {
   // As the first, but the GPU idles 450 us before the last chunk too: work sent earlier would
   // only have the GPU wait there longer (400 less 445: nothing saved).
-  PausePlaces p = segment(2);
+  PausePlaces p = segment(2, {3, 7}, true);
   weigh_recorded(p, 2, [](int) { return drained_round(500'000, 400'000, 450'000); });
   ASSERT_FALSE(p.weighing());
   EXPECT_FALSE(p.restarts(3));
@@ -600,7 +601,7 @@ TEST(PausePlaces, IdleLaterTakesUpWhatARestartWouldSave) {
 
 TEST(PausePlaces, ARoundWhereTheGpuDidNotDrainDecidesAgainstARestart) {
   // Its least saving over the rounds: in the second, the GPU had work queued (no idle).
-  PausePlaces p = segment(2);
+  PausePlaces p = segment(2, {3, 7}, true);
   weigh_recorded(p, 2, [](int r) { return drained_round(r ? 0 : 500'000, 400'000, 0); });
   ASSERT_FALSE(p.weighing());
   EXPECT_TRUE(p.before(3));
@@ -610,10 +611,20 @@ TEST(PausePlaces, ARoundWhereTheGpuDidNotDrainDecidesAgainstARestart) {
 TEST(PausePlaces, NoRecordingTimeMeansNoRestart) {
   // Timings without the host's recording time (a chunk whose first entry came before weighing
   // began) say nothing for a restart.
-  PausePlaces p = segment(2);
+  PausePlaces p = segment(2, {3, 7}, true);
   weigh_recorded(p, 2, [](int) { return drained_round(500'000, GpuTimerLost, 0); });
   ASSERT_FALSE(p.weighing());
   EXPECT_FALSE(p.restarts(3));
+}
+
+TEST(PausePlaces, RestartsAreChosenOnlyWhereAskedFor) {
+  // The rounds of the first restart test, restarts not asked for (restart_chunks 0).
+  PausePlaces p = segment(2);
+  weigh_recorded(p, 2, [](int) { return drained_round(500'000, 400'000, 0); });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(3));
+  EXPECT_FALSE(p.restarts(3));
+  EXPECT_TRUE(p.restart_places().empty());
 }
 
 TEST(PausePlaces, ASplitThatMergesNoChunkIsNone) {

@@ -120,6 +120,9 @@ struct EngineOptions {
   // A segment's last place is a pause where the host's gap there is this long, and cuts where
   // this much GPU work waits there (pause_places.h, the tail); 0: no tail.
   uint64_t tail_pause_ns = 0;
+  // A segment's chunk that the GPU drained for while it was recorded begins small again
+  // (pause_places.h, restarts).
+  bool restart_chunks = false;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
   // entry while a sequence's pauses are learned, and around each timed chunk (tests inject one;
   // none: CLOCK_MONOTONIC).

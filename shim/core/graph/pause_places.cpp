@@ -16,8 +16,9 @@ uint64_t idle_before(const PausePlaces::Timed& t) {
 }  // namespace
 
 void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns,
-                        uint32_t idle_ratio, PauseCounts* counts, uint64_t tail_ns) {
+                        uint32_t idle_ratio, PauseCounts* counts, uint64_t tail_ns, bool restarts) {
   counts_ = counts;
+  restarts_on_ = restarts;
   idle_ratio_ = idle_ratio;
   whole_rounds_.clear();
   restarts_.clear();
@@ -82,7 +83,7 @@ void PausePlaces::finish() {
     split_seen_.assign(length_, 0);
     split_fit_.assign(length_, 0);
   }
-  if (!wraps_) {
+  if (!wraps_ && restarts_on_) {
     restart_seen_.assign(length_, 0);
     restart_gain_.assign(length_, ~0ull);
   }
@@ -178,7 +179,7 @@ void PausePlaces::take(uint32_t round) {
   const size_t chunks = size_t(first - timed_.begin());
   if (chunks) whole_rounds_.emplace_back(timed_.begin(), first);
   if (!wraps_ && idle_ratio_) split_sample(timed_.data(), chunks);
-  if (!wraps_) restart_sample(timed_.data(), chunks);
+  if (!wraps_ && restarts_on_) restart_sample(timed_.data(), chunks);
   // The GPU's idle time in the round (where measured: the gap before its first chunk is not,
   // and counts nothing), and its work. A segment's is spent down chunk by chunk below; a loop
   // is weighed on its whole rounds (finish_weighing).

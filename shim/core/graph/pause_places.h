@@ -116,9 +116,11 @@ class PausePlaces {
   // `threshold` of 0 learns nothing (no clock reads); a `light_ns` of 0 weighs nothing (every
   // pause cuts); an `idle_ratio` of 0 keeps every pause that is not light. `counts`, if any,
   // counts this sequence's places as they are learned and weighed. A `tail_ns` above 0 learns a
-  // segment's last place as its tail (above), where `threshold` is above 0 too.
+  // segment's last place as its tail (above), where `threshold` is above 0 too. `restarts`: a
+  // segment's restarts (above) are chosen.
   void start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns = 0,
-             uint32_t idle_ratio = 0, PauseCounts* counts = nullptr, uint64_t tail_ns = 0);
+             uint32_t idle_ratio = 0, PauseCounts* counts = nullptr, uint64_t tail_ns = 0,
+             bool restarts = false);
   bool learning() const { return learning_; }
   // The entry at `place` arrives at `now_ns`: a sample of its gap if the entry before it was
   // the place before (modulo length) and nothing interrupted the two.
@@ -252,6 +254,7 @@ class PausePlaces {
   std::vector<uint8_t> restart_seen_;
   std::vector<uint64_t> restart_gain_;
   std::vector<uint8_t> restarts_;
+  bool restarts_on_ = false;
   bool split_fits_ = true;
   uint32_t split_rounds_ = 0;
   size_t split_ = 0;
