@@ -570,6 +570,14 @@ TEST_F(GraphPauseTest, AChunkTheGpuDrainedForWhileItWasRecordedStartsSmall) {
     EXPECT_EQ(engine_->stats().replays - replays, restarts ? 60u : 40u);
     EXPECT_EQ(engine_->stats().restarted_chunks - restarted, restarts ? 20u : 0u);
     expect_equal_results();
+    // The stats document says so (docs/stats-format.md).
+    const nlohmann::json doc = nlohmann::json::parse(
+        stats_json(engine_->stats(), DoorCounts{}, "graph", engine_->sequence_stats(1)));
+    EXPECT_EQ(doc["graphs"]["pause_restarts"], restarts ? 1 : 0);
+    EXPECT_EQ(doc["graphs"]["restarted_chunks"], engine_->stats().restarted_chunks);
+    const nlohmann::json& pauses = doc["decisions"]["sequences"][0]["pauses"];
+    EXPECT_EQ(pauses["restarts"], restarts ? nlohmann::json::array({4}) : nlohmann::json::array());
+    EXPECT_DOUBLE_EQ(pauses["last_round"].back()["record_us"].get<double>(), 5 * apart / 1e3);
   }
 }
 

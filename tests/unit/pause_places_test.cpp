@@ -609,12 +609,46 @@ TEST(PausePlaces, ARoundWhereTheGpuDidNotDrainDecidesAgainstARestart) {
 }
 
 TEST(PausePlaces, NoRecordingTimeMeansNoRestart) {
-  // Timings without the host's recording time (a chunk whose first entry came before weighing
-  // began) say nothing for a restart.
+  // Timings without the host's recording time (not measured) say nothing for a restart.
   PausePlaces p = segment(2, {3, 7}, true);
   weigh_recorded(p, 2, [](int) { return drained_round(500'000, GpuTimerLost, 0); });
   ASSERT_FALSE(p.weighing());
   EXPECT_FALSE(p.restarts(3));
+}
+
+TEST(PausePlaces, AChunkAfterAGapInItsRoundSaysNothingOfItsStart) {
+  // The chunk before [3, 7) ended at 2 (a flush took place 2 out alone, untimed): the idle
+  // before [3, 7) is no drain at place 3. No chunk ends at the pause at 3 either, so weighing
+  // runs its rounds out.
+  PausePlaces p = segment(2, {3, 7}, true);
+  weigh_recorded(p, PausePlaces::kWeighRounds, [](int) {
+    std::vector<Recorded> round = drained_round(500'000, 400'000, 0);
+    round[0].chunk.end = 2;
+    return round;
+  });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_FALSE(p.restarts(3));
+}
+
+TEST(PausePlaces, ASegmentsTailNeverRestarts) {
+  // A segment of 10 whose last place is its tail (20 us gaps there, 10 ns elsewhere, a 10 us
+  // mark): the GPU idled 500 us before the last entry while it was recorded over 400 us, but
+  // the chunk after the tail is that entry alone, however it begins.
+  PausePlaces p;
+  p.start(10, false, 100'000, 100'000, 2, nullptr, 10'000, true);
+  uint64_t now = 1000;
+  for (int r = 0; r < 3 && p.learning(); ++r) {
+    p.interrupt();
+    for (size_t i = 0; i < 10; ++i) p.arrived(i, now += i == 9 ? 20'000 : 10);
+  }
+  ASSERT_TRUE(p.weighing());
+  ASSERT_TRUE(p.before(9));
+  weigh_recorded(p, 2, [](int) {
+    return std::vector<Recorded>{{{0, 9, 300'000}, 0}, {{9, 10, 300'000, 500'000}, 400'000}};
+  });
+  ASSERT_FALSE(p.weighing());
+  EXPECT_TRUE(p.before(9));
+  EXPECT_FALSE(p.restarts(9));
 }
 
 TEST(PausePlaces, RestartsAreChosenOnlyWhereAskedFor) {

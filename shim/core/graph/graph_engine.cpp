@@ -482,16 +482,18 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       const bool peers = w.launch && w.launch->info->waits_for_peers;
       const bool full =
           chunk_.full(position_, following_tokens_.size(), pending_.extra_weight()) || peers;
-      const size_t place = position_ % plan_->length;
-      const uint8_t cut = !full && plan_->pauses.any() ? plan_->pauses.before(place) : 0;
+      const uint8_t cut =
+          !full && plan_->pauses.any() ? plan_->pauses.before(position_ % plan_->length) : 0;
       if (full || cut) {
         stats_.pause_cuts += cut == PausePlaces::kPause;
         stats_.peer_cuts += peers;
+        // Only a segment restarts (pause_places.h): its place is its position.
+        const bool restarts = plan_->pauses.any_restarts() && plan_->pauses.restarts(position_);
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
-        // Where the GPU drained before the next chunk, it starts small (pause_places.h).
-        if (following_id_ && plan_ && plan_->pauses.restarts(place) &&
-            chunk_.start() == position_) {
+        // Where the GPU drained before the next chunk, it starts small. Chunks ended at that
+        // place by a flush (an event issued in place, another stream) do not restart.
+        if (restarts && following_id_ && chunk_.start() == position_) {
           chunk_.begin(position_);
           ++stats_.restarted_chunks;
         }

@@ -124,8 +124,9 @@ struct EngineOptions {
   // (pause_places.h, restarts).
   bool restart_chunks = false;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
-  // entry while a sequence's pauses are learned, and around each timed chunk (tests inject one;
-  // none: CLOCK_MONOTONIC).
+  // entry while a sequence's pauses are learned, and while they are weighed at each chunk's
+  // first entry, at its submission and around its timing (tests inject one; none:
+  // CLOCK_MONOTONIC).
   uint64_t (*clock_ns)() = nullptr;
 };
 

@@ -337,8 +337,12 @@ void PausePlaces::choose_restarts() {
   if (wraps_ || pauses_.empty() || seen.empty()) return;
   size_t chosen = 0;
   // The split's own place too: the chunks before it went out whole, the GPU may drain there.
+  // Not the tail's: the chunk after it is the last entry alone, however it begins.
   for (size_t i = 1; i < length_; ++i) {
-    if (!pauses_[i] || seen[i] < kSamples || gain[i] == ~0ull || gain[i] < light_ns_) continue;
+    if (!pauses_[i] || i == tail_place_ || seen[i] < kSamples || gain[i] == ~0ull ||
+        gain[i] < light_at(i)) {
+      continue;
+    }
     if (restarts_.empty()) restarts_.assign(length_, 0);
     restarts_[i] = 1;
     ++chosen;

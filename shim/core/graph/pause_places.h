@@ -79,7 +79,10 @@
 // kSamples whole rounds, the GPU's idle time before the chunk that the restart would cut
 // (at most the host's time recording that chunk: the pause itself is idle no restart takes
 // away), less the GPU's idle time after it (which the work would run into later anyway), was
-// at least `light`. It costs the graph launches of a schedule's growth.
+// at least `light`. It costs the graph launches of a schedule's growth. That difference is what
+// a restart could save at most: the restarted chunk still waits for its first entries, and the
+// GPU may idle between the chunks that grow after it. The tail's place never restarts (the
+// chunk after it is one entry), nor does a loop's.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
 // chunk-full check after (one load where the sequence has no pause).
 #pragma once
@@ -142,6 +145,7 @@ class PausePlaces {
   // Whether the chunk that begins at a cut `place` is as small as an occurrence's first, the
   // next ones growing from there (a restart, weighed: see the header comment).
   bool restarts(size_t place) const { return place < restarts_.size() && restarts_[place]; }
+  bool any_restarts() const { return !restarts_.empty(); }  // one load for the chunk-full check
   std::vector<uint32_t> restart_places() const;
 
   // Weighing (after learning, where `light_ns` > 0 and pauses were found, or a segment's split
