@@ -70,6 +70,19 @@ TEST(RandomStreams, SplitSegmentsChangeNoResultOnTheAsynchronousStandIn) {
   EXPECT_GT(s["graphs"]["tail_splits"].get<int>(), 3);  // 9 to 11 in three runs
   EXPECT_GT(s["graphs"]["pause_cuts"].get<int>(), 100);
 }
+TEST(RandomStreams, RestartedChunksChangeNoResultOnTheAsynchronousStandIn) {
+  // As above with restarts on and a 1 us mark: where the simulated GPU drained while a chunk
+  // after a cut was recorded, that chunk begins small (pause_places.h). Locally 2 to 3 places
+  // restart in 1,000 seeds (7 and 68 chunks in 3,000).
+  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 3000, "graph",
+                                               async_with({{"RANDOM_STREAMS_GPU_IDLE", "1"},
+                                                           {"PYGRAPH_RESTART_CHUNKS", "1"},
+                                                           {"PYGRAPH_PAUSE_US", "1"},
+                                                           {"PYGRAPH_PAUSE_GPU_US", "1"}}));
+  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  EXPECT_GT(s["graphs"]["pause_restarts"].get<int>(), 0);
+  EXPECT_GT(s["graphs"]["restarted_chunks"].get<int>(), 0);
+}
 TEST(RandomStreams, StreamsThatMayWaitForTheHostChangeNoResult) {
   // A host function first: no stream joins a chunk, and records and waits on other streams are
   // issued in place, some as an occurrence's last entry, with work still in the chunk (before
