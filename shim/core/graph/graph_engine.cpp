@@ -488,7 +488,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         stats_.pause_cuts += cut == PausePlaces::kPause;
         stats_.peer_cuts += peers;
         // Only a segment restarts (pause_places.h): its place is its position.
-        const bool restarts = plan_->pauses.any_restarts() && plan_->pauses.restarts(position_);
+        const bool restarts = plan_->pauses.restarts(position_);
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
         // Where the GPU drained before the next chunk, it starts small. Chunks ended at that

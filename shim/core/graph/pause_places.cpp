@@ -13,6 +13,15 @@ uint64_t idle_before(const PausePlaces::Timed& t) {
   return t.idle_ns == ~0ull || t.idle_ns <= kIdleFloorNs ? 0 : t.idle_ns - kIdleFloorNs;
 }
 
+// The places whose byte is set, in order (cuts, restarts: for the stats).
+std::vector<uint32_t> places_marked(const std::vector<uint8_t>& marks) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < marks.size(); ++i) {
+    if (marks[i]) out.push_back(uint32_t(i));
+  }
+  return out;
+}
+
 }  // namespace
 
 void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64_t light_ns,
@@ -325,7 +334,7 @@ void PausePlaces::restart_sample(const Timed* chunks, size_t n) {
     const uint64_t avoidable = std::min(idle, recording);
     const uint64_t gain = avoidable > idle_after ? avoidable - idle_after : 0;
     restart_gain_[t.start] = std::min(restart_gain_[t.start], gain);
-    if (restart_seen_[t.start] < 255) ++restart_seen_[t.start];
+    ++restart_seen_[t.start];  // once a round: at most kWeighRounds
   }
 }
 
@@ -339,10 +348,8 @@ void PausePlaces::choose_restarts() {
   // The split's own place too: the chunks before it went out whole, the GPU may drain there.
   // Not the tail's: the chunk after it is the last entry alone, however it begins.
   for (size_t i = 1; i < length_; ++i) {
-    if (!pauses_[i] || i == tail_place_ || seen[i] < kSamples || gain[i] == ~0ull ||
-        gain[i] < light_at(i)) {
-      continue;
-    }
+    // Seen in a round, a place's gain is a measured one (no longer ~0).
+    if (!pauses_[i] || i == tail_place_ || seen[i] < kSamples || gain[i] < light_at(i)) continue;
     if (restarts_.empty()) restarts_.assign(length_, 0);
     restarts_[i] = 1;
     ++chosen;
@@ -351,11 +358,7 @@ void PausePlaces::choose_restarts() {
 }
 
 std::vector<uint32_t> PausePlaces::restart_places() const {
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < restarts_.size(); ++i) {
-    if (restarts_[i]) out.push_back(uint32_t(i));
-  }
-  return out;
+  return places_marked(restarts_);
 }
 
 void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {
@@ -424,11 +427,7 @@ void PausePlaces::reweigh_after_split(const std::vector<uint8_t>& learned) {
 }
 
 std::vector<uint32_t> PausePlaces::cut_places() const {
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < pauses_.size(); ++i) {
-    if (pauses_[i]) out.push_back(uint32_t(i));
-  }
-  return out;
+  return places_marked(pauses_);
 }
 
 bool PausePlaces::cuts_for(size_t place, uint64_t waiting, bool keeps_up) const {

@@ -144,8 +144,8 @@ class PausePlaces {
   size_t split() const { return split_; }
   // Whether the chunk that begins at a cut `place` is as small as an occurrence's first, the
   // next ones growing from there (a restart, weighed: see the header comment).
+  // One load and compare where the sequence has none (an empty vector): the chunk-full check.
   bool restarts(size_t place) const { return place < restarts_.size() && restarts_[place]; }
-  bool any_restarts() const { return !restarts_.empty(); }  // one load for the chunk-full check
   std::vector<uint32_t> restart_places() const;
 
   // Weighing (after learning, where `light_ns` > 0 and pauses were found, or a segment's split
