@@ -42,8 +42,6 @@ configs=(
   "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   # And with restarts (off by default): a chunk the GPU drained for begins small.
   "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_RESTART_CHUNKS=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=1"
-  # Or decided in each occurrence, by an event of the engine's own queried at the chunk's start.
-  "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_RESTART_CHUNKS=2 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=1"
   # random_program's iterations end on a second thread, the watchdog flushing every millisecond.
   "RANDOM_PROGRAM_THREADS=1 PYGRAPH_STALL_CHECK_MS=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
 )

@@ -83,23 +83,6 @@ TEST(RandomStreams, RestartedChunksChangeNoResultOnTheAsynchronousStandIn) {
   EXPECT_GT(s["graphs"]["pause_restarts"].get<int>(), 0);
   EXPECT_GT(s["graphs"]["restarted_chunks"].get<int>(), 0);
 }
-TEST(RandomStreams, ChunksRestartedWhereTheGpuDrainedChangeNoResult) {
-  // As above, restarts decided in each occurrence instead (restart_chunks 2): after a chunk
-  // submitted at a cut the engine records an event of its own on the program's stream and
-  // queries it when the next chunk begins. The asynchronous stand-in answers "not ready" for a
-  // record still queued (then runs it), so both answers come.
-  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph",
-                                               async_with({{"RANDOM_STREAMS_GPU_IDLE", "1"},
-                                                           {"PYGRAPH_RESTART_CHUNKS", "2"},
-                                                           {"PYGRAPH_PAUSE_US", "1"},
-                                                           {"PYGRAPH_PAUSE_GPU_US", "1"}}));
-  ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
-  EXPECT_EQ(s["graphs"]["pause_restarts"].get<int>(), 0);  // none chosen by weighing
-  const int checks = s["graphs"]["drain_checks"].get<int>();
-  const int restarted = s["graphs"]["restarted_chunks"].get<int>();
-  EXPECT_GT(restarted, 0);
-  EXPECT_GT(checks, restarted);  // some found work still queued
-}
 TEST(RandomStreams, StreamsThatMayWaitForTheHostChangeNoResult) {
   // A host function first: no stream joins a chunk, and records and waits on other streams are
   // issued in place, some as an occurrence's last entry, with work still in the chunk (before

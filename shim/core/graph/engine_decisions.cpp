@@ -25,7 +25,7 @@ void GraphEngine::new_plan(Plan* plan, const Sequence& s) {
   plan->periodic = s.periodic;
   plan->pauses.start(s.tokens.size(), s.periodic, options_.pause_ns, options_.pause_gpu_ns,
                      options_.pause_idle_ratio, &stats_.pauses, options_.tail_pause_ns,
-                     options_.restart_chunks == EngineOptions::kRestartWeighed);
+                     options_.restart_chunks);
   if (s.periodic) plan->args.start(s.tokens.size());
   plan->names.resize(s.tokens.size());
   plan->names_left = s.tokens.size();

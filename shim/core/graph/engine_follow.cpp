@@ -177,7 +177,6 @@ void GraphEngine::stop_following() {
   following_tokens_.clear();
   position_ = 0;
   chunk_.reset();
-  drain_ = DrainCheck{};
 }
 
 }  // namespace pygraph

@@ -112,7 +112,6 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"tail_splits", s.pauses.tail_splits},
       {"pause_restarts", s.pauses.restarts},
       {"restarted_chunks", s.restarted_chunks},
-      {"drain_checks", s.drain_checks},
       {"peer_cuts", s.peer_cuts}};
   if (!s.last_graph_failure.empty()) j["graphs"]["last_failure"] = s.last_graph_failure;
   ordered_json flushes = ordered_json::object();

@@ -89,7 +89,6 @@ struct EngineStats {
   uint64_t pause_cuts = 0;           // chunks submitted at one of them before filling
   uint64_t peer_cuts = 0;            // chunks ended by a kernel its peers wait for (chunk_policy.h)
   uint64_t restarted_chunks = 0;     // chunks begun small at a restart place (pause_places.h)
-  uint64_t drain_checks = 0;         // chunks at a cut that asked whether the GPU drained
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};

@@ -2,8 +2,6 @@
 // new) or eagerly, the timing of a weighed round's chunks, and the graphs' lifetime (the bound,
 // module unloads, a context's end). Called per chunk or per op, never per launch: apart from
 // graph_engine.cpp, which holds the launch path.
-#include <utility>
-
 #include "graph/graph_engine.h"
 #include "graph/thread_id.h"
 
@@ -209,33 +207,6 @@ CUresult GraphEngine::submit(bool at_peers) {
   clear_chunk();
   end_of_occurrence();
   return done.join_error;
-}
-
-void GraphEngine::arm_drain_check() {
-  // On the stream the chunk went to, after it (a graph's side streams join it there): complete
-  // once the GPU has run everything before the cut on that stream.
-  CUevent ev = own_events_.drain(chunk_context_);
-  if (!ev || !api_->event_query || api_->event_record(ev, chunk_raw_stream_) != CUDA_SUCCESS) {
-    return;
-  }
-  drain_ = DrainCheck{following_id_, position_, chunk_context_};
-}
-
-void GraphEngine::check_drained() {
-  const DrainCheck d = std::exchange(drain_, DrainCheck{});
-  // Only the chunk that begins at the cut, in its occurrence (a flush or an eager entry since
-  // moved the start), on the event's context.
-  if (d.sequence != following_id_ || d.place != position_ || chunk_.start() != position_ ||
-      current_context() != d.context) {
-    return;
-  }
-  ++stats_.drain_checks;
-  CUevent ev = own_events_.drain(d.context);
-  // Not ready (or an error): work is still queued, and the chunk grows as it would.
-  if (ev && api_->event_query(ev) == CUDA_SUCCESS) {
-    chunk_.begin(position_);
-    ++stats_.restarted_chunks;
-  }
 }
 
 void GraphEngine::poll_timer() {

@@ -464,7 +464,6 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
     }
     if (following_id_) {
       const bool begins = pending_.empty();
-      if (begins && drain_.sequence) check_drained();  // may begin the chunk small
       if (begins) {
         chunk_stream_ = stream;
         chunk_raw_stream_ = w.stream();
@@ -490,19 +489,13 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         stats_.peer_cuts += peers;
         // Only a segment restarts (pause_places.h): its place is its position.
         const bool restarts = plan_->pauses.restarts(position_);
-        const bool drain_check = options_.restart_chunks == EngineOptions::kRestartDrained &&
-                                 plan_->pauses.may_restart(position_);
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
         // Where the GPU drained before the next chunk, it starts small. Chunks ended at that
         // place by a flush (an event issued in place, another stream) do not restart.
-        if (following_id_ && chunk_.start() == position_) {
-          if (restarts) {
-            chunk_.begin(position_);
-            ++stats_.restarted_chunks;
-          } else if (drain_check) {
-            arm_drain_check();
-          }
+        if (restarts && following_id_ && chunk_.start() == position_) {
+          chunk_.begin(position_);
+          ++stats_.restarted_chunks;
         }
       }
       return result != CUDA_SUCCESS ? result : r;

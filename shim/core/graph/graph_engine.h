@@ -120,13 +120,9 @@ struct EngineOptions {
   // A segment's last place is a pause where the host's gap there is this long, and cuts where
   // this much GPU work waits there (pause_places.h, the tail); 0: no tail.
   uint64_t tail_pause_ns = 0;
-  // A segment's chunk that begins at a cut begins small again (pause_places.h, restarts):
-  // kRestartWeighed where the GPU drained for it while it was recorded in every weighed round;
-  // kRestartDrained in each occurrence where the GPU has run all the work before the cut when
-  // the chunk's first entry arrives (an event recorded after the cut's chunk, queried then);
-  // 0: never.
-  static constexpr uint32_t kRestartWeighed = 1, kRestartDrained = 2;
-  uint32_t restart_chunks = 0;
+  // A segment's chunk that the GPU drained for while it was recorded begins small again
+  // (pause_places.h, restarts).
+  bool restart_chunks = false;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
   // entry while a sequence's pauses are learned, and while they are weighed at each chunk's
   // first entry, at its submission and around its timing (tests inject one; none:
@@ -400,11 +396,6 @@ class GraphEngine {
   // The tag of a chunk from `start` to `end` of round `round` on `stream` (normalized): chained
   // where it follows the chunk timed before at once, on the same stream.
   GpuTimer::Tag round_tag(uint32_t round, size_t start, size_t end, uint64_t stream) const;
-  // restart_chunks kRestartDrained: after the chunk submitted at a cut, the drain event is
-  // recorded on its stream; when the next chunk begins there, a completed event means the GPU
-  // ran out of work meanwhile, and the chunk begins small (pause_places.h, restarts).
-  void arm_drain_check();
-  void check_drained();  // the chunk that begins now, at position_
   void stop_following();
   // `op` ended it (a boundary, or work no graph can hold): submits the chunk, returns its error.
   CUresult end_segment(Op op);
@@ -447,15 +438,6 @@ class GraphEngine {
   // When the chunk's first entry was recorded, while its sequence is weighed (0: not read): its
   // recording time rides with its timing (pause_places.h, restarts).
   uint64_t chunk_begun_ns_ = 0;
-  // A drain check (restart_chunks kRestartDrained): the drain event of `context` was recorded
-  // after the chunk submitted at cut `place` of sequence `sequence` (0: none armed); the chunk
-  // that begins there restarts if the event has completed by then.
-  struct DrainCheck {
-    uint32_t sequence = 0;
-    size_t place = 0;
-    CUcontext context = nullptr;
-  };
-  DrainCheck drain_;
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
   uint32_t expected_phase_ = 0;   // at this index of its canonical rotation

@@ -9,18 +9,10 @@ OwnEvents::Context* OwnEvents::of(CUcontext ctx) {
     if (c.ctx == ctx) return &c;
   }
   if (!api_->event_create) return nullptr;
-  Context c{ctx, nullptr, nullptr, {}};
+  Context c{ctx, nullptr, {}};
   if (api_->event_create(&c.fork, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return nullptr;
   contexts_.push_back(std::move(c));
   return &contexts_.back();
-}
-
-CUevent OwnEvents::drain(CUcontext ctx) {
-  Context* c = of(ctx);
-  if (c && !c->drain && api_->event_create(&c->drain, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-    c->drain = nullptr;
-  }
-  return c ? c->drain : nullptr;
 }
 
 CUevent OwnEvents::add_spare(Context* c) {

@@ -1,5 +1,4 @@
 // Graph mode's own events, per context, created at first use and kept for the context's life:
-//  - one that says whether the GPU drained at a cut (restart_chunks 2: graph_engine.h);
 //  - one for forks and joins: a chunk's graph on L waits for its side streams' earlier work and
 //    their later work waits for the graph (stream_fork.h); copies drained eagerly on side streams
 //    are fenced behind it; and a graph's record node whose event the program destroys is pointed
@@ -28,10 +27,6 @@ class OwnEvents {
     return c ? c->fork : nullptr;
   }
 
-  // The drain event of `ctx` (current when first asked), recorded after a chunk at a cut and
-  // queried when the next one begins (restart_chunks 2, graph_engine.h); null: none.
-  CUevent drain(CUcontext ctx);
-
   // A spare of `ctx` for which `named(CUevent)` is false (no pending node names it: a wait takes
   // the latest record made before it, so two destroyed events sharing one would let a wait see
   // the other's record), else a new one, at most kMaxSpares; null: none.
@@ -54,7 +49,6 @@ class OwnEvents {
   struct Context {
     CUcontext ctx;
     CUevent fork;
-    CUevent drain = nullptr;  // made at first use
     std::vector<CUevent> spares;
   };
   Context* of(CUcontext ctx);  // created with its fork event at first use

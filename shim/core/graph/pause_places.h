@@ -147,13 +147,6 @@ class PausePlaces {
   // One load and compare where the sequence has none (an empty vector): the chunk-full check.
   bool restarts(size_t place) const { return place < restarts_.size() && restarts_[place]; }
   std::vector<uint32_t> restart_places() const;
-  // Whether the chunk that begins at `place` may restart where the GPU is found drained when it
-  // begins (restart_chunks 2, the engine's check): a cut of a segment's settled places, not
-  // its tail's (the chunk after it is the last entry alone). Asked at a cut's submission.
-  bool may_restart(size_t place) const {
-    return !wraps_ && !learning_ && !weighing_ && place > 0 && place < pauses_.size() &&
-           pauses_[place] && place != tail_place_;
-  }
 
   // Weighing (after learning, where `light_ns` > 0 and pauses were found, or a segment's split
   // may be: `idle_ratio` > 0).

@@ -112,18 +112,15 @@ const OptionSpec kTable[] = {
      "`loss.item()` against 31-33 without pygraph; 40-43 against 35-36 with this cut). `0`: "
      "the last place is weighed like any other; `pause_us` 0 turns it off too.",
      false},
-    {"restart_chunks", &Config::restart_chunks, "0", 0, 2,
-     "Graph mode: in a sequence between syncs, a chunk that begins at a place where chunks end "
-     "early (a pause, a split's cut) may begin as small as an occurrence's first and grow "
-     "again, so that a GPU that ran out of work gets the first of it after a few launches "
-     "instead of a whole chunk. It costs graph launches. `1`: where in each weighed occurrence "
-     "the GPU idled before that chunk while the host recorded it, by at least `pause_gpu_us` "
-     "more than it idled later. `2`: in each occurrence where the GPU has run all the work "
-     "before the cut when the chunk's first launch arrives (an event recorded after the cut, "
-     "queried then: two driver calls a cut). `0`: never. Off by default: on an H200 (session "
-     "45) `1` cut launches a replay (ResNet-50 batch 64 compiled 48 to 31, mlp-train eager 116 "
-     "to 76); bert-b1 ran 0.7 to 3.5 points faster in four pairs, the others both ways within "
-     "one process's spread.",
+    {"restart_chunks", &Config::restart_chunks, "0", 0, 0,
+     "Graph mode: `1`: in a sequence between syncs, a chunk that begins at a place where chunks "
+     "end early (a pause, a split's cut) begins as small as an occurrence's first and grows "
+     "again, where in each weighed occurrence the GPU idled before it while the host recorded "
+     "it, by at least `pause_gpu_us` more than it idled later. The GPU then gets the first of "
+     "that work after a few launches instead of a whole chunk. It costs graph launches. Off by "
+     "default: on an H200 (session 45) it cut launches a replay (ResNet-50 batch 64 compiled "
+     "48 to 31, mlp-train eager 116 to 76); bert-b1 ran 0.7 to 3.5 points faster in four "
+     "pairs, the others both ways within one process's spread.",
      false},
     {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
      "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
