@@ -83,6 +83,40 @@ TEST(ChunkCursor, ALoopKeepsItsChunkSizeAroundItsPeriod) {
   EXPECT_EQ(c.end(1000), 0u);
 }
 
+TEST(ChunkCursor, ARestartBeginsAtItsSizeAndGrowsAtItsPaceUntilTheNextCut) {
+  // First 2, max 64, growth 2. Restarted at 10 with 7 entries and a pace of 1.5: 7, 10, 15,
+  // then by 2 again after unpace() (a cut).
+  ChunkCursor c(2, 64);
+  c.begin_paced(10, 7, 384);
+  EXPECT_EQ(c.end(1000), 17u);
+  c.submitted(17);
+  EXPECT_EQ(c.end(1000), 27u);
+  c.submitted(27);
+  EXPECT_EQ(c.end(1000), 42u);
+  c.unpace();
+  c.submitted(42);
+  EXPECT_EQ(c.end(1000), 72u);
+  // A pace that would not grow at least one entry a chunk still does.
+  c.begin_paced(0, 2, 257);
+  c.submitted(2);
+  EXPECT_EQ(c.end(1000), 5u);
+  // Sizes within first and max; a pace of at most 1 or at least the growth is the growth.
+  c.begin_paced(0, 1, 384);
+  EXPECT_EQ(c.end(1000), 2u);
+  c.begin_paced(0, 5000, 384);
+  EXPECT_EQ(c.end(1000), 64u);
+  for (uint32_t pace : {0u, 200u, 256u, 512u, 4096u}) {
+    c.begin_paced(0, 4, pace);
+    c.submitted(4);
+    EXPECT_EQ(c.end(1000), 12u) << pace;
+  }
+  // begin() ends a pace too.
+  c.begin_paced(0, 4, 384);
+  c.begin(0);
+  c.submitted(2);
+  EXPECT_EQ(c.end(1000), 6u);
+}
+
 TEST(ChunkCursor, SizesAreSane) {
   ChunkCursor zero(0, 0);  // a first chunk of at least 1, the largest at least the first
   EXPECT_EQ(chunks(zero, 0, 3), (std::vector<size_t>{1, 1, 1}));

@@ -53,15 +53,20 @@ class GraphPauseTest : public ::testing::Test {
     engine_ = std::make_unique<GraphEngine>(&api_, o);
   }
 
-  void launch(int i, float a) {
+  // Launch i through the engine and, unless `eager_too` is false (reference() later), the
+  // same launch on the eager copy (whose kernels also advance the stand-in's GPU clock).
+  void launch(int i, float a, bool eager_too = true) {
     CUdeviceptr ye = reinterpret_cast<CUdeviceptr>(y_engine_);
-    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
     void* pe[] = {&a, &ye};
-    void* pr[] = {&a, &yr};
     ASSERT_EQ(
         engine_->launch(test::engine_launch(Op::LaunchKernel, reinterpret_cast<void*>(launch_),
                                             scale_, 1, 32 + i, nullptr, pe)),
         CUDA_SUCCESS);
+    if (eager_too) reference(i, a);
+  }
+  void reference(int i, float a) {
+    CUdeviceptr yr = reinterpret_cast<CUdeviceptr>(y_eager_);
+    void* pr[] = {&a, &yr};
     ASSERT_EQ(launch_(reinterpret_cast<CUfunction>(scale_->handle), 1, 1, 1, 32 + i, 1, 1, 0,
                       nullptr, pr, nullptr),
               CUDA_SUCCESS);
@@ -579,6 +584,69 @@ TEST_F(GraphPauseTest, AChunkTheGpuDrainedForWhileItWasRecordedStartsSmall) {
     EXPECT_EQ(pauses["restarts"], restarts ? nlohmann::json::array({4}) : nlohmann::json::array());
     EXPECT_DOUBLE_EQ(pauses["last_round"].back()["record_us"].get<double>(), 5 * apart / 1e3);
   }
+}
+
+// The windows of the graphs the engine builds, in order.
+struct BuiltWindows : EngineObserver {
+  std::vector<std::pair<uint32_t, uint32_t>> windows;
+  void chunk_built(uint32_t, uint32_t start, uint32_t end, size_t) override {
+    windows.emplace_back(start, end);
+  }
+};
+
+TEST_F(GraphPauseTest, ARestartBeginsWithWhatTheGpuStillRanAndGrowsAtItsPace) {
+  // Steps of 10 launches between syncs, 150 us of GPU work a launch, a 1 ms pause before launch
+  // 4, then 100 us between launches: [4, 10) is recorded in 500 us and brings 900 us of GPU
+  // work (a pace of 1.8), and the GPU idles 250 us before it (it drained after half of the
+  // recording: 3 entries). No split (250 us is under twice the 600 us before it). Restarted,
+  // the chunk after the pause begins with 3 entries and the next grows 1.8 times: [4, 7),
+  // [7, 10), where a restart to the first size would go out as [4, 6), [6, 10).
+  // The eager copy's launches go after each step's sync, outside the chunks' timings.
+  standin_set_kernel_ns(150'000);
+  make_engine(200'000, 100'000, 2, 0, true);
+  BuiltWindows built;
+  engine_->set_observer(&built);
+  auto steps = [&](int n) {
+    for (int step = 0; step < n; ++step) {
+      const float a = 1.0f + 0.001f * float(step % 5);
+      for (int i = 0; i < kLoop; ++i) {
+        g_now += i == 4 ? 1'000'000 : i > 4 ? 100'000 : 5'000;
+        if (i == 4) standin_gpu_idle(255'000);  // 250 us over the 5 us floor
+        launch(i, a, false);
+      }
+      ctx_sync();
+      for (int i = 0; i < kLoop; ++i) reference(i, a);
+    }
+  };
+  steps(40);
+  EXPECT_EQ(engine_->stats().pauses.weighing, 0u);
+  EXPECT_EQ(engine_->stats().pauses.tail_splits, 0u);
+  const std::vector<SequenceStat> seqs = engine_->sequence_stats(1);
+  ASSERT_EQ(seqs.size(), 1u);
+  ASSERT_EQ(seqs[0].restarts, std::vector<uint32_t>{4});
+  ASSERT_EQ(seqs[0].restart_sizes.size(), 1u);
+  EXPECT_EQ(seqs[0].restart_sizes[0].first, 3u);
+  EXPECT_EQ(seqs[0].restart_sizes[0].pace, 460u);  // 1.8 in 256ths
+  // Built: [0, 2), [2, 6), [6, 10) before the pause was learned, [2, 4), [4, 10) while
+  // weighing, then the restart's windows.
+  using Windows = std::vector<std::pair<uint32_t, uint32_t>>;
+  ASSERT_EQ(built.windows.size(), 7u);
+  EXPECT_EQ(Windows(built.windows.begin() + 3, built.windows.end()),
+            (Windows{{2, 4}, {4, 10}, {4, 7}, {7, 10}}));
+  const uint64_t replays = engine_->stats().replays;
+  const uint64_t restarted = engine_->stats().restarted_chunks;
+  steps(20);
+  EXPECT_EQ(engine_->stats().replays - replays, 80u);  // [0, 2), [2, 4), [4, 7), [7, 10)
+  EXPECT_EQ(engine_->stats().restarted_chunks - restarted, 20u);
+  EXPECT_EQ(built.windows.size(), 7u);  // nothing built anew
+  expect_equal_results();
+  const nlohmann::json doc = nlohmann::json::parse(
+      stats_json(engine_->stats(), DoorCounts{}, "graph", engine_->sequence_stats(1)));
+  const nlohmann::json& sizes = doc["decisions"]["sequences"][0]["pauses"]["restart_sizes"];
+  ASSERT_EQ(sizes.size(), 1u);
+  EXPECT_EQ(sizes[0]["first"], 3);
+  EXPECT_NEAR(sizes[0]["pace"].get<double>(), 1.8, 0.01);
+  engine_->set_observer(nullptr);
 }
 
 TEST_F(GraphPauseTest, AVariantTakenOverFromASplitStepIsCutAsOneNeverWeighed) {

@@ -577,6 +577,30 @@ TEST(PausePlaces, AChunkTheGpuDrainedForWhileTheHostRecordedItRestarts) {
   EXPECT_FALSE(p.restarts(7));  // no idle before it
   EXPECT_EQ(p.restart_places(), (std::vector<uint32_t>{3}));
   for (size_t i : {0, 1, 2, 4, 5, 6, 8, 9}) EXPECT_FALSE(p.restarts(i)) << i;
+  // It drained before the recording began: the least size. Its entries brought less GPU time
+  // than their recording took (300 in 400 us): a pace of 0.75, under 1 (the engine's growth).
+  EXPECT_EQ(p.restart_at(3).first, 1u);
+  EXPECT_EQ(p.restart_at(3).pace, 192u);
+  ASSERT_EQ(p.restart_sizes().size(), 1u);
+  EXPECT_EQ(p.restart_sizes()[0].first, 1u);
+}
+
+TEST(PausePlaces, ARestartBeginsWithWhatTheHostRecordedWhileTheGpuStillRan) {
+  // [3, 7) recorded in 400 us. Round 0: the GPU idled 200 us before it (after the 5 us
+  // floor), so it still ran the work before the cut for the first 200 us of the recording (2
+  // of 4 entries), and the chunk brought 600 us of GPU work (a pace of 1.5). Round 1: 100 us
+  // idle (3 entries), 500 us of work (1.25). The least of each: 2 entries, 1.25.
+  PausePlaces p = segment(2, {3, 7}, true);
+  weigh_recorded(p, 2, [](int r) {
+    return std::vector<Recorded>{
+        {{0, 3, 300'000}, 0},
+        {{3, 7, r ? 500'000u : 600'000u, r ? 105'000u : 205'000u}, 400'000},
+        {{7, 10, 300'000, 0}, 20'000}};
+  });
+  ASSERT_FALSE(p.weighing());
+  ASSERT_TRUE(p.restarts(3));
+  EXPECT_EQ(p.restart_at(3).first, 2u);
+  EXPECT_EQ(p.restart_at(3).pace, 320u);
 }
 
 TEST(PausePlaces, TheHostsPauseItselfIsNoReasonToRestart) {

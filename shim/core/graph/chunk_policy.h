@@ -78,11 +78,26 @@ class ChunkCursor {
   void begin(size_t position, bool whole = false) {
     start_ = position;
     size_ = whole ? max_ : first_;
+    pace_ = 0;
   }
+  // A chunk restarts at `position` (pause_places.h, restarts): `first` large (within first and
+  // max), the chunks after it growing `pace` / kPaceOne times each, where that is more than
+  // once and less than `growth` (else by `growth`), until unpace().
+  static constexpr uint32_t kPaceOne = 256;
+  void begin_paced(size_t position, size_t first, uint32_t pace) {
+    start_ = position;
+    size_ = std::clamp<size_t>(first, first_, max_);
+    pace_ = pace > kPaceOne && pace < growth_ * kPaceOne ? pace : 0;
+  }
+  // The chunks grow by `growth` again (the next cut ends a restart's pace).
+  void unpace() { pace_ = 0; }
   // A loop wraps around its unrolled period: the next chunk starts at 0, its size kept.
   void wrap() { start_ = 0; }
   // Following stopped.
-  void reset() { start_ = size_ = 0; }
+  void reset() {
+    start_ = size_ = 0;
+    pace_ = 0;
+  }
   // Nothing is pending at `position` (an event op issued where it was): the chunk starts there.
   void move_start(size_t position) { start_ = position; }
   // The current chunk was submitted when the occurrence reached `position`, its entries
@@ -93,8 +108,10 @@ class ChunkCursor {
   // schedule of its own every time one of them went out as it came (LoneStarts).
   void submitted(size_t position, size_t extra = 0) {
     const size_t weight = position - start_ + extra;
+    const size_t base = std::max(size_, weight);
     start_ = position;
-    size_ = std::min<size_t>(std::max(size_, weight) * growth_, max_);
+    size_ = std::min<size_t>(pace_ ? std::max(base * pace_ / kPaceOne, base + 1) : base * growth_,
+                             max_);
   }
 
   size_t start() const { return start_; }
@@ -113,6 +130,7 @@ class ChunkCursor {
   uint32_t first_, max_, growth_;
   size_t start_ = 0;
   size_t size_ = 0;
+  uint32_t pace_ = 0;  // 0: growth_
 };
 
 // Chunks of one sequence cut below worth_a_graph in a row.

@@ -183,6 +183,7 @@ std::vector<SequenceStat> GraphEngine::sequence_stats(size_t max) const {
     s.rounds = pauses.rounds();
     s.cuts = pauses.cut_places();
     s.restarts = pauses.restart_places();
+    s.restart_sizes = pauses.restart_sizes();
     s.whole_rounds = pauses.whole_rounds();
     if (plan.disabled) {
       s.verdict = "eager";

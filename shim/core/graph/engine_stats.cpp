@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/chunk_policy.h"
 #include "json_text.h"
 
 namespace pygraph {
@@ -165,6 +166,14 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     ordered_json last_round = whole ? round_json(q.whole_rounds.back()) : ordered_json::array();
     ordered_json earlier_rounds = ordered_json::array();
     for (size_t r = 0; r + 1 < whole; ++r) earlier_rounds.push_back(round_json(q.whole_rounds[r]));
+    // How each restart begins: its first size, and the pace of the chunks after it (the GPU
+    // time its entries brought per unit of recording time; the engine grows by chunk_growth
+    // where it is not between 1 and that).
+    ordered_json restart_sizes = ordered_json::array();
+    for (const PausePlaces::Restart& r : q.restart_sizes) {
+      restart_sizes.push_back(
+          {{"first", r.first}, {"pace", double(r.pace) / ChunkCursor::kPaceOne}});
+    }
     list.push_back({{"signature", text_or_null(q.signature)},
                     {"first_kernel", text_or_null(q.first_kernel)},
                     {"verdict", q.verdict},
@@ -183,6 +192,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
                       {"split", q.split},
                       {"cuts", q.cuts},
                       {"restarts", q.restarts},
+                      {"restart_sizes", restart_sizes},
                       {"last_round", last_round},
                       {"earlier_rounds", earlier_rounds},
                       {"rounds",

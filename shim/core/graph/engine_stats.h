@@ -150,6 +150,7 @@ struct SequenceStat {
   // first (PausePlaces::cut_places, whole_rounds).
   std::vector<uint32_t> cuts;
   std::vector<uint32_t> restarts;  // the cut places where a chunk begins small
+  std::vector<PausePlaces::Restart> restart_sizes;  // how, in the same order
   std::vector<std::vector<PausePlaces::Timed>> whole_rounds;
 };
 

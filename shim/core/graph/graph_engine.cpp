@@ -487,14 +487,17 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       if (full || cut) {
         stats_.pause_cuts += cut == PausePlaces::kPause;
         stats_.peer_cuts += peers;
-        // Only a segment restarts (pause_places.h): its place is its position.
+        // Only a segment restarts (pause_places.h): its place is its position. A restart's
+        // pace lasts to the next cut.
         const bool restarts = plan_->pauses.restarts(position_);
+        if (cut) chunk_.unpace();
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
         // Where the GPU drained before the next chunk, it starts small. Chunks ended at that
         // place by a flush (an event issued in place, another stream) do not restart.
         if (restarts && following_id_ && chunk_.start() == position_) {
-          chunk_.begin(position_);
+          const PausePlaces::Restart how = plan_->pauses.restart_at(position_);
+          chunk_.begin_paced(position_, how.first, how.pace);
           ++stats_.restarted_chunks;
         }
       }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "graph/chunk_policy.h"
+
 namespace pygraph {
 
 namespace {
@@ -31,6 +33,7 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
   idle_ratio_ = idle_ratio;
   whole_rounds_.clear();
   restarts_.clear();
+  restart_sizes_.clear();
   // A segment's last place is its tail, learned from the lesser gap and weighed with its own
   // light mark (place 0 never is a pause). No threshold turns it off too: no pause at all.
   const bool tail = !wraps && tail_ns > 0 && threshold_ns > 0 && length > 1;
@@ -95,6 +98,8 @@ void PausePlaces::finish() {
   if (!wraps_ && restarts_on_) {
     restart_seen_.assign(length_, 0);
     restart_gain_.assign(length_, ~0ull);
+    restart_first_.assign(length_, ~0u);
+    restart_pace_.assign(length_, ~0u);
   }
   timed_.reserve(64);
   unweighed_ = count_;
@@ -335,14 +340,29 @@ void PausePlaces::restart_sample(const Timed* chunks, size_t n) {
     const uint64_t gain = avoidable > idle_after ? avoidable - idle_after : 0;
     restart_gain_[t.start] = std::min(restart_gain_[t.start], gain);
     ++restart_seen_[t.start];  // once a round: at most kWeighRounds
+    if (!recording) continue;  // no gain either: never chosen
+    // Its size: the entries the host recorded while the GPU still ran the work before the cut
+    // (it drained `idle` before the chunk's launch, the recording's end). Its pace: the GPU
+    // time its entries brought per ns of recording; the chunks after a restart grow by that
+    // (where it is under the engine's growth), each recorded in about the GPU time of the one
+    // before. The least of the rounds: a smaller start and a slower growth idle the GPU less.
+    const uint64_t entries = t.end - t.start;
+    const uint64_t busy = recording > idle ? recording - idle : 0;
+    const uint64_t first = entries * busy / recording;
+    const uint64_t pace = std::min<uint64_t>(t.gpu_ns * ChunkCursor::kPaceOne / recording, ~0u - 1);
+    restart_first_[t.start] = std::min(restart_first_[t.start], uint32_t(first));
+    restart_pace_[t.start] = std::min(restart_pace_[t.start], uint32_t(pace));
   }
 }
 
 void PausePlaces::choose_restarts() {
   std::vector<uint8_t> seen = std::move(restart_seen_);
   std::vector<uint64_t> gain = std::move(restart_gain_);
+  std::vector<uint32_t> first = std::move(restart_first_), pace = std::move(restart_pace_);
   restart_seen_ = {};
   restart_gain_ = {};
+  restart_first_ = {};
+  restart_pace_ = {};
   if (wraps_ || pauses_.empty() || seen.empty()) return;
   size_t chosen = 0;
   // The split's own place too: the chunks before it went out whole, the GPU may drain there.
@@ -350,8 +370,12 @@ void PausePlaces::choose_restarts() {
   for (size_t i = 1; i < length_; ++i) {
     // Seen in a round, a place's gain is a measured one (no longer ~0).
     if (!pauses_[i] || i == tail_place_ || seen[i] < kSamples || gain[i] < light_at(i)) continue;
-    if (restarts_.empty()) restarts_.assign(length_, 0);
+    if (restarts_.empty()) {
+      restarts_.assign(length_, 0);
+      restart_sizes_.assign(length_, Restart{});
+    }
     restarts_[i] = 1;
+    restart_sizes_[i] = Restart{std::max<uint32_t>(first[i], 1), pace[i]};
     ++chosen;
   }
   if (counts_) counts_->restarts += chosen;
@@ -359,6 +383,12 @@ void PausePlaces::choose_restarts() {
 
 std::vector<uint32_t> PausePlaces::restart_places() const {
   return places_marked(restarts_);
+}
+
+std::vector<PausePlaces::Restart> PausePlaces::restart_sizes() const {
+  std::vector<Restart> out;
+  for (uint32_t place : restart_places()) out.push_back(restart_sizes_[place]);
+  return out;
 }
 
 void PausePlaces::choose_split(const std::vector<uint8_t>& learned) {

@@ -147,6 +147,15 @@ class PausePlaces {
   // One load and compare where the sequence has none (an empty vector): the chunk-full check.
   bool restarts(size_t place) const { return place < restarts_.size() && restarts_[place]; }
   std::vector<uint32_t> restart_places() const;
+  // How the chunk restarts at a place where restarts() is true: its first size in entries (at
+  // least 1; the engine begins no smaller than its first_chunk) and the growth of the chunks
+  // after it up to the next cut, in ChunkCursor::kPaceOne units (begin_paced).
+  struct Restart {
+    uint32_t first = 0;
+    uint32_t pace = 0;
+  };
+  Restart restart_at(size_t place) const { return restart_sizes_[place]; }
+  std::vector<Restart> restart_sizes() const;  // in the order of restart_places()
 
   // Weighing (after learning, where `light_ns` > 0 and pauses were found, or a segment's split
   // may be: `idle_ratio` > 0).
@@ -255,9 +264,12 @@ class PausePlaces {
   // A segment's restarts: per place, in how many whole rounds a chunk started there, and the
   // least GPU time a restart would have saved in one (~0: none seen); after weighing, the
   // places where the chunk restarts small (empty: none).
+  // And the least first size and pace of its rounds (~0: none seen).
   std::vector<uint8_t> restart_seen_;
   std::vector<uint64_t> restart_gain_;
+  std::vector<uint32_t> restart_first_, restart_pace_;
   std::vector<uint8_t> restarts_;
+  std::vector<Restart> restart_sizes_;  // beside restarts_, read at a restart
   bool restarts_on_ = false;
   bool split_fits_ = true;
   uint32_t split_rounds_ = 0;
