@@ -420,7 +420,7 @@ def stats_delta(end, warm):
             # Where its chunks are cut at pauses and splits, and its last whole round's chunks
             # (session 40 on) and the whole rounds' before it (session 45 on): why a split
             # sequence replays as many graphs an occurrence as it does.
-            for k in ("split", "cuts", "restarts", "last_round", "earlier_rounds"):
+            for k in ("split", "cuts", "restarts", "restart_sizes", "last_round", "earlier_rounds"):
                 if k in q:
                     pauses[k] = q[k]
         d["pauses"] = pauses
