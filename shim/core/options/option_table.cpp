@@ -114,13 +114,16 @@ const OptionSpec kTable[] = {
      false},
     {"restart_chunks", &Config::restart_chunks, "0", 0, 0,
      "Graph mode: `1`: in a sequence between syncs, a chunk that begins at a place where chunks "
-     "end early (a pause, a split's cut) begins as small as an occurrence's first and grows "
-     "again, where in each weighed occurrence the GPU idled before it while the host recorded "
-     "it, by at least `pause_gpu_us` more than it idled later. The GPU then gets the first of "
-     "that work after a few launches instead of a whole chunk. It costs graph launches. Off by "
-     "default: on an H200 (session 45) it cut launches a replay (ResNet-50 batch 64 compiled "
-     "48 to 31, mlp-train eager 116 to 76); bert-b1 ran 0.7 to 3.5 points faster in four "
-     "pairs, the others both ways within one process's spread.",
+     "end early (a pause, a split's cut) begins small and grows again, where in each weighed "
+     "occurrence the GPU idled before it while the host recorded it, by at least "
+     "`pause_gpu_us` more than it idled later. It begins with the launches the host recorded "
+     "while the GPU still had work (at least `first_chunk`), and the chunks after it grow at "
+     "the pace the GPU ran that work (between 1 and `chunk_growth` times), so the GPU gets it "
+     "before it drains instead of after a whole chunk. It costs graph launches. Off by "
+     "default until the whole suite has run with it: on an H200 (session 46) ResNet-50 batch "
+     "64 compiled was faster with it in each of 6 processes where a restart was chosen (0.05 "
+     "to 0.20 ms a step of 4.8; launches a replay 44 to 38); BERT and the MLP trainer moved "
+     "within one process's spread.",
      false},
     {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
      "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
