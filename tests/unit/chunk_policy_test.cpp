@@ -93,7 +93,9 @@ TEST(ChunkCursor, ARestartBeginsAtItsSizeAndGrowsAtItsPaceUntilTheNextCut) {
   EXPECT_EQ(c.end(1000), 27u);
   c.submitted(27);
   EXPECT_EQ(c.end(1000), 42u);
+  EXPECT_TRUE(c.paced());
   c.unpace();
+  EXPECT_FALSE(c.paced());
   c.submitted(42);
   EXPECT_EQ(c.end(1000), 72u);
   // A pace that would not grow at least one entry a chunk still does.

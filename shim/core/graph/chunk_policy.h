@@ -91,6 +91,7 @@ class ChunkCursor {
   }
   // The chunks grow by `growth` again (the next cut ends a restart's pace).
   void unpace() { pace_ = 0; }
+  bool paced() const { return pace_ != 0; }
   // A loop wraps around its unrolled period: the next chunk starts at 0, its size kept.
   void wrap() { start_ = 0; }
   // Following stopped.

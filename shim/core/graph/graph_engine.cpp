@@ -490,7 +490,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         // Only a segment restarts (pause_places.h): its place is its position. A restart's
         // pace lasts to the next cut.
         const bool restarts = plan_->pauses.restarts(position_);
-        if (cut) chunk_.unpace();
+        if (chunk_.paced() && plan_->pauses.before(position_ % plan_->length)) chunk_.unpace();
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
         // Where the GPU drained before the next chunk, it starts small. Chunks ended at that
