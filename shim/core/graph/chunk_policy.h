@@ -6,7 +6,9 @@
 //    step start than no shim; one of 2 about as long: sessions 3-4), and each next chunk is
 //    `growth` times as large (2 by default) up to `max`, so long sequences still go out in few
 //    graph launches; the last chunk of a step that ends in a sync runs on the GPU after the CPU
-//    is done, which a larger growth lengthens. A step whose GPU was measured to keep up is split
+//    is done, which a larger growth lengthens. A chunk that restarts at a cut (pause_places.h)
+//    begins at a weighed size and grows at a weighed pace up to the next cut, where that is
+//    slower than `growth` (begin_paced). A step whose GPU was measured to keep up is split
 //    instead (pause_places.h): whole up to its split, then in the chunks it had. A loop keeps its
 //    chunk size around its unrolled period. Flushes cut chunks shorter (flush_rules.h). Sizes count
 //    work, not positions: the program's own graph launched inside a chunk (program_graphs.h) counts

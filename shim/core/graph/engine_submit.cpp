@@ -137,6 +137,12 @@ CUresult GraphEngine::submit(bool at_peers) {
   // as cut short they would stop the whole sequence's deferral.
   const size_t extra = pending_.extra_weight();
   const bool full = chunk_.filled(position_, extra) || at_peers;
+  // A restart's pace lasts to the next cut, however the chunk ends there (a flush too). Where
+  // nothing is pending at the cut (an event issued in place, a lone entry) it lasts to the cut
+  // after, growing more slowly than chunk_growth meanwhile: more launches, never less order.
+  if (chunk_.paced() && plan_ && plan_->pauses.before(position_ % plan_->length)) {
+    chunk_.unpace();
+  }
   chunk_.submitted(position_, extra);
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   // While its pauses are weighed, every chunk of a round (pause_places.h) is timed: its GPU

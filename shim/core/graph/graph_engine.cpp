@@ -487,14 +487,13 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
       if (full || cut) {
         stats_.pause_cuts += cut == PausePlaces::kPause;
         stats_.peer_cuts += peers;
-        // Only a segment restarts (pause_places.h): its place is its position. A restart's
-        // pace lasts to the next cut.
+        // Only a segment restarts (pause_places.h): its place is its position.
         const bool restarts = plan_->pauses.restarts(position_);
-        if (chunk_.paced() && plan_->pauses.before(position_ % plan_->length)) chunk_.unpace();
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
-        // Where the GPU drained before the next chunk, it starts small. Chunks ended at that
-        // place by a flush (an event issued in place, another stream) do not restart.
+        // Where the GPU drained before the next chunk, it starts small, sized as weighed.
+        // Chunks ended at that place by a flush (an event issued in place, another stream) do
+        // not restart.
         if (restarts && following_id_ && chunk_.start() == position_) {
           const PausePlaces::Restart how = plan_->pauses.restart_at(position_);
           chunk_.begin_paced(position_, how.first, how.pace);
