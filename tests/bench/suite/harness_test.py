@@ -408,13 +408,16 @@ class FiguresTest(unittest.TestCase):
         chunks = [{"start": 0, "end": 30, "gpu_us": 150.0, "idle_us": None},
                   {"start": 30, "end": 71, "gpu_us": 250.0, "idle_us": 900.0}]
         earlier = [[dict(c, gpu_us=c["gpu_us"] * 3) for c in chunks]]
+        sizes = [{"first": 3, "pace": 1.5}]
         end["decisions"]["sequences"][1]["pauses"].update(split=30, cuts=[30], restarts=[30],
+                                                          restart_sizes=sizes,
                                                           last_round=chunks,
                                                           earlier_rounds=earlier)
         p = harness.stats_delta(end, warm)["pauses"]
-        self.assertEqual((p["split"], p["cuts"], p["restarts"], p["last_round"],
-                          p["earlier_rounds"]), (30, [30], [30], chunks, earlier))
-        for k in ("split", "cuts", "restarts", "last_round", "earlier_rounds"):
+        self.assertEqual((p["split"], p["cuts"], p["restarts"], p["restart_sizes"],
+                          p["last_round"], p["earlier_rounds"]),
+                         (30, [30], [30], sizes, chunks, earlier))
+        for k in ("split", "cuts", "restarts", "restart_sizes", "last_round", "earlier_rounds"):
             del end["decisions"]["sequences"][1]["pauses"][k]
         end["decisions"]["sequences"][1]["pauses"]["rounds"] = {"whole": 2}  # no figures
         p = harness.stats_delta(end, warm)["pauses"]
@@ -598,6 +601,12 @@ class ReportTest(unittest.TestCase):
         _, rows, _ = report.target_rows(doc)
         self.assertIn("20.0 of 55 a step; cut before 30 (split, restart), 62, 67 (restart), 70",
                       [r[3] for r in rows])
+        # With each restart's first size and pace (session 46 on).
+        cells["compile+shim"]["shim"]["pauses"]["restart_sizes"] = [
+            {"first": 1, "pace": 0.75}, {"first": 41, "pace": 1.90625}]
+        _, rows, _ = report.target_rows(doc)
+        self.assertIn("20.0 of 55 a step; cut before 30 (split, restart 1 x0.75), 62, "
+                      "67 (restart 41 x1.91), 70", [r[3] for r in rows])
         del cells["compile+shim"]["shim"]["pauses"]
         # Where the program's own graphs ran in the replays, the miss names the nodes a replay.
         cells["compile+shim"]["shim"].update(

@@ -131,12 +131,22 @@ def pauses_text(p, cuts):
 
 def cut_places(p):
     """The places of `pauses` p's `cuts` (its main sequence's), the first eight, its split (if
-    any) and its restarts (session 45 on: the chunk after begins small) marked."""
+    any) and its restarts (session 45 on: the chunk after begins small; session 46 on, with its
+    first size and pace: "restart 41 x1.91") marked."""
     split = p.get("split")  # 0 or absent: none
-    restarts = set(p.get("restarts") or ())
+    sizes = p.get("restart_sizes") or []
+    restarts = {c: (sizes[i] if i < len(sizes) else None)
+                for i, c in enumerate(p.get("restarts") or ())}
+
+    def restart_mark(c):
+        how = restarts[c]
+        if not isinstance(how, dict) or "first" not in how or "pace" not in how:
+            return "restart"
+        return f"restart {how['first']} x{how['pace']:.2f}"
 
     def place(c):
-        marks = (["split"] if split and c == split else []) + (["restart"] if c in restarts else [])
+        marks = ((["split"] if split and c == split else []) +
+                 ([restart_mark(c)] if c in restarts else []))
         return f"{c} ({', '.join(marks)})" if marks else str(c)
 
     places = [place(c) for c in p["cuts"][:8]]
