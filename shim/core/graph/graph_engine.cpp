@@ -488,15 +488,14 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         stats_.pause_cuts += cut == PausePlaces::kPause;
         stats_.peer_cuts += peers;
         // Only a segment restarts (pause_places.h): its place is its position.
-        const bool restarts = plan_->pauses.restarts(position_);
+        const PausePlaces::Restart restart = plan_->pauses.restart_at(position_);
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
         // Where the GPU drained before the next chunk, it starts small, sized as weighed.
         // Chunks ended at that place by a flush (an event issued in place, another stream) do
         // not restart.
-        if (restarts && following_id_ && chunk_.start() == position_) {
-          const PausePlaces::Restart how = plan_->pauses.restart_at(position_);
-          chunk_.begin_paced(position_, how.first, how.pace);
+        if (restart && following_id_ && chunk_.start() == position_) {
+          chunk_.begin_paced(position_, restart.first, restart.pace);
           ++stats_.restarted_chunks;
         }
       }

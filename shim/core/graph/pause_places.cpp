@@ -15,8 +15,9 @@ uint64_t idle_before(const PausePlaces::Timed& t) {
   return t.idle_ns == ~0ull || t.idle_ns <= kIdleFloorNs ? 0 : t.idle_ns - kIdleFloorNs;
 }
 
-// The places whose byte is set, in order (cuts, restarts: for the stats).
-std::vector<uint32_t> places_marked(const std::vector<uint8_t>& marks) {
+// The places whose mark is set, in order (cuts, restarts: for the stats).
+template <class Mark>
+std::vector<uint32_t> places_marked(const std::vector<Mark>& marks) {
   std::vector<uint32_t> out;
   for (size_t i = 0; i < marks.size(); ++i) {
     if (marks[i]) out.push_back(uint32_t(i));
@@ -33,7 +34,6 @@ void PausePlaces::start(size_t length, bool wraps, uint64_t threshold_ns, uint64
   idle_ratio_ = idle_ratio;
   whole_rounds_.clear();
   restarts_.clear();
-  restart_sizes_.clear();
   // A segment's last place is its tail, learned from the lesser gap and weighed with its own
   // light mark (place 0 never is a pause). No threshold turns it off too: no pause at all.
   const bool tail = !wraps && tail_ns > 0 && threshold_ns > 0 && length > 1;
@@ -96,10 +96,7 @@ void PausePlaces::finish() {
     split_fit_.assign(length_, 0);
   }
   if (!wraps_ && restarts_on_) {
-    restart_seen_.assign(length_, 0);
-    restart_gain_.assign(length_, ~0ull);
-    restart_first_.assign(length_, ~0u);
-    restart_pace_.assign(length_, ~0u);
+    restart_samples_.assign(length_, RestartSample{});
   }
   timed_.reserve(64);
   unweighed_ = count_;
@@ -338,8 +335,9 @@ void PausePlaces::restart_sample(const Timed* chunks, size_t n) {
     const uint64_t recording = t.record_ns == ~0ull ? 0 : t.record_ns;
     const uint64_t avoidable = std::min(idle, recording);
     const uint64_t gain = avoidable > idle_after ? avoidable - idle_after : 0;
-    restart_gain_[t.start] = std::min(restart_gain_[t.start], gain);
-    ++restart_seen_[t.start];  // once a round: at most kWeighRounds
+    RestartSample& s = restart_samples_[t.start];
+    s.gain = std::min(s.gain, gain);
+    ++s.seen;                  // once a round: at most kWeighRounds
     if (!recording) continue;  // no gain either: never chosen
     // Its size: the entries the host recorded while the GPU still ran the work before the cut
     // (it drained `idle` before the chunk's launch, the recording's end). Its pace: the GPU
@@ -350,32 +348,24 @@ void PausePlaces::restart_sample(const Timed* chunks, size_t n) {
     const uint64_t busy = recording > idle ? recording - idle : 0;
     const uint64_t first = entries * busy / recording;
     const uint64_t pace = std::min<uint64_t>(t.gpu_ns * ChunkCursor::kPaceOne / recording, ~0u - 1);
-    restart_first_[t.start] = std::min(restart_first_[t.start], uint32_t(first));
-    restart_pace_[t.start] = std::min(restart_pace_[t.start], uint32_t(pace));
+    s.first = std::min(s.first, uint32_t(first));
+    s.pace = std::min(s.pace, uint32_t(pace));
   }
 }
 
 void PausePlaces::choose_restarts() {
-  std::vector<uint8_t> seen = std::move(restart_seen_);
-  std::vector<uint64_t> gain = std::move(restart_gain_);
-  std::vector<uint32_t> first = std::move(restart_first_), pace = std::move(restart_pace_);
-  restart_seen_ = {};
-  restart_gain_ = {};
-  restart_first_ = {};
-  restart_pace_ = {};
-  if (wraps_ || pauses_.empty() || seen.empty()) return;
+  const std::vector<RestartSample> samples = std::move(restart_samples_);
+  restart_samples_ = {};
+  if (wraps_ || pauses_.empty() || samples.empty()) return;
   size_t chosen = 0;
   // The split's own place too: the chunks before it went out whole, the GPU may drain there.
   // Not the tail's: the chunk after it is the last entry alone, however it begins.
   for (size_t i = 1; i < length_; ++i) {
     // Seen in a round, a place's gain is a measured one (no longer ~0).
-    if (!pauses_[i] || i == tail_place_ || seen[i] < kSamples || gain[i] < light_at(i)) continue;
-    if (restarts_.empty()) {
-      restarts_.assign(length_, 0);
-      restart_sizes_.assign(length_, Restart{});
-    }
-    restarts_[i] = 1;
-    restart_sizes_[i] = Restart{std::max<uint32_t>(first[i], 1), pace[i]};
+    const RestartSample& s = samples[i];
+    if (!pauses_[i] || i == tail_place_ || s.seen < kSamples || s.gain < light_at(i)) continue;
+    if (restarts_.empty()) restarts_.assign(length_, Restart{});
+    restarts_[i] = Restart{std::max<uint32_t>(s.first, 1), s.pace};
     ++chosen;
   }
   if (counts_) counts_->restarts += chosen;
@@ -387,7 +377,7 @@ std::vector<uint32_t> PausePlaces::restart_places() const {
 
 std::vector<PausePlaces::Restart> PausePlaces::restart_sizes() const {
   std::vector<Restart> out;
-  for (uint32_t place : restart_places()) out.push_back(restart_sizes_[place]);
+  for (uint32_t place : restart_places()) out.push_back(restarts_[place]);
   return out;
 }
 

@@ -153,19 +153,21 @@ class PausePlaces {
   // A segment's split place (before() is true there), 0 for none: its occurrences begin with a
   // chunk as large as may be.
   size_t split() const { return split_; }
-  // Whether the chunk that begins at a cut `place` is as small as an occurrence's first, the
-  // next ones growing from there (a restart, weighed: see the header comment).
-  // One load and compare where the sequence has none (an empty vector): the chunk-full check.
-  bool restarts(size_t place) const { return place < restarts_.size() && restarts_[place]; }
-  std::vector<uint32_t> restart_places() const;
-  // How the chunk restarts at a place where restarts() is true: its first size in entries (at
-  // least 1; the engine begins no smaller than its first_chunk) and the growth of the chunks
-  // after it up to the next cut, in ChunkCursor::kPaceOne units (begin_paced).
+  // How the chunk that begins at a cut `place` restarts (a restart, weighed: see the header
+  // comment): its first size in entries (at least 1 where it restarts, 0 where it does not; the
+  // engine begins no smaller than its first_chunk) and the growth of the chunks after it up to
+  // the next cut, in ChunkCursor::kPaceOne units (begin_paced).
   struct Restart {
     uint32_t first = 0;
     uint32_t pace = 0;
+    explicit operator bool() const { return first != 0; }
   };
-  Restart restart_at(size_t place) const { return restart_sizes_[place]; }
+  // One load and compare where the sequence has none (an empty vector): each chunk's submission.
+  Restart restart_at(size_t place) const {
+    return place < restarts_.size() ? restarts_[place] : Restart{};
+  }
+  bool restarts(size_t place) const { return bool(restart_at(place)); }
+  std::vector<uint32_t> restart_places() const;
   std::vector<Restart> restart_sizes() const;  // in the order of restart_places()
 
   // Weighing (after learning, where `light_ns` > 0 and pauses were found, or a segment's split
@@ -272,15 +274,17 @@ class PausePlaces {
     uint64_t gpu_ns = 0;
   };
   std::vector<std::vector<WorkBefore>> split_work_;
-  // A segment's restarts: per place, in how many whole rounds a chunk started there, and the
-  // least GPU time a restart would have saved in one (~0: none seen); after weighing, the
-  // places where the chunk restarts small (empty: none).
-  // And the least first size and pace of its rounds (~0: none seen).
-  std::vector<uint8_t> restart_seen_;
-  std::vector<uint64_t> restart_gain_;
-  std::vector<uint32_t> restart_first_, restart_pace_;
-  std::vector<uint8_t> restarts_;
-  std::vector<Restart> restart_sizes_;  // beside restarts_, read at a restart
+  // A segment's restarts: per place, while weighing, in how many whole rounds a chunk started
+  // there, and the least over them of the GPU time a restart would have saved, of its first
+  // size and of its pace (~0: none seen); after weighing, how the chunk restarts at each place
+  // (empty: nowhere).
+  struct RestartSample {
+    uint8_t seen = 0;
+    uint64_t gain = ~0ull;
+    uint32_t first = ~0u, pace = ~0u;
+  };
+  std::vector<RestartSample> restart_samples_;
+  std::vector<Restart> restarts_;
   bool restarts_on_ = false;
   bool split_fits_ = true;
   uint32_t split_rounds_ = 0;
