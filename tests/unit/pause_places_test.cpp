@@ -623,6 +623,27 @@ TEST(PausePlaces, IdleLaterTakesUpWhatARestartWouldSave) {
   EXPECT_FALSE(p.restarts(3));
 }
 
+TEST(PausePlaces, ARestartSavesNoMoreThanTheChunksOwnWork) {
+  // The host records [3, 7) slower than the GPU runs it: 400 us of recording, the GPU idle
+  // 495 us before it, 80 us idle before the chunk after it. Begun small, the chunk's work could
+  // end earlier by its own GPU time at most: 150 us of work saves 70 (less than `light`), 250
+  // saves 170.
+  auto round = [](uint64_t work) {
+    return std::vector<Recorded>{
+        {{0, 3, 300'000}, 0}, {{3, 7, work, 500'000}, 400'000}, {{7, 10, 300'000, 85'000}, 20'000}};
+  };
+  PausePlaces little = segment(2, {3, 7}, true);
+  weigh_recorded(little, 2, [&](int) { return round(150'000); });
+  ASSERT_FALSE(little.weighing());
+  EXPECT_TRUE(little.before(3));
+  EXPECT_FALSE(little.restarts(3));
+
+  PausePlaces more = segment(2, {3, 7}, true);
+  weigh_recorded(more, 2, [&](int) { return round(250'000); });
+  ASSERT_FALSE(more.weighing());
+  EXPECT_TRUE(more.restarts(3));
+}
+
 TEST(PausePlaces, ARoundWhereTheGpuDidNotDrainDecidesAgainstARestart) {
   // Its least saving over the rounds: in the second, the GPU had work queued (no idle).
   PausePlaces p = segment(2, {3, 7}, true);

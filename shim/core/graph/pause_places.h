@@ -78,9 +78,10 @@
 // GPU gets its first work after a few entries. It is chosen where, in each of at least
 // kSamples whole rounds, the GPU's idle time before the chunk that the restart would cut
 // (at most the host's time recording that chunk: the pause itself is idle no restart takes
-// away), less the GPU's idle time after it (which the work would run into later anyway), was
-// at least `light`. It costs graph launches. That difference is what a restart could save at
-// most: the restarted chunk still waits for its first entries, and the GPU may idle between
+// away; and at most the chunk's own GPU time: begun small, its work ends earlier by no more
+// than itself), less the GPU's idle time after it (which the work would run into later
+// anyway), was at least `light`. It costs graph launches. That difference is what a restart could
+// save at most: the restarted chunk still waits for its first entries, and the GPU may idle between
 // the chunks that grow after it. The tail's place never restarts (the chunk after it is one
 // entry), nor does a loop's. Sized from the same rounds (the least of each):
 //  - its first chunk holds the entries the host recorded while the GPU still ran the work
@@ -93,7 +94,10 @@
 // (session 45), its launches a replay fell to 29-31, under the target of 32, for no gain beyond
 // one process's spread. Sized and paced (session 46), in each of the 6 processes of 8 where a
 // restart was chosen it was faster than the same process's cell without (by 0.05 to 0.20 ms
-// a step of about 4.8), at 37.7 launches a replay.
+// a step of about 4.8), at 37.7 launches a replay. Over the whole suite (session 47), GPT-2
+// decoding compiled restarted where 240 us of work took 925 us to record, and replayed 17
+// launches a graph instead of 34, 1 and 4 points slower: its work, not the recording's idle
+// time, bounds what a restart saves.
 // A unit of its own, which the engine asks at each recorded entry while learning and at each
 // chunk-full check after (one load where the sequence has no pause).
 #pragma once

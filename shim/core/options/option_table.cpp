@@ -115,8 +115,9 @@ const OptionSpec kTable[] = {
     {"restart_chunks", &Config::restart_chunks, "0", 0, 0,
      "Graph mode: `1`: in a sequence between syncs, a chunk that begins at a place where chunks "
      "end early (a pause, a split's cut) begins small and grows again, where in each weighed "
-     "occurrence the GPU idled before it while the host recorded it, by at least "
-     "`pause_gpu_us` more than it idled later. It begins with the launches the host recorded "
+     "occurrence the GPU idled before it while the host recorded it (counted up to the chunk's "
+     "own GPU time, which is the most a restart brings forward), by at least `pause_gpu_us` "
+     "more than it idled later. It begins with the launches the host recorded "
      "while the GPU still had work (at least `first_chunk`, at most `max_chunk`), and the chunks "
      "after it grow at "
      "the pace the GPU ran that work (between 1 and `chunk_growth` times), so the GPU gets it "
@@ -124,7 +125,9 @@ const OptionSpec kTable[] = {
      "default until the whole suite has run with it: on an H200 (session 46) ResNet-50 batch "
      "64 compiled was faster with it in each of 6 processes where a restart was chosen (0.05 "
      "to 0.20 ms a step of 4.8; launches a replay 44 to 38); BERT and the MLP trainer moved "
-     "within one process's spread.",
+     "within one process's spread. Over the whole suite (session 47) it lost in GPT-2 "
+     "decoding compiled (17 launches a replay instead of 34), where it counted idle time "
+     "beyond the chunk's work; the count stops at that work since.",
      false},
     {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
      "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
