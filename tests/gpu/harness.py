@@ -16,7 +16,8 @@ does the same in C++):
   3. write one byte to the done FIFO (ready);
   4. before the first timed chunk (after the warm-up, or after the --warm-chunks N untimed
      chunks), write the shim's stats snapshot PREFIX + "warm.json" (pygraph_write_stats,
-     present only when libpygraph.so is preloaded);
+     present only when libpygraph.so is preloaded); with untimed chunks, also PREFIX +
+     "ready.json" before the first of them (what the shim did during the warm-up);
   5. per chunk, the N untimed ones first: read one byte from the go FIFO, pin every thread to
      CPU K (with BENCH_PIN=main the calling thread alone, every other off it), synchronize, run S iterations, synchronize, move off CPU K, write one byte to the
      done FIFO; keep ms per iteration of the timed ones;
@@ -137,6 +138,10 @@ def run_chunks(args, step, sync, host_ms=None, read_ms=None, read_s=None):
     every_chunk = args.stats_prefix and getattr(args, "stats_every_chunk", False)
     chunk_ms = []
     for k in range(-warm, args.chunks):
+        if k == -warm and warm and args.stats_prefix:
+            # After the warm-up beside the other cells: what the shim had learned and weighed
+            # before the turns (a sequence weighed there met the other cells on the GPU).
+            write_stats(args.stats_prefix + "ready.json")
         if k == 0 and args.stats_prefix:  # after the warm-up's or the last untimed chunk's sync
             write_stats(args.stats_prefix + "warm.json")
         if go is not None:

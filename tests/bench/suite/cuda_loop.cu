@@ -254,9 +254,10 @@ int main(int argc, char** argv) {
   }
 
   // 4-5. The chunks, each started by the driver of the lockstep (without FIFOs: back to back):
-  // the untimed ones first (--warm-chunks), then the snapshot, then the timed ones.
+  // the ready snapshot, the untimed ones (--warm-chunks), the warm snapshot, the timed ones.
   std::vector<double> chunk_ms;
   for (int c = -warm_chunks; c < chunks; ++c) {
+    if (c == -warm_chunks && c < 0) write_stats(prefix, "ready.json");  // after the warm-up
     if (c == 0) write_stats(prefix, "warm.json");  // after the last sync before timing
     if (go >= 0) get_byte(go);
     pin_for_chunk(core, main_only);

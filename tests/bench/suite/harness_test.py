@@ -107,7 +107,8 @@ class LockstepTest(unittest.TestCase):
 
     def test_untimed_chunks_take_turns_too_and_are_not_timed(self):
         """--warm-chunks 2: each cell runs 6 chunks, one cell at a time, and reports the last 4;
-        the warm snapshot comes after the untimed ones (in a plain run too)."""
+        the ready snapshot comes before the untimed ones, the warm one after them (in a plain
+        run too)."""
         with tempfile.TemporaryDirectory() as tmp:
             ls = self.start(tmp, ["ok", "ok"], warm=2)
             self.assertEqual(ls.failed, {})
@@ -133,7 +134,8 @@ class LockstepTest(unittest.TestCase):
             self.assertEqual(len(harness.run_chunks(a, lambda: steps.append(1), lambda: None)), 2)
         finally:
             harness.write_stats = saved
-        self.assertEqual(written, [("/x/w.warm.json", 2), ("/x/w.end.json", 4)])
+        self.assertEqual(written, [("/x/w.ready.json", 0), ("/x/w.warm.json", 2),
+                                   ("/x/w.end.json", 4)])
 
     def test_the_hosts_share_of_a_chunk_ends_before_its_closing_sync(self):
         """A chunk whose closing synchronize waits (a GPU behind the host) has a host share
@@ -263,6 +265,38 @@ class SuiteTest(unittest.TestCase):
         rounds = int(re.search(r"kWeighRounds = (\d+);", header).group(1))
         per_round = int(re.search(r"kWeighOccurrences = (\d+) \* kWeighRounds;", header).group(1))
         self.assertGreaterEqual(workloads.WARM_CHUNKS, per_round * rounds)
+
+    def test_warm_up_runs_beside_the_other_cells_only_for_its_compiles(self):
+        """The first warm-up steps run beside the other cells' (their compiles overlap), fewer
+        than the shim needs to follow a sequence (its third occurrence); the rest in turns, as
+        whole untimed chunks before the WARM_CHUNKS, so that every warm-up step still runs."""
+        import workloads
+
+        W = workloads.WARM_CHUNKS
+        self.assertLess(workloads.PARALLEL_WARMUP, 3)
+        self.assertEqual(workloads.warm_split(140, 16), (2, W + 9))  # gpt2-decode: 2 + 144 steps
+        self.assertEqual(workloads.warm_split(20, 40), (2, W + 1))
+        self.assertEqual(workloads.warm_split(20, 3), (2, W + 6))
+        self.assertEqual(workloads.warm_split(2, 40), (2, W))
+        self.assertEqual(workloads.warm_split(0, 5), (0, W))
+        for warmup, steps in ((140, 16), (20, 40), (20, 3), (21, 19), (1, 1)):
+            parallel, warm = workloads.warm_split(warmup, steps)
+            self.assertGreaterEqual(parallel + (warm - W) * steps, warmup)
+            self.assertLess(parallel + (warm - W - 1) * steps, warmup)
+
+    def test_a_workers_warm_up_and_the_lockstep_agree(self):
+        """The worker's --warmup and --warm-chunks are warm_split's: the driver sends that many
+        untimed goes (Lockstep.run's warm) before the timed ones."""
+        import run
+        import workloads
+
+        w = workloads.WORKLOADS["gpt2-decode"]
+        suite = run.Suite.__new__(run.Suite)
+        suite.build = "/b"
+        argv = suite.worker_argv(w, "eager", "/x/w", chunks=4, steps=w.steps)
+        parallel, warm = workloads.warm_split(w.warmup, w.steps)
+        self.assertEqual(argv[argv.index("--warmup") + 1], str(parallel))
+        self.assertEqual(argv[argv.index("--warm-chunks") + 1], str(warm))
 
     def test_reruns_add_a_second_run_without_the_shim_of_the_arm_variants(self):
         import run

@@ -5,10 +5,10 @@ without the shim, side by side (run by scripts/bench.sh on the GPU machine).
                   [--chunks N] [--quick] [--traces] [--ddp-nproc N] [--budget S] [--repeat N]
                   [--confirm N]
 
-Per workload, all its cells (variant, with and without the shim) start together (their warm-ups
-and compiles run in parallel), then take turns chunk by chunk on one CPU core (the lockstep of
-tests/gpu/harness.py): first workloads.WARM_CHUNKS untimed chunks, then
-the timed ones. Per cell: time per iteration (median chunk) and its change against eager
+Per workload, all its cells (variant, with and without the shim) start together (the first
+warm-up steps and their compiles run in parallel), then take turns chunk by chunk on one CPU core
+(the lockstep of tests/gpu/harness.py): first the untimed chunks (the rest of the warm-up and
+workloads.WARM_CHUNKS more: workloads.warm_split), then the timed ones. Per cell: time per iteration (median chunk) and its change against eager
 and against the same variant without the shim (median of chunk pairs, with quartiles), the
 host's share of each chunk (harness.run_chunks; Python workers), peak GPU
 memory of the process, for "+shim" cells the shim's steady-state figures (stats after the untimed
@@ -195,8 +195,9 @@ class Suite:
         return env
 
     def worker_argv(self, w, variant, base, chunks, steps):
-        tail = ["--chunks", str(chunks), "--steps", str(steps), "--warmup", str(w.warmup),
-                "--warm-chunks", str(workloads.WARM_CHUNKS),
+        parallel, warm = workloads.warm_split(w.warmup, steps)
+        tail = ["--chunks", str(chunks), "--steps", str(steps), "--warmup", str(parallel),
+                "--warm-chunks", str(warm),
                 "--core", str(TIMING_CORE), "--stats-prefix", base + ".",
                 "--result", base + ".json"]
         if w.program:
@@ -238,7 +239,8 @@ class Suite:
         t0 = time.monotonic()
         ls = harness.Lockstep(groups, ready_timeout=self.ready_timeout(), chunk_timeout=120)
         print(f"[{name}] {len(groups)} cells warming up", flush=True)
-        ls.run(chunks, progress=None, warm=workloads.WARM_CHUNKS)
+        warm = workloads.warm_split(w.warmup, steps)[1]
+        ls.run(chunks, progress=None, warm=warm)
         print(f"[{name}] done in {time.monotonic() - t0:.0f} s", flush=True)
         cells = {}
         for cell, (variant, shim, base) in meta.items():
@@ -250,7 +252,7 @@ class Suite:
             for wk in g:
                 wk.close()
         return self.compare({"what": w.what, "steps_per_chunk": steps, "chunks": chunks,
-                             "warm_chunks": workloads.WARM_CHUNKS,
+                             "warm_chunks": warm,
                              "cells": cells})
 
     def cell_result(self, cell, base, workers, failed, iters):

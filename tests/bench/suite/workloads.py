@@ -43,6 +43,26 @@ WARMUP = 20
 # sequence).
 WARM_CHUNKS = 24
 
+# Of a workload's warm-up steps, this many run beside every other cell's warm-up, where
+# torch.compile's compiles overlap (a step's first call compiles it, a shape's second call
+# recompiles it as dynamic); the rest run in the lockstep's turns, as untimed chunks of the timed
+# shape before the WARM_CHUNKS. A workload that syncs every step is a segment a step to the
+# shim: with all its warm-up beside the others, its main segment was followed, learned and
+# weighed there, with nine other processes on the GPU (session 47: mlp-dropout-item's from its
+# 3rd step of 20, gpt2-decode's from its 26th of 140, host-read's four a step likewise). Its
+# rounds' first chunks then read 150-790 us of GPU time for 2 launches of about 20 (the GPU
+# served other processes when the step began), one such round could decide the split, and
+# gpt2-decode compiled replayed 19.7 launches a graph in one process and 34.2 in another. Two
+# steps are fewer than the shim needs to follow a sequence (its third occurrence).
+PARALLEL_WARMUP = 2
+
+
+def warm_split(warmup, steps):
+    """A workload's warm-up of `warmup` steps at `steps` a chunk: (the steps beside the other
+    cells, the untimed chunks in turns: WARM_CHUNKS and enough for the rest of the warm-up)."""
+    parallel = min(warmup, PARALLEL_WARMUP)
+    return parallel, WARM_CHUNKS + -(-(warmup - parallel) // steps)
+
 
 class Workload:
     def __init__(self, name, what, builder, steps, warmup=WARMUP, variants=TORCH_VARIANTS, na=None,
