@@ -51,9 +51,9 @@ WARM_CHUNKS = 24
 # weighed there, with nine other processes on the GPU (session 47: mlp-dropout-item's from its
 # 3rd step of 20, gpt2-decode's from its 26th of 140, host-read's four a step likewise). Its
 # rounds' first chunks then read 150-790 us of GPU time for 2 launches of about 20 (the GPU
-# served other processes when the step began), one such round could decide the split, and
-# gpt2-decode compiled replayed 19.7 launches a graph in one process and 34.2 in another. Two
-# steps are fewer than the shim needs to follow a sequence (its third occurrence).
+# most likely served other processes when the step began), one such round could decide the
+# split, and gpt2-decode compiled replayed 19.7 launches a graph in one process and 34.2 in
+# another. Two steps are fewer than the shim needs to follow a sequence (its third occurrence).
 PARALLEL_WARMUP = 2
 
 
