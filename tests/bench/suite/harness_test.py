@@ -888,6 +888,53 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(report.process_rows(doc)[1][0][3],
                          "3 processes: median +0.5 %, slower in 1")
 
+    def test_launches_a_replay_and_coverage_are_judged_in_every_process(self):
+        """A cell run in several processes misses a figure's target where at least half of them
+        do (a tie too), whatever its last process read, and the miss lists each process's."""
+        ch = {"median": -5.0, "q1": -6.0, "q3": -4.0, "pairs": 12}
+        ok = lambda **kw: dict(status="ok", ms_per_iter=1.0, chunk_ms=[1.0], digest="d", **kw)
+
+        def doc_of(per_replay, coverage=None):
+            w = None
+            for k, lpr in enumerate(per_replay):
+                shim = {"coverage_percent": coverage[k] if coverage else 100.0,
+                        "launches_per_replay": lpr, "patched_per_replay": 0.0,
+                        "launches_per_iter": 136.0}
+                w = report.merge_workload(w, {"chunks": 12, "steps_per_chunk": 4, "cells": {
+                    "compile": ok(), "compile+shim": ok(vs_without_shim=ch, bitwise=True,
+                                                        shim=shim)}})
+            return {"runs": [{"commit": "a"}], "workloads": {"w": w}}
+
+        rows = report.target_rows(doc_of([19.7, 34.2]))[1]
+        self.assertEqual([(r[1], r[2].split()[0]) for r in rows], [("compile+shim",
+                                                                   "launches/replay")])
+        self.assertIn("34.2 of 136 a step; 2 processes: 19.7, 34.2", rows[0][3])
+        self.assertEqual(report.target_rows(doc_of([19.7, 34.2, 40.0]))[1], [])
+        self.assertEqual(len(report.target_rows(doc_of([40.0, 19.7, 20.0]))[1]), 1)
+        self.assertEqual(report.target_rows(doc_of([40.0]))[1], [])
+        rows = report.target_rows(doc_of([40.0, 40.0], coverage=[90.0, 100.0]))[1]
+        self.assertEqual([r[2].split()[0] for r in rows], ["coverage"])
+        self.assertIn("100.0 % of 136 a step; 2 processes: 90.0%, 100.0%", rows[0][3])
+
+    def test_weighed_chunks_whose_gpu_time_disagrees_between_rounds_are_tabled(self):
+        """A chunk's GPU time in one weighed round at least 3 times and 100 us more than in
+        another is something else the GPU ran: tabled per process, first chunk or not."""
+        t = lambda a, b, us: {"start": a, "end": b, "gpu_us": us, "idle_us": None}
+        pauses = {"earlier_rounds": [[t(0, 2, 160.0), t(2, 6, 20.0), t(6, 14, 38.0)]],
+                  "last_round": [t(0, 2, 793.0), t(2, 6, 22.0), t(6, 14, 130.0)]}
+        self.assertEqual(report.round_outliers(pauses), [(0, 2, [160.0, 793.0])])
+        pauses["last_round"][2]["gpu_us"] = 735.0
+        self.assertEqual([o[:2] for o in report.round_outliers(pauses)], [(0, 2), (6, 14)])
+        self.assertEqual(report.round_outliers({"last_round": [t(0, 2, 900.0)]}), [])
+        self.assertEqual(report.round_outliers({}), [])
+        doc = self.doc()
+        cell = doc["workloads"]["b"]["cells"]["eager+shim"]
+        cell["shim"] = dict(cell["shim"], pauses=pauses)  # the fixture's cells share one dict
+        head, rows = report.outlier_rows(doc)
+        self.assertEqual(rows, [["b", "eager+shim", "1", "[0, 2)", "160, 793"],
+                                ["b", "eager+shim", "1", "[6, 14)", "38, 735"]])
+        self.assertIn("GPU µs in each weighed round", report.table(doc))
+
     def test_confirm_runs_a_slower_cell_again_while_it_counts_as_slower(self):
         import run
 

@@ -281,14 +281,27 @@ def target_misses(res, c, cell, by_nodes=False):
     out = []
     d = c.get("shim") or {}
     per_iter = d.get("launches_per_iter", 0)
-    if d and d.get("coverage_percent", 0) < TARGET_COVERAGE:
+
+    def counted(s):
+        return s.get("nodes_per_replay", 0) if by_nodes and \
+            s.get("program_graphs", {}).get("nodes_replayed") else s.get("launches_per_replay", 0)
+
+    # As "not slower": a cell run in several processes misses where at least half of them do
+    # (a tie too), and the figure lists each process's (session 47: gpt2-decode compiled read
+    # 19.7 launches a replay in its first process, 34.2 in its last).
+    shims = process_shims(res, cell)
+    coverage = [s.get("coverage_percent", 0) for s in shims]
+    if d and misses_in(coverage, lambda v: v < TARGET_COVERAGE):
         out.append((f"coverage >= {TARGET_COVERAGE:g} %",
-                    f"{d['coverage_percent']:.1f} % of {per_iter:.0f} a step"))
-    per_replay_counted = d.get("nodes_per_replay", 0) if by_nodes and \
-        d.get("program_graphs", {}).get("nodes_replayed") else d.get("launches_per_replay", 0)
-    if d and per_iter >= TARGET_PER_REPLAY_FROM and per_replay_counted < TARGET_PER_REPLAY:
+                    f"{d['coverage_percent']:.1f} % of {per_iter:.0f} a step" +
+                    each_process(coverage, "%")))
+    per_replay_seq = [counted(s) for s in shims if
+                      s.get("launches_per_iter", 0) >= TARGET_PER_REPLAY_FROM]
+    if d and per_iter >= TARGET_PER_REPLAY_FROM and \
+            misses_in(per_replay_seq, lambda v: v < TARGET_PER_REPLAY):
         out.append((f"launches/replay >= {TARGET_PER_REPLAY:g}",
-                    f"{per_replay(d)} of {per_iter:.0f} a step" + cuts_text(d.get("pauses"))))
+                    f"{per_replay(d)} of {per_iter:.0f} a step" + cuts_text(d.get("pauses")) +
+                    each_process(per_replay_seq, "")))
     if c.get("bitwise") is False and deterministic(res).get(shim_base(cell)) is not False:
         out.append(("bitwise equal", "DIFFERS"))
     ch = c.get("vs_without_shim")
@@ -299,6 +312,26 @@ def target_misses(res, c, cell, by_nodes=False):
                     pct(ch) + (f"; no shim twice: {pct(aa)}" if aa else "") +
                     (f"; {processes_text(seq)}" if seq else "")))
     return out
+
+
+def process_shims(res, cell):
+    """The shim's steady-state figures of `cell` in each process that ran it with the
+    workload's shape, first to last (the current one last; processes())."""
+    runs = res.get("earlier", {}).get(cell, []) + [res.get("cells", {}).get(cell) or {}]
+    return [c["shim"] for c in runs if not status(c) and c.get("shim")]
+
+
+def misses_in(values, misses):
+    """Whether a target is missed by one figure a process (`values`): in at least half of them
+    (a tie counts), as slower() judges the change."""
+    return bool(values) and 2 * sum(map(misses, values)) >= len(values)
+
+
+def each_process(values, unit):
+    """The figure of each process, where there were several."""
+    if len(values) < 2:
+        return ""
+    return f"; {len(values)} processes: " + ", ".join(f"{v:.1f}{unit}" for v in values)
 
 
 def cuts_text(p):
@@ -421,6 +454,8 @@ def table(doc):
     reruns += [text(wh, wr), ""] if wr else []
     ph, pr = process_rows(doc)
     reruns += [text(ph, pr), ""] if pr else []
+    oh, orows = outlier_rows(doc)
+    reruns += [text(oh, orows), ""] if orows else []
     return "\n".join([header(doc), "", text(h1, r1), ""] + reruns +
                      [text(*variant_rows(doc)), "", "geomean speedup: " + summary_line(doc), ""] +
                      misses)
@@ -522,6 +557,9 @@ def write_all(doc, out):
     parts += [markdown(wh, wr)] if wr else []
     ph, pr = process_rows(doc)
     parts += [markdown(ph, pr)] if pr else []
+    oh, orows = outlier_rows(doc)
+    parts += ["Weighed chunks whose GPU time disagreed between rounds:",
+              markdown(oh, orows)] if orows else []
     parts += [markdown(*variant_rows(doc)), "Geomean speedup: " + summary_line(doc),
               tline.capitalize() + (":" if tr else ".")]
     parts += [markdown(th, tr)] if tr else []
@@ -639,6 +677,46 @@ def process_rows(doc):
         rows.append([name, cell, ", ".join(f"{ch['median']:+.1f}" for ch in seq),
                      together + ("; " + kernels if kernels else "")])
     return ["workload", "cell", "change in each process (%, first to last)", "together"], rows
+
+
+# A chunk of a weighed round whose GPU time in one round is at least this many times, and this
+# many µs more than, its least in another (the same chunk of the same sequence of one process):
+# the GPU ran something else meanwhile, not the chunk's kernels (session 47: the first chunk of
+# a step, 2 launches, read 150-793 µs in rounds weighed beside nine other processes, about 20
+# elsewhere).
+OUTLIER_RATIO, OUTLIER_US = 3.0, 100.0
+
+
+def round_outliers(pauses):
+    """The chunks of a process's weighed rounds (`pauses`: last_round, earlier_rounds) whose GPU
+    time disagrees between rounds: [(start, end, [GPU µs in each round])]."""
+    rounds = list(pauses.get("earlier_rounds") or [])
+    if pauses.get("last_round"):
+        rounds.append(pauses["last_round"])
+    times = {}
+    for r in rounds:
+        for t in r:
+            times.setdefault((t["start"], t["end"]), []).append(t["gpu_us"])
+    out = []
+    for (a, b), us in sorted(times.items()):
+        if len(us) > 1 and max(us) >= OUTLIER_RATIO * min(us) and max(us) - min(us) >= OUTLIER_US:
+            out.append((a, b, us))
+    return out
+
+
+def outlier_rows(doc):
+    """Every shim cell's weighed chunks whose GPU time disagreed between rounds, per process:
+    one such round can decide a split or a cut (pause_places.h keeps the largest work)."""
+    rows = []
+    for name, res in doc["workloads"].items():
+        for cell in res.get("cells", {}):
+            if shim_base(cell) is None:
+                continue
+            for k, shim in enumerate(process_shims(res, cell)):
+                for a, b, us in round_outliers(shim.get("pauses") or {}):
+                    rows.append([name, cell, str(k + 1), f"[{a}, {b})",
+                                 ", ".join(f"{u:.0f}" for u in us)])
+    return ["workload", "cell", "process", "chunk", "GPU µs in each weighed round"], rows
 
 
 def multi_process_cells(doc):
