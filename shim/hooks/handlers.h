@@ -169,6 +169,15 @@ CUresult graph_op(Fn real, Door door, A... a) {
     CUresult flushed;
     {
       EngineLock lock;
+      if constexpr (op == Op::EventQuery || op == Op::StreamQuery) {
+        // Of work still deferred: "not ready", from the engine, and the work stays deferred
+        // (GraphEngine::answers_query). The program's call is traced with that answer.
+        if (shim_engine().answers_query(op, stream, per_thread, args.call.handle)) {
+          const uint64_t t = trace_time(shim_recorder().tracing());
+          shim_recorder().record_op(args.call, t, t, CUDA_ERROR_NOT_READY);
+          return CUDA_ERROR_NOT_READY;
+        }
+      }
       flushed = shim_engine().before_op(op, stream, per_thread, args.call.handle);
     }
     const CUresult r = generic_op<op>(real, args, a...);

@@ -36,6 +36,12 @@ TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
   EXPECT_GT(s["streams"]["side_streams_forked"].get<int>(), 100);
   // A third of the programs with one event per wait relay one event for all, as NCCL does.
   EXPECT_GT(s["streams"]["rerecords_in_graphs"].get<int>(), 100);
+  // Queries of an event or stream whose work a chunk holds: answered "not ready" by the hooks
+  // without a submission (GraphEngine::answers_query); the programs' loops on an event query
+  // still end, each asking again with nothing recorded since, which submits (4,444 flushes by
+  // cuEventQuery against 5,718 answers locally).
+  EXPECT_GT(s["flushes"]["queries_answered"].get<int>(), 1000);
+  EXPECT_GT(s["flushes"]["by_reason"]["cuEventQuery"].get<int>(), 100);
 }
 TEST(RandomStreams, WithStreamsOffEventsSubmitTheChunkAsBefore) {
   // PYGRAPH_STREAMS=0: event records and waits stay out of graphs.

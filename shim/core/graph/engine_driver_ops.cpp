@@ -118,6 +118,30 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
   return r;
 }
 
+bool GraphEngine::answers_query(Op op, CUstream stream, bool per_thread, uint64_t handle) {
+  if (pending_.empty() || deferred_error_ != CUDA_SUCCESS) return false;
+  // Only work that is the chunk's own: an event whose latest record is a node of it, a stream
+  // whose work it holds. (A stream that sees the chunk only through the legacy stream's
+  // implicit order may have completed all of its own work: its query submits, as before_op's
+  // rule says.)
+  const uint64_t s = normalized_stream(stream, per_thread);
+  const bool held = op == Op::EventQuery    ? handle && fork_.holds_event(handle)
+                    : op == Op::StreamQuery ? fork_.holds_stream(s)
+                                            : false;
+  if (!held) return false;
+  const uint64_t asked = op == Op::EventQuery ? handle : s;
+  const uint64_t recorded = recorded_entries();
+  if (op == query_op_ && asked == query_asked_ && recorded == query_recorded_) {
+    query_op_ = Op::kCount;  // it waits: before_op submits, the driver answers
+    return false;
+  }
+  query_op_ = op;
+  query_asked_ = asked;
+  query_recorded_ = recorded;
+  ++stats_.queries_answered;
+  return true;
+}
+
 void GraphEngine::interprocess_event(CUevent event) {
   // A handle is created again only after its destroy (or its context's end), which forgot it.
   interprocess_events_.push_back(reinterpret_cast<uint64_t>(event));

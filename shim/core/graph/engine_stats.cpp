@@ -123,7 +123,9 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
     if (s.flushes_by_cause[i])
       flushes[flush_cause_name(static_cast<FlushCause>(i))] = s.flushes_by_cause[i];
   }
-  j["flushes"] = {{"total", s.flushes_total()}, {"by_reason", flushes}};
+  j["flushes"] = {{"total", s.flushes_total()},
+                  {"by_reason", flushes},
+                  {"queries_answered", s.queries_answered}};
   ordered_json eager = ordered_json::object();
   for (int i = 0; i < static_cast<int>(EagerReason::kCount); ++i) {
     if (s.eager[i]) eager[eager_reason_name(static_cast<EagerReason>(i))] = s.eager[i];

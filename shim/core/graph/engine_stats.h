@@ -91,6 +91,9 @@ struct EngineStats {
   uint64_t restarted_chunks = 0;     // chunks begun small at a restart place (pause_places.h)
   std::string last_graph_failure;  // what failed the last time (ChunkSubmitter::note_graph_failure)
   uint64_t flushes_by_op[static_cast<int>(Op::kCount)] = {};
+  // Queries of deferred work answered "not ready" without submitting it
+  // (GraphEngine::answers_query): flushes that did not happen.
+  uint64_t queries_answered = 0;
   uint64_t flushes_by_cause[static_cast<int>(FlushCause::kCount)] = {};
   uint64_t eager[static_cast<int>(EagerReason::kCount)] = {};
 
@@ -149,7 +152,7 @@ struct SequenceStat {
   // Where its chunks are cut before they are full, and the chunks of its whole rounds, oldest
   // first (PausePlaces::cut_places, whole_rounds).
   std::vector<uint32_t> cuts;
-  std::vector<uint32_t> restarts;  // the cut places where a chunk begins small
+  std::vector<uint32_t> restarts;                   // the cut places where a chunk begins small
   std::vector<PausePlaces::Restart> restart_sizes;  // how, in the same order
   std::vector<std::vector<PausePlaces::Timed>> whole_rounds;
 };

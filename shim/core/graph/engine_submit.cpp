@@ -79,7 +79,7 @@ CUresult GraphEngine::flush_all(FlushCause cause) {
 }
 
 bool GraphEngine::flush_if_stalled(uint64_t* mark) {
-  const uint64_t now = stats_.recorded + stats_.memops_recorded + stats_.program_graphs_recorded;
+  const uint64_t now = recorded_entries();
   const bool pending = !pending_.empty();
   if (pending && now == *mark) defer_error(flush(FlushCause::kStall, Op::kCount));
   *mark = now;

@@ -28,7 +28,8 @@
 //           waited for by every blocking stream). A program's graph that is not plain
 //           (program_graphs.h: an event, wait, host or memory node, or not learnt at its
 //           instantiation) needs everything: its event nodes may wait for or record an event
-//           the chunk records, on any stream (session 37's review).
+//           the chunk records, on any stream (session 37's review). A query of a stream whose
+//           own work the chunk holds is answered instead, as an event's (kEvent).
 //  kAll     the op can observe any work: context sync, synchronous copies and sets (they order
 //           with the legacy stream and make the host wait), every free (deferred work may still
 //           read the memory), stream-memory waits and external semaphore waits (another stream
@@ -55,15 +56,20 @@
 //           op: only then does a pop say which context it made current, and the switch itself
 //           observes no GPU work, so submitting right after it is the same as right before it.
 //  kEvent   the op names an event (cuEventQuery, cuEventSynchronize, cuEventDestroy). Deferred
-//           work may hold a record of it (several streams in one graph, stream_fork.h): a query or
-//           sync of such an event submits everything first; a destroy makes those records record
-//           the engine's own spare event instead (nobody can wait for a destroyed event, and a
-//           new event reusing the handle must not be recorded by the graph later). An event the
-//           chunk does not record needs nothing: its work was fixed when it was recorded, and
-//           none of that work can wait for deferred work (a wait on an event the chunk records
-//           either joins its stream to the chunk, its later records with it, or submits the
-//           chunk). A query, of an event or of a stream (kStream), is no boundary (ops.h): the
-//           sequence goes on across it, whether the query submitted the chunk or not.
+//           work may hold a record of it (several streams in one graph, stream_fork.h): a sync of
+//           such an event submits everything first. A query of it is answered "not ready"
+//           without the driver (its record has not reached the GPU: the true answer), and
+//           nothing goes out, unless the program asks again with nothing recorded since: then it
+//           waits on the query, and the query submits everything first
+//           (GraphEngine::answers_query; so too a cuStreamQuery of a stream whose work the chunk
+//           holds). A destroy makes those records record the engine's own spare event instead
+//           (nobody can wait for a destroyed event, and a new event reusing the handle must not
+//           be recorded by the graph later). An event the chunk does not record needs nothing:
+//           its work was fixed when it was recorded, and none of that work can wait for
+//           deferred work (a wait on an event the chunk records either joins its stream to the
+//           chunk, its later records with it, or submits the chunk). A query, of an event or of
+//           a stream (kStream), is no boundary (ops.h): the sequence goes on across it, whether
+//           the query submitted the chunk or not.
 //  kCapture the program begins capturing a graph: everything deferred goes first, then graph
 //           mode passes every call through untouched until the capture ends.
 //  kUnload  a module or library is unloaded: everything deferred goes first (it may launch the

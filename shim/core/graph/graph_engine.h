@@ -168,6 +168,17 @@ class GraphEngine {
   // caller to report after running the op (the launch it belongs to had returned success).
   // `handle`: the module or library an unload unloads (its graphs are forgotten), else unused.
   CUresult before_op(Op op, CUstream stream, bool per_thread, uint64_t handle = 0);
+  // A query (cuEventQuery of `handle`, cuStreamQuery of `stream`) of work the chunk holds: the
+  // event's latest record, or work of that stream. That work has not reached the GPU, so it has
+  // not completed: "not ready" is the true answer, given here (returns true: the caller returns
+  // CUDA_ERROR_NOT_READY without calling the driver) and the chunk goes on. PyTorch's caching
+  // allocator asks so at each allocation after a block was used on another stream
+  // (record_stream): submitting there cut every step of the suite's two-streams loop into
+  // a graph of its own. Not where the program waits for the answer: asked again about the same
+  // with nothing recorded since (a loop on the query), or after a submission's error that
+  // before_op must report; then false, and the caller goes on with before_op, which submits
+  // the work, and the driver answers.
+  bool answers_query(Op op, CUstream stream, bool per_thread, uint64_t handle);
   // After the op ran: capture bookkeeping, boundaries end the current segment, and after an
   // allocation, free or context end what an address is may have changed (memory_kinds.h).
   void after_op(Op op, CUstream stream, bool per_thread, CUresult result);
@@ -181,6 +192,11 @@ class GraphEngine {
   // kernel writes); its recorded work must still reach the GPU. Returns whether anything was
   // recorded and not yet submitted at the check (the checks may then come less often).
   bool flush_if_stalled(uint64_t* mark);
+  // Launches, memops and program graphs taken into chunks so far: whether the program recorded
+  // anything between two moments.
+  uint64_t recorded_entries() const {
+    return stats_.recorded + stats_.memops_recorded + stats_.program_graphs_recorded;
+  }
 
   // Destroys every graph (process exit: the driver may be gone, so only while it is not).
   void destroy_graphs();
@@ -419,7 +435,11 @@ class GraphEngine {
   uint64_t detector_evictions_ = 0;         // as forget_plans last saw them
   uint64_t clock_ = 0;                      // submissions, for least-recently-used eviction
   CUresult deferred_error_ = CUDA_SUCCESS;  // see defer_error
-  std::vector<uint64_t> capturing_;         // streams the program is capturing
+  // The last query answered "not ready" (answers_query): what it asked about (its op's handle or
+  // stream, with the op), and the entries recorded by then.
+  uint64_t query_asked_ = 0, query_recorded_ = ~0ull;
+  Op query_op_ = Op::kCount;
+  std::vector<uint64_t> capturing_;  // streams the program is capturing
 
   // The sequence being followed, the next position in it, and the current chunk: its
   // stream, context and the thread that last added to it (its start and size: chunk_).
