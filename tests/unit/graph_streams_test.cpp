@@ -583,6 +583,34 @@ TEST_F(GraphStreamsTest, AQueryOfDeferredWorkIsAnsweredNotReadyUntilTheProgramWa
   for (CUevent x : {e, r, unrecorded}) ASSERT_EQ(api_.event_destroy(x), CUDA_SUCCESS);
 }
 
+TEST_F(GraphStreamsTest, QueriesInTurnWithNothingRecordedBetweenSubmitAtTheEighth) {
+  // A loop that asks about an event and a stream in turn, recording nothing: it waits on them.
+  // Each question differs from the one before, so the 8th in a row (GraphEngine's
+  // kQueryStreak) submits.
+  for (int n = 1; n <= 3; ++n) step(n);
+  float a = 0.5f;
+  int n = 4;
+  CUevent e = new_event(), r = new_event();
+  for (int i = 0; i < 3; ++i)
+    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
+  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
+  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
+  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  const uint64_t h = reinterpret_cast<uint64_t>(e);
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_TRUE(k % 2 ? engine_.answers_query(Op::StreamQuery, main_, false, 0)
+                      : engine_.answers_query(Op::EventQuery, nullptr, false, h))
+        << k;
+  }
+  EXPECT_FALSE(engine_.answers_query(Op::EventQuery, nullptr, false, h));
+  ASSERT_EQ(engine_.before_op(Op::EventQuery, nullptr, false, h), CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.idle());
+  ASSERT_EQ(event_sync_(e), CUDA_SUCCESS);
+  ASSERT_EQ(event_sync_(r), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  for (CUevent x : {e, r}) ASSERT_EQ(api_.event_destroy(x), CUDA_SUCCESS);
+}
+
 // A detector that keeps 8 sequences.
 class GraphStreamsSmallTableTest : public GraphStreamsTest {
  protected:

@@ -131,8 +131,15 @@ bool GraphEngine::answers_query(Op op, CUstream stream, bool per_thread, uint64_
   if (!held) return false;
   const uint64_t asked = op == Op::EventQuery ? handle : s;
   const uint64_t recorded = recorded_entries();
-  if (op == query_op_ && asked == query_asked_ && recorded == query_recorded_) {
-    query_op_ = Op::kCount;  // it waits: before_op submits, the driver answers
+  // Nothing recorded since the last answer: the same question again, or kQueryStreak answers
+  // in a row (a loop over several events; the allocator asks once per stream it holds blocks
+  // of), and the program waits on them: before_op submits, the driver answers.
+  query_streak_ = recorded == query_recorded_ ? query_streak_ + 1 : 0;
+  if ((op == query_op_ && asked == query_asked_ && query_streak_) ||
+      query_streak_ >= kQueryStreak) {
+    query_op_ = Op::kCount;
+    query_streak_ = 0;
+    query_recorded_ = ~0ull;
     return false;
   }
   query_op_ = op;

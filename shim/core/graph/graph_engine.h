@@ -175,9 +175,10 @@ class GraphEngine {
   // allocator asks so at each allocation after a block was used on another stream
   // (record_stream): submitting there cut every step of the suite's two-streams loop into
   // a graph of its own. Not where the program waits for the answer: asked again about the same
-  // with nothing recorded since (a loop on the query), or after a submission's error that
-  // before_op must report; then false, and the caller goes on with before_op, which submits
-  // the work, and the driver answers.
+  // with nothing recorded since (a loop on the query), or the 8th query in a row with nothing
+  // recorded between (a loop over several), or after a submission's error that before_op must
+  // report; then false, and the caller goes on with before_op, which submits the work, and the
+  // driver answers.
   bool answers_query(Op op, CUstream stream, bool per_thread, uint64_t handle);
   // After the op ran: capture bookkeeping, boundaries end the current segment, and after an
   // allocation, free or context end what an address is may have changed (memory_kinds.h).
@@ -436,8 +437,11 @@ class GraphEngine {
   uint64_t clock_ = 0;                      // submissions, for least-recently-used eviction
   CUresult deferred_error_ = CUDA_SUCCESS;  // see defer_error
   // The last query answered "not ready" (answers_query): what it asked about (its op's handle or
-  // stream, with the op), and the entries recorded by then.
+  // stream, with the op), the entries recorded by then, and how many queries in a row came with
+  // nothing recorded between them.
+  static constexpr uint32_t kQueryStreak = 8;
   uint64_t query_asked_ = 0, query_recorded_ = ~0ull;
+  uint32_t query_streak_ = 0;
   Op query_op_ = Op::kCount;
   std::vector<uint64_t> capturing_;  // streams the program is capturing
 
