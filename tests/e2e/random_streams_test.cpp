@@ -25,8 +25,9 @@ Env async_with(const Env& more) {
 }
 
 TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
-  const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 3000, "graph",
-                                               async_with({{"PYGRAPH_STREAMS", "1"}}));
+  const nlohmann::json s =
+      expect_same_digests(RANDOM_STREAMS_PROGRAM, 3000, "graph",
+                          async_with({{"PYGRAPH_STREAMS", "1"}, {"PYGRAPH_ANSWER_QUERIES", "1"}}));
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
   // Several streams in one graph: event records are nodes, waits on them edges, side streams
@@ -36,10 +37,10 @@ TEST(RandomStreams, GraphModeChangesNoResultOnTheAsynchronousStandIn) {
   EXPECT_GT(s["streams"]["side_streams_forked"].get<int>(), 100);
   // A third of the programs with one event per wait relay one event for all, as NCCL does.
   EXPECT_GT(s["streams"]["rerecords_in_graphs"].get<int>(), 100);
-  // Queries of an event or stream whose work a chunk holds: answered "not ready" by the hooks
-  // without a submission (GraphEngine::answers_query); the programs' loops on an event query
-  // still end, each asking again with nothing recorded since, which submits (4,444 flushes by
-  // cuEventQuery against 5,718 answers locally).
+  // With answer_queries, queries of an event or stream whose work a chunk holds: answered
+  // "not ready" by the hooks without a submission (GraphEngine::answers_query); the programs'
+  // loops on an event query still end, each asking again with nothing recorded since, which
+  // submits (4,444 flushes by cuEventQuery against 5,718 answers locally).
   EXPECT_GT(s["flushes"]["queries_answered"].get<int>(), 1000);
   EXPECT_GT(s["flushes"]["by_reason"]["cuEventQuery"].get<int>(), 100);
 }
@@ -48,6 +49,7 @@ TEST(RandomStreams, WithStreamsOffEventsSubmitTheChunkAsBefore) {
   const nlohmann::json s = expect_same_digests(RANDOM_STREAMS_PROGRAM, 1000, "graph",
                                                async_with({{"PYGRAPH_STREAMS", "0"}}));
   ASSERT_TRUE(s.is_object()) << "no PYGRAPH_STATS written";
+  EXPECT_EQ(s["flushes"]["queries_answered"].get<int>(), 0);  // answer_queries off too
   EXPECT_GT(s["graphs"]["replays"].get<int>(), 100);
   EXPECT_EQ(s["streams"]["event_records_in_graphs"].get<int>(), 0);
   EXPECT_EQ(s["streams"]["waits_as_edges"].get<int>(), 0);

@@ -220,6 +220,7 @@ const std::vector<KeyCase>& key_cases() {
        {{"40", "40"}},
        plus(json_not_count, {"1000001"})},
       {"restart_chunks", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
+      {"answer_queries", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"one_launch_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"patch_grid", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"false", "0"}}, kNotAFlag},
       {"streams", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 
 #include "graph/graph_engine.h"
 #include "standin.h"
@@ -22,12 +23,14 @@ using test::take;
 class GraphStreamsTest : public ::testing::Test {
  protected:
   // first_chunk 32 by default: one chunk per step, the whole step in one graph.
-  explicit GraphStreamsTest(uint32_t first_chunk = 32, uint32_t max_sequences = 1024)
-      : options_([first_chunk, max_sequences] {
+  explicit GraphStreamsTest(uint32_t first_chunk = 32, uint32_t max_sequences = 1024,
+                            bool answer_queries = true)
+      : options_([first_chunk, max_sequences, answer_queries] {
           EngineOptions o;
           o.first_chunk = first_chunk;
           o.multi_stream = true;
           o.max_sequences = max_sequences;
+          o.answer_queries = answer_queries;
           return o;
         }()),
         engine_(&api_, options_) {}
@@ -564,6 +567,13 @@ TEST_F(GraphStreamsTest, AQueryOfDeferredWorkIsAnsweredNotReadyUntilTheProgramWa
   EXPECT_FALSE(engine_.answers_query(Op::StreamQuery, side_, false, 0));  // not in the chunk
   EXPECT_FALSE(engine_.answers_query(Op::EventQuery, nullptr, false,
                                      reinterpret_cast<uint64_t>(unrecorded)));
+  // A stream named from another thread is that thread's to answer for (its default streams
+  // are its own): the driver answers, after before_op.
+  bool other_thread = true;
+  std::thread([&] {
+    other_thread = engine_.answers_query(Op::StreamQuery, main_, false, 0);
+  }).join();
+  EXPECT_FALSE(other_thread);
   EXPECT_FALSE(engine_.idle());
   // The same question twice with nothing recorded between: the program waits on it.
   EXPECT_TRUE(engine_.answers_query(Op::EventQuery, nullptr, false, h));
@@ -606,6 +616,35 @@ TEST_F(GraphStreamsTest, QueriesInTurnWithNothingRecordedBetweenSubmitAtTheEight
   ASSERT_EQ(engine_.before_op(Op::EventQuery, nullptr, false, h), CUDA_SUCCESS);
   EXPECT_TRUE(engine_.idle());
   ASSERT_EQ(event_sync_(e), CUDA_SUCCESS);
+  ASSERT_EQ(event_sync_(r), CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
+  for (CUevent x : {e, r}) ASSERT_EQ(api_.event_destroy(x), CUDA_SUCCESS);
+}
+
+// answer_queries off (the default): a query of deferred work is before_op's, which submits it.
+class GraphStreamsQueriesSubmitTest : public GraphStreamsTest {
+ protected:
+  GraphStreamsQueriesSubmitTest() : GraphStreamsTest(32, 1024, false) {}
+};
+
+TEST_F(GraphStreamsQueriesSubmitTest, WithoutTheOptionAQueryOfDeferredWorkSubmitsIt) {
+  for (int n = 1; n <= 3; ++n) step(n);
+  float a = 0.5f;
+  int n = 4;
+  CUevent e = new_event(), r = new_event();
+  for (int i = 0; i < 3; ++i)
+    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
+  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
+  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
+  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  ASSERT_FALSE(engine_.idle());
+  const uint64_t h = reinterpret_cast<uint64_t>(e);
+  EXPECT_FALSE(engine_.answers_query(Op::EventQuery, nullptr, false, h));
+  EXPECT_FALSE(engine_.answers_query(Op::StreamQuery, main_, false, 0));
+  ASSERT_EQ(engine_.before_op(Op::EventQuery, nullptr, false, h), CUDA_SUCCESS);
+  EXPECT_TRUE(engine_.idle());
+  EXPECT_EQ(engine_.stats().queries_answered, 0u);
+  ASSERT_EQ(event_sync_(e), CUDA_SUCCESS);  // the record went with the graph
   ASSERT_EQ(event_sync_(r), CUDA_SUCCESS);
   EXPECT_EQ(std::memcmp(y_engine_, y_eager_, sizeof y_engine_), 0);
   for (CUevent x : {e, r}) ASSERT_EQ(api_.event_destroy(x), CUDA_SUCCESS);

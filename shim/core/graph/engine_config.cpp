@@ -21,6 +21,7 @@ EngineOptions engine_options(const Config& config) {
   options.pause_idle_ratio = config.pause_idle_ratio;
   options.tail_pause_ns = uint64_t(config.tail_pause_us) * 1000;
   options.restart_chunks = config.restart_chunks;
+  options.answer_queries = config.answer_queries;
   options.measure = config.measure_windows > 0;
   options.policy.pairs = config.measure_windows;
   options.policy.window = config.measure_iterations;

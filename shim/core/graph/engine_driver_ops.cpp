@@ -119,15 +119,24 @@ CUresult GraphEngine::before_op(Op op, CUstream stream, bool per_thread, uint64_
 }
 
 bool GraphEngine::answers_query(Op op, CUstream stream, bool per_thread, uint64_t handle) {
-  if (pending_.empty() || deferred_error_ != CUDA_SUCCESS) return false;
+  if (!options_.answer_queries || pending_.empty() || deferred_error_ != CUDA_SUCCESS ||
+      capturing()) {
+    return false;
+  }
   // Only work that is the chunk's own: an event whose latest record is a node of it, a stream
   // whose work it holds. (A stream that sees the chunk only through the legacy stream's
   // implicit order may have completed all of its own work: its query submits, as before_op's
-  // rule says.)
+  // rule says.) A stream's name is the chunk's only in the chunk's thread and context: the
+  // legacy and per-thread default streams are each context's and thread's own (another
+  // thread's idle one would read "not ready"). An event's handle is the same everywhere.
   const uint64_t s = normalized_stream(stream, per_thread);
-  const bool held = op == Op::EventQuery    ? handle && fork_.holds_event(handle)
-                    : op == Op::StreamQuery ? fork_.holds_stream(s)
-                                            : false;
+  bool held = false;
+  if (op == Op::EventQuery) {
+    held = handle && fork_.holds_event(handle);
+  } else if (op == Op::StreamQuery) {
+    held = fork_.holds_stream(s) && thread_id() == chunk_thread_ &&
+           current_context() == chunk_context_;
+  }
   if (!held) return false;
   const uint64_t asked = op == Op::EventQuery ? handle : s;
   const uint64_t recorded = recorded_entries();

@@ -114,7 +114,8 @@ bool GraphEngine::spare_earlier_record(const EventCall& e) {
   // Recorded again, after its earlier record (event_recordable): that one records a spare
   // instead, so that the graph holds one record of the program's event, its latest, however
   // the driver orders two. Nothing outside the chunk can have waited for the earlier one (a
-  // query, sync or outside wait of it submits the chunk first), and the chunk's own waits on
+  // sync or outside wait of it submits the chunk first, a query too or is answered "not ready":
+  // answers_query), and the chunk's own waits on
   // it are edges, or waits on the spare where the chunk goes out eagerly.
   if (!spare_for(event)) return false;
   ++stats_.rerecords;

@@ -123,6 +123,8 @@ struct EngineOptions {
   // A segment's chunk that the GPU drained for while it was recorded begins small again
   // (pause_places.h, restarts).
   bool restart_chunks = false;
+  // A query of deferred work is answered "not ready" without submitting it (answers_query).
+  bool answer_queries = false;
   // A monotonic clock in ns, read once per occurrence of a followed sequence, and per recorded
   // entry while a sequence's pauses are learned, and while they are weighed at each chunk's
   // first entry, at its submission and around its timing (tests inject one; none:

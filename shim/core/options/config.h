@@ -41,6 +41,7 @@ struct Config {
   unsigned pause_idle_ratio{};  // graph mode: no cut where the GPU idles this x the work later
   unsigned tail_pause_us{};     // graph mode: a segment's last gap this long (and work) cuts
   bool restart_chunks{};        // graph mode: a chunk the GPU drained for begins small again
+  bool answer_queries{};        // graph mode: a query of deferred work answered "not ready"
   bool patch_grid{};            // graph mode: grid and dynamic shared memory patched, not in token
   bool one_launch_graphs{};     // graph mode: a chunk of one kernel launch is replayed as a graph
   bool streams{};               // graph mode: several streams in one graph (stream_fork.h)

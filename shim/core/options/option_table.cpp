@@ -129,6 +129,17 @@ const OptionSpec kTable[] = {
      "decoding compiled (17 launches a replay instead of 34), where it counted idle time "
      "beyond the chunk's work; the count stops at that work since.",
      false},
+    {"answer_queries", &Config::answer_queries, "0", 0, 0,
+     "Graph mode: `1`: a query of work that pygraph still defers (`cuEventQuery` of an event "
+     "whose latest record a chunk holds, `cuStreamQuery` of a stream whose own work it holds, "
+     "from the chunk's thread and context) is answered \"not ready\" without submitting that "
+     "work, which is the true answer, and the chunk goes on; asked again with nothing recorded "
+     "since, or for the 8th time in a row so, the work goes out and the driver answers. "
+     "PyTorch's caching allocator asks so at each allocation once a tensor was used on another "
+     "stream (`record_stream`), and each submission ends a chunk there (the benchmark's "
+     "two-streams loop: one graph a step). `0`: such a query submits the work first. Off "
+     "by default until it has run on the GPU.",
+     false},
     {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
      "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
      "program's own graph launch) is replayed as a graph of one node, its arguments patched. "
