@@ -57,12 +57,11 @@
 //           observes no GPU work, so submitting right after it is the same as right before it.
 //  kEvent   the op names an event (cuEventQuery, cuEventSynchronize, cuEventDestroy). Deferred
 //           work may hold a record of it (several streams in one graph, stream_fork.h): a sync of
-//           such an event submits everything first. A query of it is answered "not ready"
-//           without the driver (its record has not reached the GPU: the true answer), and
-//           nothing goes out, unless the program asks again with nothing recorded since: then it
-//           waits on the query, and the query submits everything first
-//           (GraphEngine::answers_query; so too a cuStreamQuery of a stream whose work the chunk
-//           holds). A destroy makes those records record the engine's own spare event instead
+//           such an event submits everything first, and so does a query of it, unless
+//           `answer_queries` is on: then it is answered "not ready" without the driver (its
+//           record has not reached the GPU: the true answer), and nothing goes out, unless the
+//           program waits on the query (GraphEngine::answers_query; so too a cuStreamQuery of a
+//           stream whose work the chunk holds). A destroy makes those records record the engine's own spare event instead
 //           (nobody can wait for a destroyed event, and a new event reusing the handle must not
 //           be recorded by the graph later). An event the chunk does not record needs nothing:
 //           its work was fixed when it was recorded, and none of that work can wait for
