@@ -61,14 +61,14 @@
 //           `answer_queries` is on: then it is answered "not ready" without the driver (its
 //           record has not reached the GPU: the true answer), and nothing goes out, unless the
 //           program waits on the query (GraphEngine::answers_query; so too a cuStreamQuery of a
-//           stream whose work the chunk holds). A destroy makes those records record the engine's own spare event instead
-//           (nobody can wait for a destroyed event, and a new event reusing the handle must not
-//           be recorded by the graph later). An event the chunk does not record needs nothing:
-//           its work was fixed when it was recorded, and none of that work can wait for
-//           deferred work (a wait on an event the chunk records either joins its stream to the
-//           chunk, its later records with it, or submits the chunk). A query, of an event or of
-//           a stream (kStream), is no boundary (ops.h): the sequence goes on across it, whether
-//           the query submitted the chunk or not.
+//           stream whose work the chunk holds). A destroy makes those records record the
+//           engine's own spare event instead (nobody can wait for a destroyed event, and a new
+//           event reusing the handle must not be recorded by the graph later). An event the
+//           chunk does not record needs nothing: its work was fixed when it was recorded, and
+//           none of that work can wait for deferred work (a wait on an event the chunk records
+//           either joins its stream to the chunk, its later records with it, or submits the
+//           chunk). A query, of an event or of a stream (kStream), is no boundary (ops.h): the
+//           sequence goes on across it, whether the query submitted the chunk or not.
 //  kCapture the program begins capturing a graph: everything deferred goes first, then graph
 //           mode passes every call through untouched until the capture ends.
 //  kUnload  a module or library is unloaded: everything deferred goes first (it may launch the
