@@ -180,6 +180,20 @@ class GraphStreamsTest : public ::testing::Test {
     EXPECT_EQ(s.launches, s.replayed + s.eager_total());
   }
 
+  // Steps 1 to 3 (the step is followed from then on), then step 4's first three launches and
+  // its first record, of `e` through the engine and of `r` directly on the eager arm: the
+  // record is a node of the pending chunk.
+  void record_mid_step(CUevent e, CUevent r) {
+    for (int n = 1; n <= 3; ++n) ASSERT_NO_FATAL_FAILURE(step(n));
+    float a = 0.5f;
+    int n = 4;
+    for (int i = 0; i < 3; ++i)
+      both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
+    const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
+    ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
+    ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  }
+
   // A context sync through the engine and the driver; both buffers equal in both arms.
   void sync_and_compare(int n) {
     ASSERT_EQ(engine_.before_op(Op::CtxSynchronize, nullptr, false), CUDA_SUCCESS);
@@ -397,16 +411,8 @@ TEST_F(GraphStreamsTest, NoStreamJoinsWithoutAWaitOnceAStreamMayWaitForTheHost) 
 }
 
 TEST_F(GraphStreamsTest, AQueryOrSyncOfAnEventTheChunkRecordsSubmitsItFirst) {
-  for (int n = 1; n <= 3; ++n) step(n);  // the step is followed from now on
-  float a = 0.5f;
-  int n = 4;
   CUevent e = new_event(), r = new_event();
-  for (int i = 0; i < 3; ++i)
-    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a,
-         main_);  // the step's start, then its first record
-  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
-  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
-  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(record_mid_step(e, r));
   ASSERT_FALSE(engine_.idle());  // the record is in the chunk
   ASSERT_EQ(engine_.before_op(Op::EventSynchronize, nullptr, false, reinterpret_cast<uint64_t>(e)),
             CUDA_SUCCESS);
@@ -550,16 +556,8 @@ TEST_F(GraphStreamsTest, AQueryOfDeferredWorkIsAnsweredNotReadyUntilTheProgramWa
   // An event recorded in the chunk, and work of the chunk's stream: "not ready" without a
   // submission. Asked again with nothing recorded since, the program waits on the query: the
   // work goes out and the driver answers, until it says done.
-  for (int n = 1; n <= 3; ++n) step(n);  // the step is followed from now on
-  float a = 0.5f;
-  int n = 4;
   CUevent e = new_event(), r = new_event(), unrecorded = new_event();
-  for (int i = 0; i < 3; ++i)
-    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a,
-         main_);  // the step's start, then its first record
-  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
-  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
-  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(record_mid_step(e, r));
   ASSERT_FALSE(engine_.idle());  // the record is in the chunk
   const uint64_t h = reinterpret_cast<uint64_t>(e);
   EXPECT_TRUE(engine_.answers_query(Op::EventQuery, nullptr, false, h));
@@ -597,15 +595,8 @@ TEST_F(GraphStreamsTest, QueriesInTurnWithNothingRecordedBetweenSubmitAtTheEight
   // A loop that asks about an event and a stream in turn, recording nothing: it waits on them.
   // Each question differs from the one before, so the 8th in a row (GraphEngine's
   // kQueryStreak) submits.
-  for (int n = 1; n <= 3; ++n) step(n);
-  float a = 0.5f;
-  int n = 4;
   CUevent e = new_event(), r = new_event();
-  for (int i = 0; i < 3; ++i)
-    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
-  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
-  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
-  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(record_mid_step(e, r));
   const uint64_t h = reinterpret_cast<uint64_t>(e);
   for (int k = 0; k < 8; ++k) {
     EXPECT_TRUE(k % 2 ? engine_.answers_query(Op::StreamQuery, main_, false, 0)
@@ -628,15 +619,8 @@ class GraphStreamsQueriesSubmitTest : public GraphStreamsTest {
 };
 
 TEST_F(GraphStreamsQueriesSubmitTest, WithoutTheOptionAQueryOfDeferredWorkSubmitsIt) {
-  for (int n = 1; n <= 3; ++n) step(n);
-  float a = 0.5f;
-  int n = 4;
   CUevent e = new_event(), r = new_event();
-  for (int i = 0; i < 3; ++i)
-    both(i % 2 ? addk_ : scale_, i % 2 ? static_cast<void*>(&n) : &a, main_);
-  const EventCall rec{Op::EventRecord, reinterpret_cast<void*>(record_), false, e, main_, 0};
-  ASSERT_EQ(engine_.event_op(rec), CUDA_SUCCESS);
-  ASSERT_EQ(record_(r, main_), CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(record_mid_step(e, r));
   ASSERT_FALSE(engine_.idle());
   const uint64_t h = reinterpret_cast<uint64_t>(e);
   EXPECT_FALSE(engine_.answers_query(Op::EventQuery, nullptr, false, h));
