@@ -42,6 +42,8 @@ configs=(
   "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   # And with restarts (off by default): a chunk the GPU drained for begins small.
   "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_RESTART_CHUNKS=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=1"
+  # Queries of deferred work answered "not ready" (off by default): the programs' query loops.
+  "RANDOM_STREAMS_GPU_IDLE=1 PYGRAPH_ANSWER_QUERIES=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   # random_program's iterations end on a second thread, the watchdog flushing every millisecond.
   "RANDOM_PROGRAM_THREADS=1 PYGRAPH_STALL_CHECK_MS=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
 )

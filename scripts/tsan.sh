@@ -26,6 +26,7 @@ runs=(
   "random_program STANDIN_ASYNC=0 $threads"
   "random_program STANDIN_ASYNC=1 $threads"
   "random_streams_program STANDIN_ASYNC=1 RANDOM_STREAMS_GPU_IDLE=1"
+  "random_streams_program STANDIN_ASYNC=1 PYGRAPH_ANSWER_QUERIES=1"
   "random_loop_program STANDIN_ASYNC=1"
 )
 status=0
