@@ -235,10 +235,7 @@ nlohmann::json replay_trace(const Trace& trace, const EngineOptions& options,
     // With its handle, as the hooks pass it: a query, sync or destruction of an event that a
     // chunk records, a program graph's launch. A query of deferred work the engine answers
     // itself, as the hooks let it (the trace's answer, taken without the shim, is timing).
-    if ((o.op == Op::EventQuery || o.op == Op::StreamQuery) &&
-        engine->answers_query(o.op, stream, false, o.handle)) {
-      continue;
-    }
+    if (engine->answers_query(o.op, stream, false, o.handle)) continue;  // queries alone
     engine->before_op(o.op, stream, false, o.handle);
     engine->after_op(o.op, stream, false, static_cast<CUresult>(o.result));
     if (op_info(o.op).cls == OpClass::kFree) driver.release(o.ptr);
