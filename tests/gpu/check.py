@@ -10,8 +10,9 @@ Sections (--sections, all by default):
   streams streams_loop: a loop on two streams ordered by events both ways, with waits and host
          syncs on events recorded inside graphs, one event relayed between the streams (two
          records in one graph, a wait on the latest after it), event queries and single-stream
-         syncs: host reads bitwise equal to no shim with PYGRAPH_STREAMS off and on; the
-         relay's second records inside graphs; launches per replay.
+         syncs: host reads bitwise equal to no shim with PYGRAPH_STREAMS off and on, and on
+         with PYGRAPH_ANSWER_QUERIES (some queries answered); the relay's second records inside
+         graphs; launches per replay.
   trace  PyTorch MLP training, eager and torch.compile'd: launches per steady-state step seen by
          the shim == kernels per step counted by torch.profiler; losses bitwise equal with and
          without the shim (off and trace mode).
@@ -168,7 +169,10 @@ class Check:
         program = os.path.join(self.build, "streams_loop")
         plain = self.run([program, str(steps)], name="streams")
         per = {}
-        for cfg, env in (("off", {"PYGRAPH_STREAMS": "0"}), ("on", {"PYGRAPH_STREAMS": "1"})):
+        # "queries": answer_queries on, so the step's cudaEventQuery of an event recorded in
+        # the pending chunk is answered "not ready" instead of submitting the chunk.
+        for cfg, env in (("off", {"PYGRAPH_STREAMS": "0"}), ("on", {"PYGRAPH_STREAMS": "1"}),
+                         ("queries", {"PYGRAPH_STREAMS": "1", "PYGRAPH_ANSWER_QUERIES": "1"})):
             spath = os.path.join(self.out, f"streams-{cfg}-stats.json")
             got = self.run([program, str(steps)], mode="graph", name="streams",
                            env_extra=dict(env, PYGRAPH_STATS=spath))
@@ -177,6 +181,10 @@ class Check:
                      "equal" if same else "DIFFER", "equal", same)
             st = json.load(open(spath))
             per[cfg] = st["graphs"]["launches_per_replay"]
+            if cfg == "queries":
+                answered = st["flushes"].get("queries_answered", 0)
+                self.row("streams_loop: event queries answered without a flush", answered,
+                         "> 0", answered > 0)
             if cfg == "on":
                 # The relay's second record of its event, in the chunk of the first.
                 rerecords = st["streams"].get("rerecords_in_graphs", 0)
