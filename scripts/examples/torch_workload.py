@@ -18,6 +18,8 @@ long the GPU waits at the start of each iteration.
 --lockstep GO DONE (with --time): after warm-up, run each chunk of steps when a driver says
 so, the protocol of tests/gpu/harness.py (the GPU check's benchmark compares configurations
 this way, chunk by chunk under the same conditions), and finally print every chunk's step time.
+--warm-chunks N (with --lockstep): N untimed chunks of the warm-up on the driver's turns too, so
+that what the shim learns and weighs there is not measured beside the other configurations.
 """
 import argparse
 import hashlib
@@ -97,6 +99,7 @@ def main():
     p.add_argument("--time", action="store_true")
     p.add_argument("--idle", action="store_true")
     p.add_argument("--lockstep", nargs=2, metavar=("GO", "DONE"))
+    p.add_argument("--warm-chunks", type=int, default=0)
     a = p.parse_args()
 
     step = build(a.model)
@@ -159,7 +162,7 @@ def main():
 
         go, done = a.lockstep or (None, None)
         chunks = argparse.Namespace(chunks=max(1, a.steps // 25), steps=25, go=go, done=done,
-                                    core=-1, stats_prefix="")
+                                    core=-1, stats_prefix="", warm_chunks=a.warm_chunks)
         times = harness.run_chunks(chunks, step, torch.cuda.synchronize)
         print(f"median_step_ms {statistics.median(times):.4f}")
         print("chunk_ms " + " ".join(f"{t:.4f}" for t in times))
