@@ -122,12 +122,11 @@ const OptionSpec kTable[] = {
      "after it grow at "
      "the pace the GPU ran that work (between 1 and `chunk_growth` times), so the GPU gets it "
      "before it drains instead of after a whole chunk. It costs graph launches. Off by "
-     "default until the whole suite has run with it: on an H200 (session 46) ResNet-50 batch "
-     "64 compiled was faster with it in each of 6 processes where a restart was chosen (0.05 "
-     "to 0.20 ms a step of 4.8; launches a replay 44 to 38); BERT and the MLP trainer moved "
-     "within one process's spread. Over the whole suite (session 47) it lost in GPT-2 "
-     "decoding compiled (17 launches a replay instead of 34), where it counted idle time "
-     "beyond the chunk's work; the count stops at that work since.",
+     "default, since it wins only where the host is slow: on an H200 (session 46) ResNet-50 "
+     "batch 64 compiled was faster with it in each of 6 processes where a restart was chosen "
+     "(0.05 to 0.20 ms a step of 4.8; launches a replay 44 to 38). Over the whole suite "
+     "(sessions 47 and 48) no other cell won in both runs, and GPT-2 decoding compiled "
+     "restarts to 17-19 launches a replay (34-45 without) for no gain.",
      false},
     {"answer_queries", &Config::answer_queries, "0", 0, 0,
      "Graph mode: `1`: a query of work that pygraph still defers (`cuEventQuery` of an event "
@@ -138,7 +137,9 @@ const OptionSpec kTable[] = {
      "PyTorch's caching allocator asks so at each allocation once a tensor was used on another "
      "stream (`record_stream`), and each submission ends a chunk there (the benchmark's "
      "two-streams loop: one graph a step). `0`: such a query submits the work first. Off "
-     "by default until it has run on the GPU.",
+     "by default: in the suite (session 48, H200) two-streams replayed 90 launches a graph "
+     "instead of 27, as fast eager and slower compiled (-0.9 and -7.3 % against -8.5 and "
+     "-10.5 % in two processes), its larger graphs patching nodes the smaller ones did not.",
      false},
     {"one_launch_graphs", &Config::one_launch_graphs, "0", 0, 0,
      "Graph mode: `1`: a chunk of one kernel launch (cut short by a pause, a flush or the "
