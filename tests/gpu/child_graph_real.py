@@ -36,10 +36,15 @@ Prints `way median p25 p75 (us a step)` lines, then the graph's counts.
 """
 import argparse
 import ctypes
+import os
 import statistics
+import sys
 
 import torch
-import torchvision
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
+                                "suite"))
+import workloads  # noqa: E402
 
 cu = ctypes.CDLL("libcuda.so.1")
 _P, _PP = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
@@ -57,37 +62,13 @@ cu.cuGraphGetEdges_v2.argtypes = [_P, _PP, _PP, _P, ctypes.POINTER(ctypes.c_size
 EDGE_DATA = 8  # sizeof(CUgraphEdgeData): from_port, to_port, type, 5 reserved bytes
 
 
-def _vision(make, batch):
-    return make(weights=None), torch.randn(batch, 3, 224, 224, device="cuda")
-
-
-def _bert():
-    from transformers import BertConfig, BertModel
-
-    class Hidden(torch.nn.Module):  # a tensor out, as the suite's bert-b1 returns
-        def __init__(self):
-            super().__init__()
-            self.m = BertModel(BertConfig())
-
-        def forward(self, ids):
-            return self.m(input_ids=ids).last_hidden_state
-
-    return Hidden(), torch.randint(0, 30000, (1, 128), device="cuda")
-
-
-def _timm():
-    import timm
-
-    return (timm.create_model("efficientnet_b0", pretrained=False),
-            torch.randn(8, 3, 224, 224, device="cuda"))
-
-
-# The suite's workloads whose compiled graphs this measures: the model and its input.
+# The suite's workloads whose compiled graphs this measures: the model and its input, built as
+# the suite builds them (tests/bench/suite/workloads.py).
 MODELS = {
-    "resnet50-b64": lambda: _vision(torchvision.models.resnet50, 64),
-    "resnet18-b1": lambda: _vision(torchvision.models.resnet18, 1),
-    "bert-b1": _bert,
-    "timm-b8": _timm,
+    "resnet50-b64": lambda: workloads.vision_model("resnet50", 64),
+    "resnet18-b1": lambda: workloads.vision_model("resnet18", 1),
+    "bert-b1": workloads.bert_model,
+    "timm-b8": workloads.timm_model,
 }
 
 
@@ -184,7 +165,7 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(0)
     model, source = MODELS[a.model]()
-    model = model.cuda().eval()
+    model = model.eval()
     fwd = model if a.eager else torch.compile(model)
     x = torch.empty_like(source)
 

@@ -115,8 +115,8 @@ bool GraphEngine::spare_earlier_record(const EventCall& e) {
   // instead, so that the graph holds one record of the program's event, its latest, however
   // the driver orders two. Nothing outside the chunk can have waited for the earlier one (a
   // sync or outside wait of it submits the chunk first, a query too or is answered "not ready":
-  // answers_query), and the chunk's own waits on
-  // it are edges, or waits on the spare where the chunk goes out eagerly.
+  // answers_query), and the chunk's own waits on it are edges, or waits on the spare where the
+  // chunk goes out eagerly.
   if (!spare_for(event)) return false;
   ++stats_.rerecords;
   return true;

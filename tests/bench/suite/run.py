@@ -9,13 +9,13 @@ Per workload, all its cells (variant, with and without the shim) start together 
 warm-up steps and their compiles run in parallel), then take turns chunk by chunk on one CPU core
 (the lockstep of tests/gpu/harness.py): first the untimed chunks (the rest of the warm-up and
 workloads.WARM_CHUNKS more: workloads.warm_split), then the timed ones. Per cell: time per
-iteration (median chunk) and its change against eager and against the same variant without the shim (median of chunk pairs, with quartiles), the
-host's share of each chunk (harness.run_chunks; Python workers), peak GPU
-memory of the process, for "+shim" cells the shim's steady-state figures (stats after the untimed
-chunks to the end) and whether the result is bit for bit equal to the same variant without the shim. A cell
-that fails says why in one line; the rest runs on. Writes DIR/results.json (merged into it when it
-exists, so parts run in separate calls end in one file), then the chart and the table
-(report.py).
+iteration (median chunk) and its change against eager and against the same variant without the
+shim (median of chunk pairs, with quartiles), the host's share of each chunk (harness.run_chunks;
+Python workers), peak GPU memory of the process, for "+shim" cells the shim's steady-state
+figures (stats after the untimed chunks to the end) and whether the result is bit for bit equal
+to the same variant without the shim. A cell that fails says why in one line; the rest runs
+on. Writes DIR/results.json (merged into it when it exists, so parts run in separate calls end
+in one file), then the chart and the table (report.py).
 """
 import argparse
 import datetime

@@ -307,23 +307,41 @@ def mlp_train(variant, dropout=0.0, read_every=0):
     return train_task(model, (x,), loss_of, _sgd, variant, read_every=read_every)
 
 
-def vision_infer(variant, name, batch):
+# The inference models and their inputs, on the GPU (tests/gpu/child_graph_real.py captures
+# the same ones).
+def vision_model(name, batch):
     import torch
     import torchvision
 
-    _seed()
     model = getattr(torchvision.models, name)(weights=None).cuda()
-    x = torch.randn(batch, 3, 224, 224, device="cuda")
+    return model, torch.randn(batch, 3, 224, 224, device="cuda")
+
+
+def timm_model():
+    import timm
+    import torch
+
+    model = timm.create_model("efficientnet_b0", pretrained=False).cuda()
+    return model, torch.randn(8, 3, 224, 224, device="cuda")
+
+
+def bert_model():
+    import torch
+    from transformers import BertConfig, BertModel
+
+    model = _Logits.wrap(BertModel(BertConfig()))
+    return model, torch.randint(0, 30000, (1, 128), device="cuda")
+
+
+def vision_infer(variant, name, batch):
+    _seed()
+    model, x = vision_model(name, batch)
     return infer_task(model, (x,), variant)
 
 
 def timm_infer(variant):
-    import timm
-    import torch
-
     _seed()
-    model = timm.create_model("efficientnet_b0", pretrained=False).cuda()
-    x = torch.randn(8, 3, 224, 224, device="cuda")
+    model, x = timm_model()
     return infer_task(model, (x,), variant)
 
 
@@ -348,12 +366,8 @@ class _Logits:
 
 
 def bert_infer(variant):
-    import torch
-    from transformers import BertConfig, BertModel
-
     _seed()
-    model = _Logits.wrap(BertModel(BertConfig()))
-    ids = torch.randint(0, 30000, (1, 128), device="cuda")
+    model, ids = bert_model()
     return infer_task(model, (ids,), variant)
 
 
