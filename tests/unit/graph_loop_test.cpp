@@ -315,6 +315,34 @@ TEST_F(GraphLoopTest, ALoopCutByASyncGoesOnAfterItWhereItStopped) {
   EXPECT_EQ(s.resume_mismatches, 0u);
 }
 
+TEST_F(GraphLoopTest, ALoopGoesOnPastTheEndOfAShorterSegmentMadeOfIt) {
+  // The suite's mlp-item10: 40 iterations between the harness's two syncs, and a host read
+  // every 10th iteration counted from the run's start, so that each chunk's segments are 8, 10,
+  // 10, 10 and 2 iterations of one loop, all from the same launch. At a segment's start the
+  // segment seen last is followed: the 2-iteration one where 8 come. It ended after 2, and the
+  // loop was found again two periods later, its launches until then eager (mlp-item10's 95 %
+  // coverage, session 49). Now the loop the segment is made of goes on from there.
+  const std::vector<int> body = {0, 1, 2, 3, 0, 2, 1};
+  int n = 2;  // iterations before the first chunk: its first read falls after 8 of its own
+  auto chunk = [&] {
+    for (int i = 0; i < 40; ++i) {
+      loop(body, 1);
+      if (++n % 10 == 0) sync();
+    }
+    sync();
+    sync();
+  };
+  for (int c = 0; c < 4; ++c) chunk();
+  const EngineStats before = engine_.stats();
+  for (int c = 0; c < 8; ++c) chunk();
+  const EngineStats& s = engine_.stats();
+  const uint64_t launches = s.launches - before.launches;
+  EXPECT_EQ(launches, 8u * 40 * 7);
+  EXPECT_GE(s.replayed - before.replayed, launches * 99 / 100);
+  EXPECT_GE(s.loops_past_segments - before.loops_past_segments, 8u);
+  EXPECT_EQ(s.resume_mismatches, 0u);
+}
+
 TEST_F(GraphLoopTest, ASegmentCutAtPlacesThatVaryReplaysTheGraphsOfItsRepeats) {
   // The suite's timed chunks: 60 iterations between syncs, the same launches every time, and
   // flushes that fall in other iterations each time (PyTorch's allocator queries an event as it

@@ -79,6 +79,30 @@ TEST(MadeOfLoop, TheSegmentFollowsTheLoopsRotationFromThePhase) {
   EXPECT_FALSE(made_of_loop(seq({1, 2, 3, 4}, false), &segment, 0));  // not a loop
 }
 
+TEST(LoopAfterSegment, TheLoopGoesOnAtThePhaseAfterTheSegmentsLastLaunch) {
+  Sequence inner = seq({2, 3}, true);  // a shorter loop inside the iteration, found first
+  inner.id = 3;
+  inner.occurrences = 5;
+  Sequence loop = seq({1, 2, 3, 4}, true);
+  loop.occurrences = 2;
+  const std::vector<Sequence> known = {inner, seq({9, 9}, false), loop};
+  // Two iterations from phase 2 (3, 4, 1, 2, ...): the next launch is the loop's at 2 again.
+  ResumePoint p = loop_after_segment(seq({3, 4, 1, 2, 3, 4, 1, 2}, false), known, 2);
+  EXPECT_EQ(p.loop, loop.id);
+  EXPECT_EQ(p.phase, 2u);
+  p = loop_after_segment(seq({1, 2, 3, 4, 1, 2}, false), known, 2);  // one and a half
+  EXPECT_EQ(p.loop, loop.id);
+  EXPECT_EQ(p.phase, 2u);
+  EXPECT_EQ(loop_after_segment(seq({1, 2, 3, 9}, false), known, 2).loop, 0u);  // not the loop
+  EXPECT_EQ(loop_after_segment(seq({1, 2, 3}, false), known, 2).loop, 0u);     // not one period
+  EXPECT_EQ(loop_after_segment(seq({1, 2, 3, 4}, false), known, 3).loop, 0u);  // seen too few
+  EXPECT_EQ(loop_after_segment(seq({1, 2, 3, 4}, true), known, 2).loop, 0u);   // a loop itself
+  // The inner loop, a whole segment of its own: it goes on too.
+  p = loop_after_segment(seq({3, 2, 3, 2}, false), known, 2);
+  EXPECT_EQ(p.loop, inner.id);
+  EXPECT_EQ(p.phase, 1u);
+}
+
 TEST(MadeOfLoop, AtTheDetectorsPhaseTheLoopsNextIterationsMatch) {
   // A loop of three launches pushed from another launch than its canonical rotation's first:
   // the phase the detector gives is where its next launch stands, whatever the rotation.

@@ -48,6 +48,16 @@ const Sequence* GraphEngine::candidate(uint64_t tok, bool periodic_only, uint32_
   return best;
 }
 
+bool GraphEngine::start_loop_after_segment(uint64_t tok) {
+  const Sequence* segment = detector_.find(completed_segment_);
+  if (!segment) return false;
+  const ResumePoint next =
+      loop_after_segment(*segment, detector_.sequences(), options_.min_repeats);
+  if (!next.loop || !start_following(tok, true, next.loop, next.phase)) return false;
+  resume_.resumed();  // until its first wrap: a mismatch before it was a wrong guess
+  return true;
+}
+
 void GraphEngine::follow(const Sequence& s, uint32_t phase) {
   following_id_ = s.id;
   following_periodic_ = s.periodic;
@@ -113,7 +123,8 @@ void GraphEngine::end_of_occurrence() {
     start_occurrence();
     return;
   }
-  stop_following();  // a segment's occurrence is complete
+  completed_segment_ = following_id_;  // the program may go on past it (take())
+  stop_following();                    // a segment's occurrence is complete
 }
 
 void GraphEngine::start_occurrence() {

@@ -382,6 +382,9 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         resume_.resumed();  // until its first wrap: a mismatch before it was a wrong guess
         start_occurrence();
       }
+    } else if (completed_segment_ && start_loop_after_segment(tok)) {
+      ++stats_.loops_past_segments;
+      start_occurrence();
     } else if (expected_period_) {
       // A loop whose graphs failed is not looked up again at every period (up to every second
       // launch) once its plan is disabled.
@@ -394,6 +397,7 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
   }
   at_segment_start_ = false;
   expected_period_ = 0;
+  completed_segment_ = 0;
   if (following_id_ && !following_periodic_) {
     detector_.push_in_segment(tok);  // the launch path while a step replays: no period search
   } else if (const Sequence* done = detector_.push(tok);

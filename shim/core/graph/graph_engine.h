@@ -349,6 +349,9 @@ class GraphEngine {
   // A found sequence this launch begins: a segment at its start, or the periodic sequence
   // `periodic_id` at `phase` (the launch's index in its canonical rotation).
   bool start_following(uint64_t token, bool periodic_only, uint32_t periodic_id, uint32_t phase);
+  // The launch after completed_segment_'s end, before any boundary: the loop the segment is made
+  // of goes on with it, if it is that loop's next launch (loop_resume.h, loop_after_segment).
+  bool start_loop_after_segment(uint64_t token);
   const Sequence* candidate(uint64_t token, bool periodic_only, uint32_t periodic_id,
                             uint32_t phase) const;
   void follow(const Sequence& s, uint32_t phase);
@@ -467,6 +470,10 @@ class GraphEngine {
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
   uint32_t expected_phase_ = 0;   // at this index of its canonical rotation
+  // A segment followed to its end by the last launch: if the next one comes before a boundary,
+  // the segment was shorter than the program's, and the loop it is made of goes on from there
+  // (loop_after_segment, take()). 0: none.
+  uint32_t completed_segment_ = 0;
   // The loop that stopped last (stop_following, end_segment): the next segment's first launch
   // may take it up where it stopped (take()).
   LoopResume resume_;

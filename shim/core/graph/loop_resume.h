@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "graph/sequence_detector.h"
 
@@ -65,5 +66,17 @@ class LoopResume {
 // sequence of its own (it would measure from nothing what the loop has decided or is measuring),
 // so the loop is taken up instead. A scan of the segment's tokens, at a segment's start only.
 bool made_of_loop(const Sequence& segment, const Sequence* loop, uint32_t phase);
+
+// Where the loop a segment is made of goes on after the segment's last launch: a loop of
+// `sequences` (seen at least `min_repeats` times) whose tokens, from some phase, are the
+// segment's, with the phase of its next launch (loop 0: none). A segment that begins at
+// several places of loops is the first found. For a segment followed to its end whose program
+// went on without a boundary: the segments of one loop between syncs share their head, so the
+// one seen last, followed at a segment's start, is sometimes shorter than the program's
+// (a chunk of 40 steps read every 10 from step 8 ends in 8, 10, 10, 10 and 2 steps); the loop
+// takes over where it ended instead of being found anew two periods later. A scan of the
+// loops' phases, run only where a followed segment was too short.
+ResumePoint loop_after_segment(const Sequence& segment, const std::vector<Sequence>& sequences,
+                               uint32_t min_repeats);
 
 }  // namespace pygraph
