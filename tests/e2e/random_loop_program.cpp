@@ -87,8 +87,16 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed) {
   std::vector<int> host(kLen);
   Digest d;
   const int iterations = 10 + pick(110);
-  const int breaks = pick(4);  // host reads per 100 iterations, at random launches
-  const int odd = pick(3);     // odd launches (the loop goes elsewhere once) per 100
+  int breaks = pick(4);     // host reads per 100 iterations, at random launches
+  const int odd = pick(3);  // odd launches (the loop goes elsewhere once) per 100
+  // One seed in three reads the host on a schedule instead, as a timed benchmark does: after
+  // every `every`-th iteration counted from `offset`, and syncs twice after every `chunk`-th.
+  // The segments between syncs are then runs of whole iterations of several lengths that all
+  // begin alike: the one followed at a segment's start may end before the program's
+  // (loop_after_segment, session 49).
+  const bool scheduled = pick(3) == 0;
+  const int every = 2 + pick(9), chunk = 3 + pick(30), offset = pick(10);
+  if (scheduled) breaks = 0;
   for (int it = 0; it < iterations; ++it) {
     for (const Op& o : iteration) {
       int scalar = o.varies == 0   ? o.scalar
@@ -116,6 +124,15 @@ uint64_t run_seed(const Api& cu, CUfunction fn[3], unsigned seed) {
         void* p[] = {&scalar, &x};
         OK(cu.launch(fn[2], 1, 1, 1, 64, 1, 1, 0, nullptr, p, nullptr));  // another block
       }
+    }
+    if (scheduled && (it + offset) % every == every - 1) {
+      OK(cu.stream_sync(nullptr));
+      OK(cu.copy_dh(host.data(), buf[it % kBuffers], kLen * sizeof(int)));
+      d.add(host.data(), kLen * sizeof(int));
+    }
+    if (scheduled && it % chunk == chunk - 1) {
+      OK(cu.ctx_sync(nullptr));
+      OK(cu.ctx_sync(nullptr));
     }
   }
   OK(cu.ctx_sync(nullptr));

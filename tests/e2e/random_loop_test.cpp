@@ -1,5 +1,6 @@
 // Randomized differential test of loops without syncs (random_loop_program.cpp): short and
-// nested periods, breaks at random launches, odd launches, changing and alternating arguments;
+// nested periods, breaks at random launches or on a schedule, odd launches, changing and
+// alternating arguments;
 // the same digests with and without the shim, while graph mode really follows the loops.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -27,6 +28,9 @@ TEST(RandomLoops, GraphModeChangesNoResult) {
   EXPECT_GT(s["memops"]["replayed_in_graphs"].get<int>(), 1000);
   // Loops with a scalar in a ring of three are unrolled anew for it (arg_period.h).
   EXPECT_GT(s["graphs"]["loops_unrolled_by_arguments"].get<int>(), 10);
+  // Seeds that read on a schedule: a followed segment ended before the program's, and the loop
+  // it is made of went on (loop_resume.h, loop_after_segment).
+  EXPECT_GT(s["graphs"]["loops_past_segments"].get<int>(), 10);
 }
 
 TEST(RandomLoops, MeasuredDecisionsChangeNoResult) {
