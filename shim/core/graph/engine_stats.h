@@ -79,9 +79,6 @@ struct EngineStats {
   uint64_t variant_switches = 0;   // a sequence with the same prefix took over instead
   uint64_t loops_resumed = 0;      // a loop cut by a boundary went on after it where it stopped
   uint64_t resume_mismatches = 0;  // of those, the wrong guesses (counted in mismatches too)
-  // A loop went on past the end of a segment made of it, followed from a segment's start, where
-  // the program went on without a boundary (loop_resume.h, loop_after_segment).
-  uint64_t loops_past_segments = 0;
   uint64_t loops_unrolled_by_arguments = 0;  // loops unrolled anew for their argument period
   uint64_t sequences_followed = 0;           // distinct sequences recorded from (each has one plan)
   uint64_t sequences_known = 0;      // the detector's, now (at most 1024; the oldest go first)
@@ -123,6 +120,10 @@ struct EngineStats {
   uint64_t program_graph_nodes_replayed = 0;
   uint64_t program_graphs_eager = 0, program_graphs_instantiated = 0, program_graphs_takeable = 0;
   const char* program_graph_refused = nullptr;  // why the last one not taken was not (static)
+  // A loop went on past the end of a segment made of it, followed from a segment's start, where
+  // the program went on without a boundary (loop_resume.h, loop_after_segment). Last: a counter
+  // added among the launch path's shifts them (and costs, session 49).
+  uint64_t loops_past_segments = 0;
 
   uint64_t eager_total() const;
   uint64_t memop_eager_total() const;

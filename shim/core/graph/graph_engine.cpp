@@ -394,10 +394,11 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         start_occurrence();
       }
     }
+    // Set only where following stopped (end_of_occurrence): the launch after it comes here.
+    completed_segment_ = 0;
   }
   at_segment_start_ = false;
   expected_period_ = 0;
-  completed_segment_ = 0;
   if (following_id_ && !following_periodic_) {
     detector_.push_in_segment(tok);  // the launch path while a step replays: no period search
   } else if (const Sequence* done = detector_.push(tok);
