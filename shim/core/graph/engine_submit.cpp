@@ -249,7 +249,6 @@ CUresult GraphEngine::end_segment(Op op) {
   stats_.sequences_known = detector_.sequences().size();
   at_segment_start_ = true;
   expected_period_ = 0;
-  completed_segment_ = 0;
   return r;
 }
 

@@ -470,9 +470,10 @@ class GraphEngine {
   bool at_segment_start_ = true;
   uint32_t expected_period_ = 0;  // a periodic sequence that may start at the next launch
   uint32_t expected_phase_ = 0;   // at this index of its canonical rotation
-  // A segment followed to its end by the last launch: if the next one comes before a boundary,
-  // the segment was shorter than the program's, and the loop it is made of goes on from there
-  // (loop_after_segment, take()). 0: none.
+  // A segment followed to its end by the last launch: if the next one comes before a boundary
+  // (a boundary's segment start takes precedence in take()), the segment was shorter than the
+  // program's, and the loop it is made of goes on from there (loop_after_segment). Cleared by
+  // that next launch. 0: none.
   uint32_t completed_segment_ = 0;
   // The loop that stopped last (stop_following, end_segment): the next segment's first launch
   // may take it up where it stopped (take()).

@@ -14,14 +14,13 @@ bool made_of_loop(const Sequence& segment, const Sequence* loop, uint32_t phase)
 
 ResumePoint loop_after_segment(const Sequence& segment, const std::vector<Sequence>& sequences,
                                uint32_t min_repeats) {
-  if (segment.periodic || segment.tokens.empty()) return {};
+  if (segment.periodic) return {};
   for (const Sequence& loop : sequences) {
-    if (!loop.periodic || loop.occurrences < min_repeats || loop.tokens.empty()) continue;
+    if (!loop.periodic || loop.occurrences < min_repeats) continue;
     const size_t p = loop.tokens.size();
     for (size_t phase = 0; phase < p; ++phase) {
-      if (loop.tokens[phase] != segment.tokens[0]) continue;
-      if (!made_of_loop(segment, &loop, static_cast<uint32_t>(phase))) continue;
-      return {loop.id, static_cast<uint32_t>((phase + segment.tokens.size()) % p)};
+      if (made_of_loop(segment, &loop, static_cast<uint32_t>(phase)))
+        return {loop.id, static_cast<uint32_t>((phase + segment.tokens.size()) % p)};
     }
   }
   return {};
