@@ -30,8 +30,15 @@ Session 48 asks it of BERT b1 and timm b8 (efficientnet_b0, batch 8), whose redu
 steps, GPU-bound and one graph of ours a step, read +0.5 to -0.3 % and +0.1 to +0.4 % with the
 shim over sessions 44-48; --block N launches each way N times back to back between its events,
 as the suite's loop queues them, instead of once.
+Session 50 asks whether one instantiation runs slower than another of the same graph: the suite's
+resnet50-b64 under reduce-overhead read +0.8 % (quartiles +0.8 / +0.9, every chunk about 40 us a
+step slower) in one process of session 50 and -0.1 to +0.3 % in three of session 49, while the
+runs without the shim moved by up to 0.5 % between processes. --instances N adds ways own@2..N
+and graph@2..N: the same graphs instantiated again (each process of the suite instantiates its
+own), timed in the same rounds.
   python3 tests/gpu/child_graph_real.py [--model resnet50-b64|resnet18-b1|bert-b1|timm-b8]
                                         [--eager] [--rounds N] [--per-round N] [--block N]
+                                        [--instances N] [--only own,graph]
 Prints `way median p25 p75 (us a step)` lines, then the graph's counts.
 """
 import argparse
@@ -162,6 +169,11 @@ def main():
     ap.add_argument("--block", type=int, default=1,
                     help="steps of a way back to back between its two events (the suite's "
                     "GPU-bound loop, where one launch queues behind the last)")
+    ap.add_argument("--instances", type=int, default=1,
+                    help="instantiate `own` and `graph` this many times each, every instance a "
+                    "way of its own")
+    ap.add_argument("--only", default="",
+                    help="comma-separated ways to time (the instances of a named way included)")
     a = ap.parse_args()
     torch.manual_seed(0)
     model, source = MODELS[a.model]()
@@ -216,6 +228,13 @@ def main():
     }
     if plain is not None:
         ways["plain"] = lambda: launch(plain)
+    for k in range(2, a.instances + 1):
+        again_own, again_both = instantiate(raw), instantiate(wrapper([raw_copy, raw])[0])
+        ways[f"own@{k}"] = lambda ex=again_own: launch(ex)
+        ways[f"graph@{k}"] = lambda ex=again_both: launch(ex)
+    if a.only:
+        keep = a.only.split(",")
+        ways = {w: f for w, f in ways.items() if w.split("@")[0] in keep}
     # Steps a way's launch holds: its times are per step.
     steps = {"own2": 2, "two": 2, "own3": 3, "three": 3}
     times = {w: [] for w in ways}
@@ -240,7 +259,7 @@ def main():
     for w, t in times.items():
         q = statistics.quantiles(t, n=4)
         print(f"{w} {statistics.median(t):.1f} {q[0]:.1f} {q[2]:.1f}")
-    same = all(v == results["own"] for v in results.values())
+    same = all(v == results[next(iter(results))] for v in results.values())
     types, edges = counts(raw)
     _, child_edges = counts(child_of(lone_nodes[0]))
     print("node_types " + " ".join(f"{k}:{v}" for k, v in sorted(types.items())))

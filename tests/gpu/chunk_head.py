@@ -1,0 +1,111 @@
+"""Where the time of a chunk goes, at its head after a sync: a suite workload's steps run in chunks
+of N steps, each closed by a synchronize, under torch.profiler (CUPTI), so that the GPU's own
+timestamps say when the first work of each chunk started and when the last ended, against the
+host's chunk start and the synchronize's return.
+
+Session 49 asks this: BERT b1 under reduce-overhead read +0.9 and +1.0 % with the shim at 1 step a
+chunk (about 20 us a chunk; none at 40), and the weighed rounds of graph mode show the first
+chunk after a sync recorded in 25-38 us against 5-15 us for the chunks after it. Run it with and
+without the shim (LD_PRELOAD=build/libpygraph.so PYGRAPH_MODE=graph) and compare:
+  head      chunk start (host) -> the GPU's first activity of the chunk
+  launch    the program's first graph launch call (host, CUPTI's runtime or driver record) -> the
+            GPU's first activity after it
+  gpu       the GPU's first activity -> its last one's end
+  tail      the GPU's last end -> the synchronize's return
+  chunk     chunk start -> the synchronize's return
+each the median over the profiled chunks, in us, per shape (steps a chunk).
+  python3 tests/gpu/chunk_head.py [--workload bert-b1] [--variant compile-ro] [--shapes 1,10]
+                                  [--chunks 30] [--warm 40] [--json FILE]
+The profiler adds its own cost to every call, with and without the shim alike: compare the two
+runs, not these figures with the suite's.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
+                                "suite"))
+import workloads  # noqa: E402
+
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+LAUNCH_NAMES = ("cudaGraphLaunch", "cuGraphLaunch")
+
+
+def chunk_figures(trace, marks):
+    """Per chunk mark (a user annotation), the figures above from the Chrome trace's events."""
+    gpu = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in trace
+                 if e.get("cat") in GPU_CATS)
+    launches = sorted(e["ts"] for e in trace if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                      and any(e.get("name", "").startswith(n) for n in LAUNCH_NAMES))
+    rows = []
+    for m in marks:
+        start, end = m["ts"], m["ts"] + m["dur"]
+        inside = [g for g in gpu if start <= g[0] <= end]
+        if not inside:
+            continue
+        first, last = inside[0][0], max(g[1] for g in inside)
+        row = {"head": first - start, "gpu": last - first, "tail": end - last,
+               "chunk": end - start, "activities": len(inside)}
+        call = next((t for t in launches if start <= t <= end), None)
+        if call is not None:
+            after = next((g[0] for g in inside if g[0] >= call), None)
+            if after is not None:
+                row["launch"] = after - call
+        rows.append(row)
+    return rows
+
+
+def median_of(rows, key):
+    vals = [r[key] for r in rows if key in r]
+    return statistics.median(vals) if vals else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workload", default="bert-b1")
+    ap.add_argument("--variant", default="compile-ro")
+    ap.add_argument("--shapes", default="1,10", help="steps a chunk, each shape in turn")
+    ap.add_argument("--chunks", type=int, default=30, help="profiled chunks a shape")
+    ap.add_argument("--warm", type=int, default=40, help="unprofiled chunks a shape first")
+    ap.add_argument("--json", help="write the figures here too")
+    a = ap.parse_args()
+    task = workloads.WORKLOADS[a.workload].builder(a.variant)
+    shim = "pygraph" in os.environ.get("LD_PRELOAD", "")
+    out = {"workload": a.workload, "variant": a.variant, "shim": shim, "shapes": {}}
+    for steps in (int(s) for s in a.shapes.split(",")):
+        def chunk():
+            for _ in range(steps):
+                task.step()
+            task.sync()
+
+        for _ in range(a.warm):
+            chunk()
+        act = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=act) as prof:
+            for k in range(a.chunks):
+                with torch.profiler.record_function(f"chunk{k}"):
+                    chunk()
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            prof.export_chrome_trace(f.name)
+            trace = json.load(open(f.name))["traceEvents"]
+        marks = [e for e in trace if e.get("cat") == "user_annotation" and
+                 e.get("name", "").startswith("chunk")]
+        rows = chunk_figures(trace, marks)
+        fig = {k: median_of(rows, k) for k in ("head", "launch", "gpu", "tail", "chunk")}
+        fig["chunks"] = len(rows)
+        fig["activities"] = median_of(rows, "activities")
+        out["shapes"][steps] = fig
+        print(f"{'shim' if shim else 'none'} steps={steps} " +
+              " ".join(f"{k}={v:.1f}" for k, v in fig.items()), flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
