@@ -226,6 +226,24 @@ TEST(ProgramGraphs, OneLaunchBesideTheProgramsGraphJoinsItInAGraphOfOurs) {
   EXPECT_EQ(g.stats["graphs"]["sequences_cut_short"], 0);
 }
 
+TEST(ProgramGraphs, WithFirstChunksOfOneTheInputLaunchGoesOutAheadOfTheProgramsGraph) {
+  // Session 50's head arm (design notes): first chunks of one launch and graphs of one node.
+  // Each step's input launch is its occurrence's first chunk, complete when it is recorded and
+  // replayed at once as a graph of one node, so it runs while the program prepares its graph's
+  // launch; the program's graph then goes out as the program launched it, after that chunk.
+  const GraphRun g = run_program_graphs(
+      "beside", {{"PYGRAPH_FIRST_CHUNK", "1"}, {"PYGRAPH_ONE_LAUNCH_GRAPHS", "1"}});
+  ASSERT_FALSE(g.plain.empty());
+  EXPECT_EQ(g.shim, g.plain);
+  ASSERT_TRUE(g.stats.is_object());
+  const auto& pg = g.stats["program_graphs"];
+  EXPECT_GE(g.stats["graphs"]["replays"].get<int>(), 190);
+  EXPECT_EQ(g.stats["launches"]["replayed_in_graphs"], g.stats["graphs"]["replays"]);
+  EXPECT_EQ(pg["replayed_in_graphs"], 0) << "a program's graph went out inside a chunk";
+  EXPECT_EQ(pg["issued_with_chunk"], pg["taken_into_chunks"]);
+  EXPECT_EQ(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 0);
+}
+
 TEST(ProgramGraphs, ACollectiveBesideTheProgramsGraphEndsAGraphOfOurs) {
   // Each step: a launch, the program's graph of one launch, then a kernel its peers wait for
   // (NCCL's), which ends its chunk at once. With first chunks of one launch the step goes out as
