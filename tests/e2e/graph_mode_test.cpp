@@ -244,6 +244,51 @@ TEST(ProgramGraphs, WithFirstChunksOfOneTheInputLaunchGoesOutAheadOfTheProgramsG
   EXPECT_EQ(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 0);
 }
 
+// "beside" with a read every 4 steps and the `ahead` line: (digest, steps whose input launch had
+// run before the program launched its graph).
+std::pair<std::string, int> beside_ahead(const std::string& out) {
+  const size_t nl = out.find('\n');
+  const size_t at = out.find("ahead ");
+  if (nl == std::string::npos || at == std::string::npos) return {out, -1};
+  return {out.substr(0, nl), std::atoi(out.c_str() + at + 6)};
+}
+
+TEST(ProgramGraphs, AnEarlyHeadRunsBeforeTheProgramLaunchesItsGraphAtEachSegmentsStart) {
+  // Segments of 4 steps (an input launch, the program's graph), a read after each: 50 of them.
+  // With early_head, each followed segment's first input launch goes out as a graph of one node
+  // when it is recorded, so it has run by the time the program launches its graph (the
+  // stand-in runs work as it is submitted); the program's graph follows alone, and the steps
+  // after it go out as before, one graph of ours a step. Without it, only the launches of the
+  // segments not yet followed had run.
+  for (const bool early : {false, true}) {
+    const GraphRun g =
+        run_program_graphs("beside", {{"PYGRAPH_EARLY_HEAD", early ? "1" : "0"}}, {"4", "ahead"});
+    const auto [plain, plain_ahead] = beside_ahead(g.plain);
+    const auto [shim, shim_ahead] = beside_ahead(g.shim);
+    EXPECT_EQ(plain_ahead, 200) << g.plain;
+    EXPECT_EQ(shim, plain) << early;
+    ASSERT_TRUE(g.stats.is_object());
+    const auto& graphs = g.stats["graphs"];
+    const auto& pg = g.stats["program_graphs"];
+    const int heads = graphs["early_heads"].get<int>();
+    if (!early) {
+      EXPECT_EQ(heads, 0);
+      EXPECT_LE(shim_ahead, 3 * 4) << "more ran ahead than the segments not followed";
+      continue;
+    }
+    EXPECT_GE(heads, 45);
+    // Each head ran ahead; beyond them only the steps of segments not followed.
+    EXPECT_GE(shim_ahead, heads);
+    EXPECT_LE(shim_ahead, heads + 3 * 4);
+    // Heads are graphs of one node, never eager; the program's graph after each went out as
+    // the program launched it, the other three of a segment inside graphs of ours.
+    EXPECT_EQ(g.stats["eager_launches_by_reason"].value("short_chunk", 0), 0);
+    EXPECT_GE(pg["issued_with_chunk"].get<int>(), heads);
+    EXPECT_GE(pg["replayed_in_graphs"].get<int>(), 3 * heads);
+    EXPECT_EQ(graphs["sequences_cut_short"], 0);
+  }
+}
+
 TEST(ProgramGraphs, ACollectiveBesideTheProgramsGraphEndsAGraphOfOurs) {
   // Each step: a launch, the program's graph of one launch, then a kernel its peers wait for
   // (NCCL's), which ends its chunk at once. With first chunks of one launch the step goes out as

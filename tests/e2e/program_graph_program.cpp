@@ -16,11 +16,15 @@
 //  - alone STEPS READ_EVERY: each step is one launch of the forward graph (40 launches) and
 //    nothing else, and the host syncs and reads every READ_EVERY steps (compiled inference at
 //    batch 1 under reduce-overhead, timed in chunks of READ_EVERY iterations);
-//  - beside: each of 200 steps is one launch (the input copied in) and the forward graph, then
-//    the host reads (compiled inference at a large batch under reduce-overhead);
+//  - beside [READ_EVERY [ahead]]: each of 200 steps is one launch (the input copied in) and the
+//    forward graph, and the host reads every READ_EVERY steps (1; compiled inference at a large
+//    batch under reduce-overhead). With `ahead`, a second line counts the steps whose input
+//    launch had run on the stand-in before the program launched its graph (all 200 without the
+//    shim; early_head: a segment's head goes out at once);
 //  - peers: each of 200 steps is one launch, the forward graph (one launch) and a kernel named
 //    as NCCL's collectives (one its peers wait for), then the host reads.
-// Prints one line: a digest of everything the host read. Same output with and without the shim.
+// Prints one line: a digest of everything the host read, the same with and without the shim (and
+// the `ahead` line).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -133,7 +137,12 @@ int main(int argc, char** argv) {
   int host[kLen] = {};
   uint64_t digest = 1469598103934665603ull;
   const int steps = alone && argc > 2 ? std::atoi(argv[2]) : loop || beside || peers ? 200 : 40;
-  const int read_every = alone && argc > 3 ? std::max(std::atoi(argv[3]), 1) : loop ? 50 : 1;
+  const int read_every = alone && argc > 3    ? std::max(std::atoi(argv[3]), 1)
+                         : beside && argc > 2 ? std::max(std::atoi(argv[2]), 1)
+                         : loop               ? 50
+                                              : 1;
+  const bool probe = beside && argc > 3 && std::strcmp(argv[3], "ahead") == 0;
+  int ahead = 0;
   for (int step = 0; step < steps; ++step) {
     int input = step * 7, tail = step + 1000;
     CUstream at = stream;
@@ -162,7 +171,10 @@ int main(int argc, char** argv) {
     if (alone) {
       if (graph_launch(forward, stream)) return 5;
     } else if (beside) {
-      if (run(&input, stream) || graph_launch(forward, stream)) return 5;
+      const unsigned long long ran = standin_kernels_executed();
+      if (run(&input, stream)) return 5;
+      ahead += standin_kernels_executed() > ran;
+      if (graph_launch(forward, stream)) return 5;
     } else if (peers) {
       void* params[] = {&input, &y};
       if (run(&input, stream) || graph_launch(forward, stream) ||
@@ -185,5 +197,6 @@ int main(int argc, char** argv) {
     for (int v : host) digest = (digest ^ static_cast<uint32_t>(v)) * 1099511628211ull;
   }
   std::printf("%016llx\n", static_cast<unsigned long long>(digest));
+  if (probe) std::printf("ahead %d\n", ahead);
   return 0;
 }

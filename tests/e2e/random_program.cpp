@@ -141,6 +141,15 @@ const bool kProgramGraphs = [] {
   return v && std::strcmp(v, "1") == 0;
 }();
 
+// RANDOM_PROGRAM_HEADS=1, with RANDOM_PROGRAM_GRAPHS=1: every body begins as a reduce-overhead
+// step does, with a launch and then the program's graph, and the program's graph runs on the
+// first stream wherever the body launches it (so it stays takeable): the shape of the early_head
+// option (chunk_policy.h, early heads).
+const bool kHeads = [] {
+  const char* v = std::getenv("RANDOM_PROGRAM_HEADS");
+  return kProgramGraphs && v && std::strcmp(v, "1") == 0;
+}();
+
 // RANDOM_PROGRAM_THREADS=1: each iteration's body ends on a second thread (Turns).
 const bool kThreads = [] {
   const char* v = std::getenv("RANDOM_PROGRAM_THREADS");
@@ -240,6 +249,12 @@ uint64_t run_seed(const Api& cu, CUfunction fn[4], Extra* ex, unsigned seed) {
   for (auto& s : body) {
     s = Step{StepKind(pick(kKinds)), pick(4) == 0 ? 1 : 0, pick(kBuffers),
              pick(kBuffers),         pick(1000) - 500,     unsigned(1 + pick(3))};
+  }
+  if (kHeads) {  // after the draws: every other program's body stays as it was
+    body[0].kind = kAdd;
+    body[0].stream = 0;
+    body[1].kind = kProgramGraph;
+    for (auto& s : body) s.stream = s.kind == kProgramGraph ? 0 : s.stream;
   }
   Digest d;
   const int iterations = 1 + pick(12);

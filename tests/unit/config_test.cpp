@@ -85,6 +85,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.max_sequences, 1024u);
   EXPECT_EQ(c.staging_mb, 4u);
   EXPECT_FALSE(c.one_launch_graphs);
+  EXPECT_FALSE(c.early_head);
   EXPECT_TRUE(c.patch_grid);
   EXPECT_TRUE(c.streams);  // several streams in one graph: on since the GPU check of session 8
   EXPECT_EQ(c.min_gain_percent, 2.0);
@@ -222,6 +223,7 @@ const std::vector<KeyCase>& key_cases() {
       {"restart_chunks", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"answer_queries", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"one_launch_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
+      {"early_head", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"patch_grid", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"false", "0"}}, kNotAFlag},
       {"streams", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},
       {"program_graphs", {{"0", "0"}, {"1", "1"}}, kEnvNotAFlag, {{"true", "1"}}, kNotAFlag},

@@ -13,6 +13,7 @@ EngineOptions engine_options(const Config& config) {
   options.staging_bytes = size_t(config.staging_mb) << 20;
   options.patch_grid = config.patch_grid;
   options.one_launch_graphs = config.one_launch_graphs;
+  options.early_head = config.early_head;
   options.multi_stream = config.streams;
   options.program_graphs = config.program_graphs;
   options.program_graph_launches = config.program_graph_launches;

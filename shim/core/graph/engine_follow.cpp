@@ -73,6 +73,11 @@ void GraphEngine::follow(const Sequence& s, uint32_t phase) {
     position_ = phase % s.tokens.size();
   }
   chunk_.begin(position_, plan_->pauses.split() != 0);  // a loop is never split
+  // A segment's head goes out ahead of the program's graph (chunk_policy.h, early heads); a
+  // split's first chunk is weighed already.
+  if (options_.early_head && plan_->head && !s.periodic && !plan_->pauses.split()) {
+    chunk_.begin_head(position_, plan_->head);
+  }
 }
 
 void GraphEngine::unroll_period() {

@@ -99,6 +99,7 @@ std::string stats_json(const EngineStats& s, const DoorCounts& doors, const char
       {"variant_switches", s.variant_switches},
       {"loops_resumed", s.loops_resumed},
       {"loops_past_segments", s.loops_past_segments},
+      {"early_heads", s.early_heads},
       {"resume_mismatches", s.resume_mismatches},
       {"loops_unrolled_by_arguments", s.loops_unrolled_by_arguments},
       {"sequences_followed", s.sequences_followed},

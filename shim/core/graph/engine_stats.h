@@ -121,9 +121,11 @@ struct EngineStats {
   uint64_t program_graphs_eager = 0, program_graphs_instantiated = 0, program_graphs_takeable = 0;
   const char* program_graph_refused = nullptr;  // why the last one not taken was not (static)
   // A loop went on past the end of a segment made of it, followed from a segment's start, where
-  // the program went on without a boundary (loop_resume.h, loop_after_segment). Last: a counter
-  // added among the launch path's shifts them (and costs, session 49).
+  // the program went on without a boundary (loop_resume.h, loop_after_segment).
   uint64_t loops_past_segments = 0;
+  // Segments' heads that went out ahead of the program's graph (early_head, chunk_policy.h).
+  // These two last: a counter added among the launch path's shifts them (and costs, session 49).
+  uint64_t early_heads = 0;
 
   uint64_t eager_total() const;
   uint64_t memop_eager_total() const;

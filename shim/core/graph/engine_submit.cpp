@@ -144,6 +144,14 @@ CUresult GraphEngine::submit(bool at_peers) {
     chunk_.unpace();
   }
   chunk_.submitted(position_, extra);
+  // A segment's head (chunk_policy.h, early heads): a graph even of one node, and the program's
+  // graph after it goes out alone, as the program launched it.
+  const bool head = options_.early_head && plan_ && plan_->head && !following_periodic_ &&
+                    start == 0 && position_ == plan_->head;
+  if (head) {
+    ++stats_.early_heads;
+    chunk_.begin_head(position_, 1);
+  }
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   // While its pauses are weighed, every chunk of a round (pause_places.h) is timed: its GPU
   // time, and the GPU's idle time before it where it follows the chunk timed before at once.
@@ -154,9 +162,10 @@ CUresult GraphEngine::submit(bool at_peers) {
   if (round && chunk_begun_ns_) tag.record_ns = now_ns() - chunk_begun_ns_;
   last_timed_ = GpuTimer::Tag{};
   const size_t entries = graph_work(pending_);
-  // Only a chunk of one entry, and only with the option, asks what it holds.
-  const size_t kernels = options_.one_launch_graphs && entries == 1 ? kernel_work(pending_) : 0;
-  if (!worth_a_graph(entries, kernels, options_.one_launch_graphs) || !plan_ || plan_->disabled) {
+  // Only a chunk of one entry, and only with the option or as a head, asks what it holds.
+  const bool one_launch = options_.one_launch_graphs || head;
+  const size_t kernels = one_launch && entries == 1 ? kernel_work(pending_) : 0;
+  if (!worth_a_graph(entries, kernels, one_launch) || !plan_ || plan_->disabled) {
     // Too little for a graph (chunk_policy.h): it goes out as the program made it.
     if (plan_ && !plan_->disabled && !full) {
       if (plan_->short_chunks.cut_short()) ++stats_.cut_short;

@@ -184,6 +184,13 @@ bool GraphEngine::record(const Work& w) {
     p.graph = *w.graph;
     p.position = static_cast<uint32_t>(position_);
     pending_.add_weight(w.graph->weight - 1);  // at least 1 (program_graphs.cpp)
+    // It came within a segment's first chunk, after other work: that work is the head of the
+    // segment's next occurrences (early_head).
+    if (options_.early_head && plan_ && !following_periodic_ && chunk_.start() == 0 &&
+        position_ > 0 && position_ < options_.first_chunk &&
+        (!plan_->head || position_ < plan_->head)) {
+      plan_->head = static_cast<uint32_t>(position_);
+    }
     fork_.node(normalized_stream(w.graph->stream, w.graph->per_thread));
     ++position_;
     ++stats_.program_graphs_recorded;

@@ -85,6 +85,10 @@ struct EngineOptions {
   // A chunk of one kernel launch is replayed as a graph of one node instead of going out as it
   // came (chunk_policy.h, worth_a_graph).
   bool one_launch_graphs = false;
+  // At a segment's start, the work before the program's own graph launch goes out at once, as a
+  // graph of its own (of one node too), instead of waiting in the chunk for that launch
+  // (chunk_policy.h, early heads).
+  bool early_head = false;
   // Several streams in one graph (stream_fork.h): event records and waits become nodes and
   // edges. Off by default until checked on the GPU (PYGRAPH_STREAMS=1): then the hooks pass
   // event records and waits through as ops, which submit the chunk they order.
@@ -288,6 +292,9 @@ class GraphEngine {
     // Chunks cut to one launch (a boundary right after it: the program's own graph launch):
     // deferring such a launch only delays it (chunk_policy.h).
     ShortChunks short_chunks;
+    // Entries before its first program graph, where that graph came within an occurrence's
+    // first chunk (early_head; 0: none): the chunk that ends there is its head.
+    uint32_t head = 0;
     // Places where a chunk starting there is cut short every time: issued as they come.
     LoneStarts lone_starts;
     // Places where the program pauses on the host: a chunk goes out there (pause_places.h).
