@@ -289,6 +289,25 @@ TEST(ProgramGraphs, AnEarlyHeadRunsBeforeTheProgramLaunchesItsGraphAtEachSegment
   }
 }
 
+TEST(ProgramGraphs, AMemsetBeforeTheProgramsGraphIsNoHead) {
+  // The same steps with the input set by a memset: a chunk of one memop is no graph
+  // (worth_a_graph), so it would only go out eagerly at the cost of the step's one graph of
+  // ours. No head is learned; each step goes out as before, the memset and the program's graph
+  // in one graph of ours.
+  const GraphRun g =
+      run_program_graphs("beside", {{"PYGRAPH_EARLY_HEAD", "1"}}, {"4", "ahead", "memset"});
+  const auto [plain, plain_ahead] = beside_ahead(g.plain);
+  const auto [shim, shim_ahead] = beside_ahead(g.shim);
+  EXPECT_EQ(shim, plain);
+  ASSERT_TRUE(g.stats.is_object());
+  EXPECT_EQ(g.stats["graphs"]["early_heads"], 0);
+  EXPECT_EQ(g.stats["memops"].value("eager", 0),
+            g.stats["memops"].value("seen_by_engine", 0) -
+                g.stats["memops"].value("replayed_in_graphs", 0));
+  EXPECT_GE(g.stats["memops"]["replayed_in_graphs"].get<int>(), 4 * 45);
+  EXPECT_GE(g.stats["program_graphs"]["replayed_in_graphs"].get<int>(), 4 * 45);
+}
+
 TEST(ProgramGraphs, ACollectiveBesideTheProgramsGraphEndsAGraphOfOurs) {
   // Each step: a launch, the program's graph of one launch, then a kernel its peers wait for
   // (NCCL's), which ends its chunk at once. With first chunks of one launch the step goes out as

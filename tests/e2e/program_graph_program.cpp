@@ -16,11 +16,12 @@
 //  - alone STEPS READ_EVERY: each step is one launch of the forward graph (40 launches) and
 //    nothing else, and the host syncs and reads every READ_EVERY steps (compiled inference at
 //    batch 1 under reduce-overhead, timed in chunks of READ_EVERY iterations);
-//  - beside [READ_EVERY [ahead]]: each of 200 steps is one launch (the input copied in) and the
-//    forward graph, and the host reads every READ_EVERY steps (1; compiled inference at a large
-//    batch under reduce-overhead). With `ahead`, a second line counts the steps whose input
-//    launch had run on the stand-in before the program launched its graph (all 200 without the
-//    shim; early_head: a segment's head goes out at once);
+//  - beside [READ_EVERY [ahead [memset]]]: each of 200 steps is one launch (the input copied in)
+//    and the forward graph, and the host reads every READ_EVERY steps (1; compiled inference at
+//    a large batch under reduce-overhead). With `ahead`, a second line counts the steps whose
+//    input launch had run on the stand-in before the program launched its graph (all 200 without
+//    the shim; early_head: a segment's head goes out at once); with `memset` the input is set
+//    by a memset instead (a copy of the input, as cudaMemcpyAsync makes it);
 //  - peers: each of 200 steps is one launch, the forward graph (one launch) and a kernel named
 //    as NCCL's collectives (one its peers wait for), then the host reads.
 // Prints one line: a digest of everything the host read, the same with and without the shim (and
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   decltype(&cuEventCreate) event_create;
   decltype(&cuEventRecord) record;
   decltype(&cuStreamWaitEvent) wait;
+  decltype(&cuMemsetD32Async) memset;
   if (!get || !standin::resolve(get, "cuLaunchKernel", &launch) ||
       !standin::resolve(get, "cuModuleGetFunction", &function) ||
       !standin::resolve(get, "cuStreamSynchronize", &sync) ||
@@ -82,7 +84,8 @@ int main(int argc, char** argv) {
       !standin::resolve(get, "cuGraphExecKernelNodeSetParams", &set_params) ||
       !standin::resolve(get, "cuEventCreate", &event_create) ||
       !standin::resolve(get, "cuEventRecord", &record) ||
-      !standin::resolve(get, "cuStreamWaitEvent", &wait)) {
+      !standin::resolve(get, "cuStreamWaitEvent", &wait) ||
+      !standin::resolve(get, "cuMemsetD32Async", &memset)) {
     return 1;
   }
   const size_t sizes[2] = {4, 8};
@@ -142,6 +145,7 @@ int main(int argc, char** argv) {
                          : loop               ? 50
                                               : 1;
   const bool probe = beside && argc > 3 && std::strcmp(argv[3], "ahead") == 0;
+  const bool set_input = probe && argc > 4 && std::strcmp(argv[4], "memset") == 0;
   int ahead = 0;
   for (int step = 0; step < steps; ++step) {
     int input = step * 7, tail = step + 1000;
@@ -172,7 +176,10 @@ int main(int argc, char** argv) {
       if (graph_launch(forward, stream)) return 5;
     } else if (beside) {
       const unsigned long long ran = standin_kernels_executed();
-      if (run(&input, stream)) return 5;
+      if (set_input ? memset(y, unsigned(input), kLen, stream) != CUDA_SUCCESS
+                    : run(&input, stream) != CUDA_SUCCESS) {
+        return 5;
+      }
       ahead += standin_kernels_executed() > ran;
       if (graph_launch(forward, stream)) return 5;
     } else if (peers) {

@@ -44,6 +44,33 @@ TEST(ChunkCursor, AChunkIsFullWhenItsWorkReachesItsSizeWhateverItsPositions) {
   EXPECT_TRUE(c.full(4, 4, 0));  // the occurrence ends
 }
 
+TEST(ChunkCursor, AHeadIsFullAtItsSizeAndTheProgramsGraphAfterItGoesAlone) {
+  // A segment's head of one launch before the program's graph of 40 nodes (early heads): full
+  // at its one launch, though the first chunk is 2; the chunk after it, begun alone, is full at
+  // the graph; the one after grows from what the graph weighed. Only the head is one.
+  ChunkCursor c(2, 64);
+  c.begin_head(0, 1);
+  EXPECT_TRUE(c.head());
+  EXPECT_TRUE(c.full(1, 100, 0));
+  c.submitted(1);
+  EXPECT_FALSE(c.head());
+  c.begin_alone(1);
+  EXPECT_FALSE(c.head());
+  EXPECT_TRUE(c.filled(2, 39));
+  c.submitted(2, 39);
+  EXPECT_FALSE(c.filled(3, 39));  // 40 of 64 (80, at most 64)
+  EXPECT_TRUE(c.filled(4, 78));
+  // A head never outgrows the largest chunk, and any new beginning ends it.
+  c.begin_head(0, 1000);
+  EXPECT_FALSE(c.full(63, 100, 0));
+  EXPECT_TRUE(c.full(64, 100, 0));
+  c.begin(0);
+  EXPECT_FALSE(c.head());
+  c.begin_head(0, 1);
+  c.reset();
+  EXPECT_FALSE(c.head());
+}
+
 TEST(ChunkCursor, TheNextChunkGrowsFromWhatTheLastOneWeighed) {
   // The program's graph of 40 nodes fills a first chunk of 2 alone: the next may weigh 80 (two
   // of them, a graph worth replaying), not 4 (one again), and never more than max.

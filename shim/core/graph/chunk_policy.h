@@ -36,9 +36,12 @@
 //    After kShortLimit in a row with no replay between, the sequence's next occurrences run as
 //    they come, undeferred (1,024 of them, doubling each time it happens again).
 //  - Early heads (the early_head option): at a segment's start, where the program's own graph
-//    launch came within the first chunk (the input copy of a reduce-overhead step), the work
-//    before it is the first chunk, replayed at once (as a graph of one node too), and the
-//    program's graph goes out alone after it, as the program launched it. Without it the GPU,
+//    launch came within the first chunk after work that can be a graph (a kernel launch, the
+//    input copy of a reduce-overhead step, or two entries or more; with the default first chunk
+//    of 2, one kernel launch), that work is the first chunk, replayed at once (as a graph of one
+//    node too), and the program's graph goes out alone after it, as the program launched it
+//    (no restart resizes that chunk). Not in a segment whose split was chosen (its first chunk
+//    is weighed), nor in a loop (its GPU is busy where it goes on). Without it the GPU,
 //    idle after the sync, waits for the program's graph launch before it can start the copy:
 //    measured with the CUPTI profiler on the H200 (session 50, BERT b1 under reduce-overhead),
 //    the GPU's next activity after that launch call came 6-17 us later with the shim.
@@ -88,13 +91,22 @@ class ChunkCursor {
     start_ = position;
     size_ = whole ? max_ : first_;
     pace_ = 0;
+    head_ = false;
   }
   // An occurrence's head (early heads, above): its first chunk is `size` entries, however
   // small, so that it goes out at once where the program's graph would have filled it.
   void begin_head(size_t position, size_t size) {
+    begin_alone(position, size);
+    head_ = true;
+  }
+  // The current chunk began as a head (until it is submitted or the cursor begins anew).
+  bool head() const { return head_; }
+  // A chunk of `size` entries however small (the program's graph after a head: alone).
+  void begin_alone(size_t position, size_t size = 1) {
     start_ = position;
     size_ = std::clamp<size_t>(size, 1, max_);
     pace_ = 0;
+    head_ = false;
   }
   // A chunk restarts at `position` (pause_places.h, restarts): `first` large (within first and
   // max), the chunks after it growing `pace` / kPaceOne times each, where that is more than
@@ -104,6 +116,7 @@ class ChunkCursor {
     start_ = position;
     size_ = std::clamp<size_t>(first, first_, max_);
     pace_ = pace > kPaceOne && pace < growth_ * kPaceOne ? pace : 0;
+    head_ = false;
   }
   // The chunks grow by `growth` again (the next cut ends a restart's pace).
   void unpace() { pace_ = 0; }
@@ -114,6 +127,7 @@ class ChunkCursor {
   void reset() {
     start_ = size_ = 0;
     pace_ = 0;
+    head_ = false;
   }
   // Nothing is pending at `position` (an event op issued where it was): the chunk starts there.
   void move_start(size_t position) { start_ = position; }
@@ -129,6 +143,7 @@ class ChunkCursor {
     start_ = position;
     size_ = std::min<size_t>(pace_ ? std::max(base * pace_ / kPaceOne, base + 1) : base * growth_,
                              max_);
+    head_ = false;
   }
 
   size_t start() const { return start_; }
@@ -148,6 +163,7 @@ class ChunkCursor {
   size_t start_ = 0;
   size_t size_ = 0;
   uint32_t pace_ = 0;  // 0: growth_
+  bool head_ = false;  // begun as an occurrence's head
 };
 
 // Chunks of one sequence cut below worth_a_graph in a row.

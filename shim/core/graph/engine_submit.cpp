@@ -137,6 +137,7 @@ CUresult GraphEngine::submit(bool at_peers) {
   // as cut short they would stop the whole sequence's deferral.
   const size_t extra = pending_.extra_weight();
   const bool full = chunk_.filled(position_, extra) || at_peers;
+  const bool head = chunk_.head();  // a segment's head (chunk_policy.h, early heads)
   // A restart's pace lasts to the next cut, however the chunk ends there (a flush too). Where
   // nothing is pending at the cut (an event issued in place, a lone entry) it lasts to the cut
   // after, growing more slowly than chunk_growth meanwhile: more launches, never less order.
@@ -144,13 +145,11 @@ CUresult GraphEngine::submit(bool at_peers) {
     chunk_.unpace();
   }
   chunk_.submitted(position_, extra);
-  // A segment's head (chunk_policy.h, early heads): a graph even of one node, and the program's
-  // graph after it goes out alone, as the program launched it.
-  const bool head = options_.early_head && plan_ && plan_->head && !following_periodic_ &&
-                    start == 0 && position_ == plan_->head;
+  // A head is a graph even of one node, and the program's graph after it goes out alone, as the
+  // program launched it.
   if (head) {
     ++stats_.early_heads;
-    chunk_.begin_head(position_, 1);
+    chunk_.begin_alone(position_);
   }
   if (plan_ && plan_->names_left) name_nodes(*plan_);
   // While its pauses are weighed, every chunk of a round (pause_places.h) is timed: its GPU

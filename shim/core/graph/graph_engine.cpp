@@ -179,18 +179,19 @@ uint64_t GraphEngine::now_ns() const {
 
 bool GraphEngine::record(const Work& w) {
   if (w.graph) {
+    // It came within a segment's first chunk, after work that can be a graph of its own: that
+    // work is the head of the segment's next occurrences (early_head, chunk_policy.h).
+    if (options_.early_head && plan_ && !following_periodic_ && chunk_.start() == 0 &&
+        position_ > 0 && position_ < options_.first_chunk &&
+        (!plan_->head || position_ < plan_->head) &&
+        worth_a_graph(graph_work(pending_), kernel_work(pending_), true)) {
+      plan_->head = static_cast<uint32_t>(position_);
+    }
     Pending& p = pending_.add();
     p.kind = NodeKind::kChildGraph;
     p.graph = *w.graph;
     p.position = static_cast<uint32_t>(position_);
     pending_.add_weight(w.graph->weight - 1);  // at least 1 (program_graphs.cpp)
-    // It came within a segment's first chunk, after other work: that work is the head of the
-    // segment's next occurrences (early_head).
-    if (options_.early_head && plan_ && !following_periodic_ && chunk_.start() == 0 &&
-        position_ > 0 && position_ < options_.first_chunk &&
-        (!plan_->head || position_ < plan_->head)) {
-      plan_->head = static_cast<uint32_t>(position_);
-    }
     fork_.node(normalized_stream(w.graph->stream, w.graph->per_thread));
     ++position_;
     ++stats_.program_graphs_recorded;
@@ -501,12 +502,13 @@ CUresult GraphEngine::take(const Work& w, uint64_t tok) {
         stats_.peer_cuts += peers;
         // Only a segment restarts (pause_places.h): its place is its position.
         const PausePlaces::Restart restart = plan_->pauses.restart_at(position_);
+        const bool head = chunk_.head();  // the program's graph goes out alone after it
         r = submit(peers);
         if (learner) learner->pauses.done_at(now_ns());
         // Where the GPU drained before the next chunk, it starts small, sized as weighed.
         // Chunks ended at that place by a flush (an event issued in place, another stream) do
         // not restart.
-        if (restart && following_id_ && chunk_.start() == position_) {
+        if (restart && !head && following_id_ && chunk_.start() == position_) {
           chunk_.begin_paced(position_, restart.first, restart.pace);
           ++stats_.restarted_chunks;
         }

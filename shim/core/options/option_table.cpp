@@ -152,9 +152,10 @@ const OptionSpec kTable[] = {
      false},
     {"early_head", &Config::early_head, "0", 0, 0,
      "Graph mode: `1`: at a segment's start (after a sync, where the GPU is idle), the launches "
-     "before the program's own graph launch (the input copy of a reduce-overhead step) go out "
-     "at once, as a graph of their own (of one node too), while the program prepares that "
-     "launch; the program's graph then goes out as the program launched it. `0`: they wait in "
+     "before the program's own graph launch (the input copy kernel of a reduce-overhead step; "
+     "not a single copy or memset, which alone is no graph) go out at once, as a graph of their "
+     "own (of one node too), while the program prepares that launch; the program's graph then "
+     "goes out as the program launched it. `0`: they wait in "
      "the chunk and go out with the program's graph as one graph of ours. With the shim, the "
      "GPU started BERT b1's graph 6 to 17 microseconds later after its launch call (session "
      "50, H200, profiled): off until measured in the suite.",
