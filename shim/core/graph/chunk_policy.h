@@ -44,7 +44,8 @@
 //    is weighed), nor in a loop (its GPU is busy where it goes on). Without it the GPU,
 //    idle after the sync, waits for the program's graph launch before it can start the copy:
 //    measured with the CUPTI profiler on the H200 (session 50, BERT b1 under reduce-overhead),
-//    the GPU's next activity after that launch call came 6-17 us later with the shim.
+//    the GPU's next activity after that launch call came 6-18 us later with the shim (medians of
+//    two processes a side).
 //  - Lone starts (LoneStarts, one per sequence): a chunk cut below that at the same place
 //    again and again, between replays of the rest (a copy that the program follows with a
 //    sync every iteration: PyTorch's torch.tensor(..., device="cuda")), is deferred only to go

@@ -157,7 +157,8 @@ const OptionSpec kTable[] = {
      "own (of one node too), while the program prepares that launch; the program's graph then "
      "goes out as the program launched it. `0`: they wait in "
      "the chunk and go out with the program's graph as one graph of ours. With the shim, the "
-     "GPU started BERT b1's graph 6 to 17 microseconds later after its launch call (session "
+     "GPU's next activity after BERT b1's graph launch call came 6 to 18 microseconds later "
+     "(session "
      "50, H200, profiled): off until measured in the suite.",
      false},
     {"patch_grid", &Config::patch_grid, "1", 0, 0,
