@@ -88,36 +88,23 @@ class ChunkCursor {
 
   // An occurrence (or a loop taken up at a phase) begins at `position`: a first chunk, as
   // large as may be where `whole` (a segment split before its tail: pause_places.h).
-  void begin(size_t position, bool whole = false) {
-    start_ = position;
-    size_ = whole ? max_ : first_;
-    pace_ = 0;
-    head_ = false;
-  }
+  void begin(size_t position, bool whole = false) { begin_at(position, whole ? max_ : first_); }
   // An occurrence's head (early heads, above): its first chunk is `size` entries, however
   // small, so that it goes out at once where the program's graph would have filled it.
   void begin_head(size_t position, size_t size) {
-    begin_alone(position, size);
-    head_ = true;
+    begin_at(position, std::clamp<size_t>(size, 1, max_), 0, true);
   }
   // The current chunk began as a head (until it is submitted or the cursor begins anew).
   bool head() const { return head_; }
-  // A chunk of `size` entries however small (the program's graph after a head: alone).
-  void begin_alone(size_t position, size_t size = 1) {
-    start_ = position;
-    size_ = std::clamp<size_t>(size, 1, max_);
-    pace_ = 0;
-    head_ = false;
-  }
+  // A chunk of one entry (the program's graph after a head: alone).
+  void begin_alone(size_t position) { begin_at(position, 1); }
   // A chunk restarts at `position` (pause_places.h, restarts): `first` large (within first and
   // max), the chunks after it growing `pace` / kPaceOne times each, where that is more than
   // once and less than `growth` (else by `growth`), until unpace().
   static constexpr uint32_t kPaceOne = 256;
   void begin_paced(size_t position, size_t first, uint32_t pace) {
-    start_ = position;
-    size_ = std::clamp<size_t>(first, first_, max_);
-    pace_ = pace > kPaceOne && pace < growth_ * kPaceOne ? pace : 0;
-    head_ = false;
+    begin_at(position, std::clamp<size_t>(first, first_, max_),
+             pace > kPaceOne && pace < growth_ * kPaceOne ? pace : 0);
   }
   // The chunks grow by `growth` again (the next cut ends a restart's pace).
   void unpace() { pace_ = 0; }
@@ -125,11 +112,7 @@ class ChunkCursor {
   // A loop wraps around its unrolled period: the next chunk starts at 0, its size kept.
   void wrap() { start_ = 0; }
   // Following stopped.
-  void reset() {
-    start_ = size_ = 0;
-    pace_ = 0;
-    head_ = false;
-  }
+  void reset() { begin_at(0, 0); }
   // Nothing is pending at `position` (an event op issued where it was): the chunk starts there.
   void move_start(size_t position) { start_ = position; }
   // The current chunk was submitted when the occurrence reached `position`, its entries
@@ -160,6 +143,13 @@ class ChunkCursor {
   uint32_t max() const { return max_; }
 
  private:
+  void begin_at(size_t position, size_t size, uint32_t pace = 0, bool head = false) {
+    start_ = position;
+    size_ = size;
+    pace_ = pace;
+    head_ = head;
+  }
+
   uint32_t first_, max_, growth_;
   size_t start_ = 0;
   size_t size_ = 0;

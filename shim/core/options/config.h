@@ -44,8 +44,8 @@ struct Config {
   bool answer_queries{};        // graph mode: a query of deferred work answered "not ready"
   bool patch_grid{};            // graph mode: grid and dynamic shared memory patched, not in token
   bool one_launch_graphs{};     // graph mode: a chunk of one kernel launch is replayed as a graph
-  bool early_head{};  // graph mode: a segment's work before the program's graph goes out at once
-  bool streams{};     // graph mode: several streams in one graph (stream_fork.h)
+  bool early_head{};            // graph mode: a segment's head goes out before the program's graph
+  bool streams{};               // graph mode: several streams in one graph (stream_fork.h)
   bool program_graphs{};  // graph mode: the program's graphs as child graphs (program_graphs.h)
   unsigned program_graph_launches{};  // graph mode: a program graph's launches before it is taken
   // The measured decisions (decision_policy.h): on when measure_windows > 0. The kernel
