@@ -189,7 +189,9 @@ GraphRun run_program_graphs(const std::string& mode, Env env = {},
 }
 
 TEST(ProgramGraphs, TheProgramsGraphLaunchesJoinTheChunkAsChildGraphs) {
-  const GraphRun g = run_program_graphs("");
+  // Without early heads: with them, each step's forward graph would go out alone after its
+  // step's input launches (the host reads every step, so each step begins a segment).
+  const GraphRun g = run_program_graphs("", {{"PYGRAPH_EARLY_HEAD", "0"}});
   ASSERT_FALSE(g.plain.empty());
   EXPECT_EQ(g.shim, g.plain) << "the host read something else with the program's graphs taken";
   ASSERT_TRUE(g.stats.is_object());
@@ -212,8 +214,9 @@ TEST(ProgramGraphs, OneLaunchBesideTheProgramsGraphJoinsItInAGraphOfOurs) {
   // Each step: an input launch, the program's graph, a read (compiled inference at a large batch
   // under reduce-overhead). The two go out as one graph of ours, the program's graph a child of
   // it (chunk_policy.h, worth_a_graph: session 31 measured no GPU cost for that, and half the
-  // host time).
-  const GraphRun g = run_program_graphs("beside");
+  // host time), where early heads are off. With them (the default) the input launch is each
+  // segment's head: AnEarlyHeadRunsBeforeTheProgramLaunchesItsGraphAtEachSegmentsStart.
+  const GraphRun g = run_program_graphs("beside", {{"PYGRAPH_EARLY_HEAD", "0"}});
   ASSERT_FALSE(g.plain.empty());
   EXPECT_EQ(g.shim, g.plain);
   ASSERT_TRUE(g.stats.is_object());

@@ -85,7 +85,7 @@ TEST(Config, DefaultsComeFromTheTable) {
   EXPECT_EQ(c.max_sequences, 1024u);
   EXPECT_EQ(c.staging_mb, 4u);
   EXPECT_FALSE(c.one_launch_graphs);
-  EXPECT_FALSE(c.early_head);
+  EXPECT_TRUE(c.early_head);
   EXPECT_TRUE(c.patch_grid);
   EXPECT_TRUE(c.streams);  // several streams in one graph: on since the GPU check of session 8
   EXPECT_EQ(c.min_gain_percent, 2.0);

@@ -88,7 +88,7 @@ struct EngineOptions {
   // At a segment's start, the work before the program's own graph launch goes out at once, as a
   // graph of its own (of one node too), instead of waiting in the chunk for that launch
   // (chunk_policy.h, early heads).
-  bool early_head = false;
+  bool early_head = true;
   // Several streams in one graph (stream_fork.h): event records and waits become nodes and
   // edges. Off by default until checked on the GPU (PYGRAPH_STREAMS=1): then the hooks pass
   // event records and waits through as ops, which submit the chunk they order.
