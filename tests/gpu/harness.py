@@ -369,7 +369,8 @@ def pair_change(times, base):
 COUNTERS = (("launches", ("seen_by_engine", "recorded", "replayed_in_graphs", "eager")),
             ("graphs", ("instantiated", "replays", "replays_borrowed", "patched_nodes",
                         "mismatches", "variant_switches", "sequences_disabled",
-                        "sequences_cut_short", "pause_cuts", "peer_cuts", "restarted_chunks")),
+                        "sequences_cut_short", "pause_cuts", "peer_cuts", "restarted_chunks",
+                        "early_heads")),
             ("memops", ("seen_by_engine", "replayed_in_graphs", "eager", "staged_bytes",
                         "kind_queries")),
             ("program_graphs", ("replayed_in_graphs", "nodes_replayed")))
