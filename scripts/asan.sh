@@ -35,8 +35,8 @@ configs=(
   "PYGRAPH_MAX_SEQUENCES=2 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   "PYGRAPH_ONE_LAUNCH_GRAPHS=1 PYGRAPH_MAX_GRAPHS=8 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   "PYGRAPH_PROGRAM_GRAPH_LAUNCHES=1 PYGRAPH_MAX_GRAPHS=4 PYGRAPH_FIRST_CHUNK=1"
-  # Early heads (off by default), among pauses that cut and split: bodies that begin with a
-  # launch and the program's graph (random_program's RANDOM_PROGRAM_HEADS).
+  # Early heads (on by default; set here all the same), among pauses that cut and split: bodies
+  # that begin with a launch and the program's graph (random_program's RANDOM_PROGRAM_HEADS).
   "RANDOM_PROGRAM_HEADS=1 PYGRAPH_PROGRAM_GRAPH_LAUNCHES=1 PYGRAPH_EARLY_HEAD=1 PYGRAPH_PAUSE_US=1 PYGRAPH_PAUSE_GPU_US=4"
   # Programmatic launches (random_program's; the others run as in the first configuration).
   "RANDOM_PROGRAM_PROGRAMMATIC=1 PYGRAPH_MAX_GRAPHS=8"
