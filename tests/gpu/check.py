@@ -18,12 +18,13 @@ Sections (--sections, all by default):
          without the shim (off and trace mode).
   graph  each workload (--models) in graph mode: every step's result bitwise equal to no shim,
          steady-state coverage, graphs and patches, flushes, GPU memory.
-  cost   the shim's CPU cost per launch in one process (stand-in driver), every mode; and on
-         the real driver (launch_cost): the median launch call without the shim and in graph
-         mode, where it is a deferred launch (target <= 150 ns); break_even: steps of N launches
-         and a sync without the shim and as one graph, N from 1 to 64, and the smallest N from
-         which the graph wins (issue 10, graphs that pay), and without the shim N launches
-         against one graph of them, every node patched (N 1, 2, 4: step and host time);
+  cost   the shim's CPU cost per launch in one process (stand-in driver), every mode, the
+         median of 5 such processes; and on the real driver (launch_cost): the median launch
+         call without the shim and in graph mode, where it is a deferred launch (target
+         <= 150 ns); break_even: steps of N launches and a sync without the shim and as one
+         graph, N from 1 to 64, and the smallest N from which the graph wins (issue 10, graphs
+         that pay), and without the shim N launches against one graph of them, every node
+         patched (N 1, 2, 4: step and host time);
          op_cost: the driver's answer to the memory-type query graph mode makes per copy
          operand (device, pinned, pageable) and a pageable copy and sync, without the shim and
          in graph mode (info); child_graph_cost: without the shim, an input copy and a program's
@@ -46,7 +47,8 @@ Sections (--sections, all by default):
          end with verdict "graph"; mlp-train compile-ro never slower with the shim; a second
          run with the same cache measures nothing and graphs no later; two torchrun ranks share
          one cache file without losing an entry. About 3 minutes on an H100.
-Prints a table last; exits non-zero if any check fails.
+The table's first row names the machine (CPU, GPU and driver). Prints a table last; exits
+non-zero if any check fails.
 """
 import argparse
 import json
@@ -94,6 +96,25 @@ class Check:
         if p.returncode != 0:
             raise RuntimeError(f"{name} failed ({p.returncode}): {p.stderr[-2000:]}")
         return p.stdout
+
+    def machine(self):
+        """Which machine ran the figures: the CPU and the GPU with its driver (figures such as
+        the launch cost differ between machines of one kind; a table says which it came from)."""
+        cpu = "?"
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpu = next((line.split(":", 1)[1].strip() for line in f
+                            if line.startswith("model name")), "?")
+        except OSError:
+            pass
+        gpu = "?"
+        try:
+            gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                                  "--format=csv,noheader"], capture_output=True, text=True,
+                                 timeout=30).stdout.strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.SubprocessError):
+            pass
+        self.add(("machine: CPU; GPU, driver", f"{cpu} x{os.cpu_count()}", gpu, "info"))
 
     def summary(self, trace):
         out = subprocess.run([self.analyzer, "summary", "--json", trace], capture_output=True,
@@ -471,21 +492,35 @@ class Check:
         self.row(f"{model}: host-read sync traced to its Python line", "yes" if found else "no",
                  f"line {item_line}", found)
 
-    def launch_cost(self):
+    def launch_cost(self, rounds=5):
         """The shim's CPU cost per launch on this machine's CPU, measured in one process (the
         stand-in driver's own cuLaunchKernel against the pointer the shim hands out, alternating
-        rounds), so that the machine's noise between processes does not enter."""
+        rounds), so that the machine's noise between processes does not enter. The processes
+        run `rounds` times, the modes in turns, and the row takes their median: one process
+        read 87 ns in session 51 and 149 ns in session 52 (its driver's own launch doubled in
+        that process), where the stand-in on one machine moves by about 11 ns between
+        processes."""
         program = os.path.join(self.build, "tests", "standin_launch_bench")
         env_extra = {"LD_LIBRARY_PATH": os.path.join(self.build, "standin")}
+        cfgs = ("none", "off", "trace", "graph")
+        added = {cfg: [] for cfg in cfgs}
+        driver = {cfg: [] for cfg in cfgs}
+        for _ in range(rounds):
+            for cfg in cfgs:
+                mode = None if cfg == "none" else cfg
+                trace = os.path.join(self.out, "launch.trace") if cfg == "trace" else None
+                out = self.run([program], mode=mode, trace=trace, name="launch",
+                               env_extra=env_extra)
+                v = dict(line.split() for line in out.strip().splitlines())
+                added[cfg].append(float(v["added_ns"]))
+                driver[cfg].append(float(v["driver_ns"]))
         self.cost = {}
-        for cfg in ("none", "off", "trace", "graph"):
-            mode = None if cfg == "none" else cfg
-            trace = os.path.join(self.out, "launch.trace") if cfg == "trace" else None
-            out = self.run([program], mode=mode, trace=trace, name="launch", env_extra=env_extra)
-            v = dict(line.split() for line in out.strip().splitlines())
-            self.cost[cfg] = float(v["added_ns"])
-            self.add((f"shim cost per launch, {cfg} (ns, in-process)",
-                              f"{self.cost[cfg]:+.1f}", f"driver {v['driver_ns']}", "info"))
+        for cfg in cfgs:
+            self.cost[cfg] = statistics.median(added[cfg])
+            self.add((f"shim cost per launch, {cfg} (ns, in-process, median of {rounds})",
+                      f"{self.cost[cfg]:+.1f}",
+                      f"{min(added[cfg]):+.0f}..{max(added[cfg]):+.0f}; driver "
+                      f"{statistics.median(driver[cfg]):.0f}", "info"))
 
     def benchmark(self, steps, model="mlp", cfgs=("none", "off", "trace")):
         """A workload without the shim and in the given modes, side by side: processes pinned to
@@ -560,6 +595,7 @@ def main():
                         "with a SKIP row, so that the table still comes back")
     a = p.parse_args()
     c = Check(a.build, a.out)
+    c.machine()
     c.row("ctest on the GPU machine", a.ctest_status, 0, a.ctest_status == 0)
     sections = a.sections.split(",")
     models = a.models.split(",")
