@@ -2,8 +2,8 @@
 harness (--stats-every-chunk) and to check.py: its rules on made-up figures, the cache-file
 comparison, the rank wrapper, and the whole section run on fake programs (a worker that speaks
 worker.py's protocol and writes made-up stats snapshots and cache files as the shim would, and a
-torchrun that starts one process per rank), passing, and failing where a fake misbehaves. Run by
-ctest.
+torchrun that starts one process per rank), passing, and failing where a fake misbehaves; and
+check.py's launch-cost row (the median of processes) and machine row. Run by ctest.
 
     python3 decide_test.py                    # the tests
     python3 decide_test.py --worker W V ...   # (a fake worker, started by the tests)
@@ -395,6 +395,37 @@ class CheckTest(unittest.TestCase):
         self.assertEqual(decide.warm_chunks(plan["gpu_bound"]), decide.workloads.WARM_CHUNKS)
         self.assertEqual(len(plan["shared_cache"]), 2)
         self.assertTrue(os.path.exists(decide.WORKER) and os.path.exists(decide.RANKS))
+
+    def test_the_launch_cost_is_the_median_of_processes_taken_in_turns(self):
+        # One slow process (its stand-in driver at half speed, session 52) must not be the row.
+        added = {"none": [0.5, 0.1, 0.3], "off": [0.2, -0.3, 0.0],
+                 "trace": [100.0, 104.0, 250.0], "graph": [70.0, 149.0, 66.0]}
+        order = []
+
+        def fake_run(_self, argv, mode=None, trace=None, name="run", env_extra=None):
+            cfg = mode or "none"
+            order.append(cfg)
+            i = sum(1 for c in order if c == cfg) - 1
+            return f"driver_ns {140 + i}\nhanded_out_ns 0\nadded_ns {added[cfg][i]}\n"
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(check.Check, "run", fake_run), redirect_stdout(io.StringIO()):
+            c = check.Check(tmp, tmp)
+            c.launch_cost(rounds=3)
+        self.assertEqual(order, ["none", "off", "trace", "graph"] * 3)  # the modes in turns
+        self.assertEqual(c.cost, {"none": 0.3, "off": 0.0, "trace": 104.0, "graph": 70.0})
+        rows = {r[0]: r for r in c.rows}
+        graph = rows["shim cost per launch, graph (ns, in-process, median of 3)"]
+        self.assertEqual(graph[1:], ("+70.0", "+66..+149; driver 141", "info"))
+
+    def test_the_table_names_the_machine(self):
+        with tempfile.TemporaryDirectory() as tmp, redirect_stdout(io.StringIO()):
+            c = check.Check(tmp, tmp)
+            c.machine()
+        (row,) = c.rows
+        self.assertEqual(row[0], "machine: CPU; GPU, driver")
+        self.assertTrue(row[1].endswith(f" x{os.cpu_count()}"), row[1])
+        self.assertTrue(row[2])  # the GPU and driver, or "?" where nvidia-smi is missing
 
 
 class WorkerArgsTest(unittest.TestCase):
