@@ -11,9 +11,14 @@ without the shim (LD_PRELOAD=build/libpygraph.so PYGRAPH_MODE=graph) and compare
   launch    the program's first graph launch call (host, CUPTI's runtime or driver record) -> the
             GPU's first activity after it
   gpu       the GPU's first activity -> its last one's end
+  busy      of that span, the time some activity ran (the union of their intervals)
+  idle      gpu - busy: the gaps between activities inside the chunk
+  first     the GPU time of the chunk's first activity (a reduce-overhead step's input copy)
   tail      the GPU's last end -> the synchronize's return
   chunk     chunk start -> the synchronize's return
-each the median over the profiled chunks, in us, per shape (steps a chunk).
+each the median over the profiled chunks, in us, per shape (steps a chunk); then the kernels
+that took the most GPU time, each with its launches a chunk and its median GPU time (all of them
+in --json): a kernel that runs longer in graphs than launched alone shows there, beside gaps.
   python3 tests/gpu/chunk_head.py [--workload bert-b1] [--variant compile-ro] [--shapes 1,10]
                                   [--chunks 30] [--warm 40] [--json FILE]
 The profiler adds its own cost to every call, with and without the shim alike: compare the two
@@ -26,14 +31,24 @@ import statistics
 import sys
 import tempfile
 
-import torch
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
                                 "suite"))
-import workloads  # noqa: E402
 
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_NAMES = ("cudaGraphLaunch", "cuGraphLaunch")
+
+
+def union_length(intervals):
+    """The time covered by (start, end) intervals sorted by start: overlaps count once."""
+    total, reach = 0.0, None
+    for s, e in intervals:
+        if reach is None or s > reach:
+            total += e - s
+            reach = e
+        elif e > reach:
+            total += e - reach
+            reach = e
+    return total
 
 
 def chunk_figures(trace, marks):
@@ -49,8 +64,10 @@ def chunk_figures(trace, marks):
         if not inside:
             continue
         first, last = inside[0][0], max(g[1] for g in inside)
-        row = {"head": first - start, "gpu": last - first, "tail": end - last,
-               "chunk": end - start, "activities": len(inside)}
+        busy = union_length(inside)
+        row = {"head": first - start, "gpu": last - first, "busy": busy,
+               "idle": last - first - busy, "first": inside[0][1] - inside[0][0],
+               "tail": end - last, "chunk": end - start, "activities": len(inside)}
         call = next((t for t in launches if start <= t <= end), None)
         if call is not None:
             after = next((g[0] for g in inside if g[0] >= call), None)
@@ -58,6 +75,20 @@ def chunk_figures(trace, marks):
                 row["launch"] = after - call
         rows.append(row)
     return rows
+
+
+def kernel_times(trace, marks):
+    """Per GPU activity name, inside the chunk marks: how many ran a chunk and their median GPU
+    time (us), the names by total GPU time, largest first."""
+    spans = [(m["ts"], m["ts"] + m["dur"]) for m in marks]
+    durs = {}
+    for e in trace:
+        if e.get("cat") in GPU_CATS and any(s <= e["ts"] <= t for s, t in spans):
+            durs.setdefault(e.get("name", "?"), []).append(e.get("dur", 0))
+    n = max(len(spans), 1)
+    rows = [{"name": k, "per_chunk": len(v) / n, "median_us": statistics.median(v),
+             "total_us": sum(v) / n} for k, v in durs.items()]
+    return sorted(rows, key=lambda r: -r["total_us"])
 
 
 def median_of(rows, key):
@@ -74,6 +105,8 @@ def main():
     ap.add_argument("--warm", type=int, default=40, help="unprofiled chunks a shape first")
     ap.add_argument("--json", help="write the figures here too")
     a = ap.parse_args()
+    import torch  # here, so that the tests import the figures' code without torch
+    import workloads
     task = workloads.WORKLOADS[a.workload].builder(a.variant)
     shim = "pygraph" in os.environ.get("LD_PRELOAD", "")
     out = {"workload": a.workload, "variant": a.variant, "shim": shim, "shapes": {}}
@@ -96,12 +129,17 @@ def main():
         marks = [e for e in trace if e.get("cat") == "user_annotation" and
                  e.get("name", "").startswith("chunk")]
         rows = chunk_figures(trace, marks)
-        fig = {k: median_of(rows, k) for k in ("head", "launch", "gpu", "tail", "chunk")}
+        fig = {k: median_of(rows, k)
+               for k in ("head", "launch", "gpu", "busy", "idle", "first", "tail", "chunk")}
         fig["chunks"] = len(rows)
         fig["activities"] = median_of(rows, "activities")
-        out["shapes"][steps] = fig
+        kernels = kernel_times(trace, marks)
+        out["shapes"][steps] = dict(fig, kernels=kernels)
         print(f"{'shim' if shim else 'none'} steps={steps} " +
               " ".join(f"{k}={v:.1f}" for k, v in fig.items()), flush=True)
+        for k in kernels[:8]:
+            print(f"  {k['per_chunk']:6.1f} a chunk  median {k['median_us']:9.2f} us  "
+                  f"{k['name'][:90]}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)
