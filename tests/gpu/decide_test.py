@@ -361,6 +361,19 @@ class HarnessTest(unittest.TestCase):
                                              "/x/w."]), lambda: None, lambda: None)
             self.assertEqual(written, ["/x/w.warm.json", "/x/w.end.json"])  # without the flag
 
+    def test_gpus_reads_each_line_of_nvidia_smi(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            smi = os.path.join(tmp, "nvidia-smi")
+            with open(smi, "w") as f:
+                f.write("#!/bin/sh\n" + "echo 'NVIDIA H200, 580.159.04'\n" * 2)
+            os.chmod(smi, 0o755)
+            with mock.patch.dict(os.environ, {"PATH": tmp + os.pathsep + os.environ["PATH"]}):
+                self.assertEqual(harness.gpus(), [("NVIDIA H200", "580.159.04")] * 2)
+            with open(smi, "w") as f:
+                f.write("#!/bin/sh\n")  # answers nothing
+            with mock.patch.dict(os.environ, {"PATH": tmp + os.pathsep + os.environ["PATH"]}):
+                self.assertRaises(RuntimeError, harness.gpus)
+
 
 class RanksTest(unittest.TestCase):
     def test_rank_argv(self):

@@ -471,6 +471,16 @@ def weighed_round(stats):
     return p["rounds"] if p else None
 
 
+def gpus():
+    """(name, driver version) of each GPU, from nvidia-smi: the machine a table's figures came
+    from. Raises where nvidia-smi is missing or answers nothing."""
+    q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                       capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
+    if not q:
+        raise RuntimeError("nvidia-smi named no GPU")
+    return [tuple(s.strip() for s in line.split(",", 1)) for line in q]
+
+
 def read_json(path):
     try:
         with open(path) as f:

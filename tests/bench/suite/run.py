@@ -412,9 +412,8 @@ def machine_info():
                                              capture_output=True).returncode == 1:
             info["commit"] += "+changes"
     try:
-        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=30).stdout.strip().splitlines()
-        info["gpu"], info["driver"] = [s.strip() for s in q[0].split(",")]
+        q = harness.gpus()
+        info["gpu"], info["driver"] = q[0]
         info["gpus"] = len(q)
     except Exception as e:
         info["gpu"] = f"unknown ({e})"
