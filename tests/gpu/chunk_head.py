@@ -18,7 +18,8 @@ without the shim (LD_PRELOAD=build/libpygraph.so PYGRAPH_MODE=graph) and compare
   chunk     chunk start -> the synchronize's return
 each the median over the profiled chunks, in us, per shape (steps a chunk); then the kernels
 that took the most GPU time, each with its launches a chunk and its median GPU time (all of them
-in --json): a kernel that runs longer in graphs than launched alone shows there, beside gaps.
+in --json): a kernel that runs longer in graphs than launched alone shows there; then the
+largest median gaps inside a steady chunk, each before which activity (all of them in --json).
   python3 tests/gpu/chunk_head.py [--workload bert-b1] [--variant compile-ro] [--shapes 1,10]
                                   [--chunks 30] [--warm 40] [--json FILE]
 The profiler adds its own cost to every call, with and without the shim alike: compare the two
@@ -91,6 +92,33 @@ def kernel_times(trace, marks):
     return sorted(rows, key=lambda r: -r["total_us"])
 
 
+def gap_places(trace, marks):
+    """Where inside a chunk the GPU waits: over the chunks that ran the most common number of
+    activities (a steady chunk runs the same ones in the same order), per activity after the
+    first, the median gap before it (its start after the latest end before it, 0 where they
+    overlap), with its name and index; largest first. Their sum is about the chunk's idle."""
+    counts, per_chunk = {}, []
+    for m in marks:
+        start, end = m["ts"], m["ts"] + m["dur"]
+        acts = sorted((e["ts"], e["ts"] + e.get("dur", 0), e.get("name", "?")) for e in trace
+                      if e.get("cat") in GPU_CATS and start <= e["ts"] <= end)
+        per_chunk.append(acts)
+        counts[len(acts)] = counts.get(len(acts), 0) + 1
+    if not counts:
+        return []
+    n = max(counts, key=lambda c: (counts[c], c))
+    gaps = {}
+    for acts in (a for a in per_chunk if len(a) == n):
+        reach = acts[0][1]
+        for i in range(1, n):
+            gaps.setdefault(i, []).append(max(0.0, acts[i][0] - reach))
+            reach = max(reach, acts[i][1])
+    names = next(a for a in per_chunk if len(a) == n)
+    rows = [{"index": i, "name": names[i][2], "median_gap": statistics.median(v)}
+            for i, v in gaps.items()]
+    return sorted(rows, key=lambda r: (-r["median_gap"], r["index"]))
+
+
 def median_of(rows, key):
     vals = [r[key] for r in rows if key in r]
     return statistics.median(vals) if vals else float("nan")
@@ -134,12 +162,16 @@ def main():
         fig["chunks"] = len(rows)
         fig["activities"] = median_of(rows, "activities")
         kernels = kernel_times(trace, marks)
-        out["shapes"][steps] = dict(fig, kernels=kernels)
+        gaps = gap_places(trace, marks)
+        out["shapes"][steps] = dict(fig, kernels=kernels, gaps=gaps)
         print(f"{'shim' if shim else 'none'} steps={steps} " +
               " ".join(f"{k}={v:.1f}" for k, v in fig.items()), flush=True)
         for k in kernels[:8]:
             print(f"  {k['per_chunk']:6.1f} a chunk  median {k['median_us']:9.2f} us  "
                   f"{k['name'][:90]}", flush=True)
+        for g in gaps[:8]:
+            print(f"  gap {g['median_gap']:7.2f} us before #{g['index']:<4d} {g['name'][:80]}",
+                  flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)

@@ -1,6 +1,7 @@
 """CPU test of chunk_head.py's figures (run by ctest; the script itself needs the GPU): a made-up
 profiler trace of two chunks, with overlapping kernels and a gap, read into head, launch, gpu,
-busy, idle, first and tail, and into the kernels' times a chunk."""
+busy, idle, first and tail, and into the kernels' times a chunk
+and the gaps before each activity of a steady chunk."""
 import os
 import sys
 import unittest
@@ -49,6 +50,19 @@ class ChunkHeadTest(unittest.TestCase):
         conv = rows[0]
         self.assertEqual((conv["per_chunk"], conv["median_us"], conv["total_us"]), (1.5, 29, 57))
         self.assertEqual(rows[1]["median_us"], 12)
+
+    def test_gap_places_of_the_most_common_chunk_largest_first(self):
+        marks = [e for e in TRACE if e["cat"] == "user_annotation"]
+        # chunk 0 (4 activities) against chunk 1 (2): the first is the only one of the most
+        # common count at a tie, the larger count wins
+        rows = chunk_head.gap_places(TRACE, marks)
+        self.assertEqual([(r["index"], r["name"], r["median_gap"]) for r in rows],
+                         [(3, "relu", 10), (1, "conv", 1), (2, "conv", 0)])
+        third = {"cat": "user_annotation", "name": "chunk2", "ts": 400, "dur": 100}
+        more = TRACE + [third, kernel("copy", 400, 10), kernel("conv", 414, 50)]
+        rows = chunk_head.gap_places(more, marks + [third])
+        self.assertEqual([(r["index"], r["median_gap"]) for r in rows], [(1, 2.5)])
+        self.assertEqual(chunk_head.gap_places(TRACE, []), [])
 
 
 if __name__ == "__main__":
