@@ -23,7 +23,11 @@ largest median gaps inside a steady chunk, each before which activity (all of th
   python3 tests/gpu/chunk_head.py [--workload bert-b1] [--variant compile-ro] [--shapes 1,10]
                                   [--chunks 30] [--warm 40] [--json FILE]
 The profiler adds its own cost to every call, with and without the shim alike: compare the two
-runs, not these figures with the suite's.
+runs, not these figures with the suite's. Its cost on each driver call the shim makes varies
+from process to process more than the shim's own effect on the host side: in session 53 the
+shim's chunks read 240-365 us longer in one call and 94-136 us shorter in the next (ResNet-50
+b64 under reduce-overhead). Read gpu, busy, idle, first, the kernels and the gaps, which the GPU
+times; take the host's cost from the suite's lockstep.
 """
 import argparse
 import json
