@@ -56,20 +56,25 @@ def union_length(intervals):
     return total
 
 
-def chunk_figures(trace, marks):
-    """Per chunk mark (a user annotation), the figures above from the Chrome trace's events."""
-    gpu = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in trace
+def chunk_activities(trace, marks):
+    """Per chunk mark (a user annotation): the mark and the GPU activities that started inside
+    it, as (start, end, name), by start."""
+    gpu = sorted((e["ts"], e["ts"] + e.get("dur", 0), e.get("name", "?")) for e in trace
                  if e.get("cat") in GPU_CATS)
+    return [(m, [g for g in gpu if m["ts"] <= g[0] <= m["ts"] + m["dur"]]) for m in marks]
+
+
+def chunk_figures(trace, marks):
+    """Per chunk mark, the figures above from the Chrome trace's events."""
     launches = sorted(e["ts"] for e in trace if e.get("cat") in ("cuda_runtime", "cuda_driver")
                       and any(e.get("name", "").startswith(n) for n in LAUNCH_NAMES))
     rows = []
-    for m in marks:
-        start, end = m["ts"], m["ts"] + m["dur"]
-        inside = [g for g in gpu if start <= g[0] <= end]
+    for m, inside in chunk_activities(trace, marks):
         if not inside:
             continue
+        start, end = m["ts"], m["ts"] + m["dur"]
         first, last = inside[0][0], max(g[1] for g in inside)
-        busy = union_length(inside)
+        busy = union_length((g[0], g[1]) for g in inside)
         row = {"head": first - start, "gpu": last - first, "busy": busy,
                "idle": last - first - busy, "first": inside[0][1] - inside[0][0],
                "tail": end - last, "chunk": end - start, "activities": len(inside)}
@@ -85,12 +90,11 @@ def chunk_figures(trace, marks):
 def kernel_times(trace, marks):
     """Per GPU activity name, inside the chunk marks: how many ran a chunk and their median GPU
     time (us), the names by total GPU time, largest first."""
-    spans = [(m["ts"], m["ts"] + m["dur"]) for m in marks]
     durs = {}
-    for e in trace:
-        if e.get("cat") in GPU_CATS and any(s <= e["ts"] <= t for s, t in spans):
-            durs.setdefault(e.get("name", "?"), []).append(e.get("dur", 0))
-    n = max(len(spans), 1)
+    for _, acts in chunk_activities(trace, marks):
+        for start, end, name in acts:
+            durs.setdefault(name, []).append(end - start)
+    n = max(len(marks), 1)
     rows = [{"name": k, "per_chunk": len(v) / n, "median_us": statistics.median(v),
              "total_us": sum(v) / n} for k, v in durs.items()]
     return sorted(rows, key=lambda r: -r["total_us"])
@@ -101,12 +105,9 @@ def gap_places(trace, marks):
     activities (a steady chunk runs the same ones in the same order), per activity after the
     first, the median gap before it (its start after the latest end before it, 0 where they
     overlap), with its name and index; largest first. Their sum is about the chunk's idle."""
-    counts, per_chunk = {}, []
-    for m in marks:
-        start, end = m["ts"], m["ts"] + m["dur"]
-        acts = sorted((e["ts"], e["ts"] + e.get("dur", 0), e.get("name", "?")) for e in trace
-                      if e.get("cat") in GPU_CATS and start <= e["ts"] <= end)
-        per_chunk.append(acts)
+    per_chunk = [acts for _, acts in chunk_activities(trace, marks)]
+    counts = {}
+    for acts in per_chunk:
         counts[len(acts)] = counts.get(len(acts), 0) + 1
     if not counts:
         return []
