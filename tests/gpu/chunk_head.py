@@ -22,6 +22,12 @@ in --json): a kernel that runs longer in graphs than launched alone shows there;
 largest median gaps inside a steady chunk, each before which activity (all of them in --json).
   python3 tests/gpu/chunk_head.py [--workload bert-b1] [--variant compile-ro] [--shapes 1,10]
                                   [--chunks 30] [--warm 40] [--json FILE]
+                                  [--arm NAME:VAR=VALUE[,...] ... [--rounds 2] [--lib FILE]]
+With --arm (the suite's syntax: tests/bench/suite/run.py), it runs one process without the shim
+and one for each arm, in turns, --rounds times; an arm's process preloads --lib
+(build-gpu/libpygraph.so by default) in graph mode with the arm's PYGRAPH_ settings (`graph:`
+alone: the defaults). --json then holds every process's figures, and a table of them, one
+process a row, is printed last.
 The profiler adds its own cost to every call, with and without the shim alike: compare the two
 runs, not these figures with the suite's. Its cost on each driver call the shim makes varies
 from process to process more than the shim's own effect on the host side: in session 53 the
@@ -124,6 +130,94 @@ def gap_places(trace, marks):
     return sorted(rows, key=lambda r: (-r["median_gap"], r["index"]))
 
 
+def arm_env(base, arm, lib):
+    """The environment of an arm's process: `base` without any preload for "none" (arm None),
+    else preloading `lib` in graph mode, with the arm's settings over both."""
+    env = {k: v for k, v in base.items() if k != "LD_PRELOAD" and not k.startswith("PYGRAPH_")}
+    if arm is not None:
+        env.update({"LD_PRELOAD": os.path.abspath(lib), "PYGRAPH_MODE": "graph"})
+        env.update(arm)
+    return env
+
+
+def run_arms(arms, rounds, run_one):
+    """Each round, the process without the shim and then each arm's, in turns: `run_one(name,
+    settings)` (settings None for "none") returns its figures (the --json of one process).
+    Returns [{"arm", "round", "figures"}] in the order run."""
+    order = [("none", None)] + list(arms.items())
+    runs = []
+    for r in range(rounds):
+        for name, settings in order:
+            print(f"== {name}, round {r + 1} of {rounds}", flush=True)
+            runs.append({"arm": name, "round": r + 1, "figures": run_one(name, settings)})
+    return runs
+
+
+def arms_table(runs):
+    """One row a process and shape: the medians above and the largest gap's place (gap_places),
+    for reading the arms side by side."""
+    keys = ("head", "launch", "gpu", "busy", "idle", "first", "tail", "chunk")
+    lines = ["arm        round steps " + " ".join(f"{k:>9}" for k in keys) +
+             "  largest gap (us, before #)"]
+    for run in runs:
+        for steps, fig in sorted((run["figures"] or {}).get("shapes", {}).items(),
+                                 key=lambda kv: int(kv[0])):
+            gap = (fig.get("gaps") or [None])[0]
+            where = f"{gap['median_gap']:.1f} #{gap['index']}" if gap else "-"
+            lines.append(f"{run['arm'][:10]:10} {run['round']:5} {int(steps):5} " +
+                         " ".join(f"{fig.get(k, float('nan')):9.1f}" for k in keys) +
+                         f"  {where}")
+        if not run["figures"]:
+            lines.append(f"{run['arm'][:10]:10} {run['round']:5}   (no figures: it failed)")
+    return "\n".join(lines)
+
+
+def child_args(argv):
+    """This process's arguments less those of the arms and the output (--arm, --rounds, --lib,
+    --json, each as "--opt value" or "--opt=value"): what each arm's process is given."""
+    child, skip = [], False
+    for t in argv:
+        if skip:
+            skip = False
+            continue
+        if t.split("=", 1)[0] in ("--arm", "--rounds", "--lib", "--json"):
+            skip = "=" not in t
+            continue
+        child.append(t)
+    return child
+
+
+def main_arms(a, argv):
+    """--arm: this script again in one process a run (run_arms), its figures gathered."""
+    import subprocess
+    from run import parse_arm  # the suite's --arm syntax
+    try:
+        arms = dict(parse_arm(t) for t in a.arm)
+    except ValueError as e:
+        raise SystemExit(f"chunk_head: {e}")
+    if "none" in arms:
+        raise SystemExit("chunk_head: the arm without the shim is always run, as \"none\"")
+    if not os.path.isfile(a.lib):
+        raise SystemExit(f"chunk_head: no library {a.lib!r} (--lib)")
+    child = child_args(argv)
+
+    def run_one(name, settings):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            cmd = [sys.executable, os.path.abspath(__file__)] + child + ["--json", f.name]
+            r = subprocess.run(cmd, env=arm_env(dict(os.environ), settings, a.lib))
+            if r.returncode != 0:
+                print(f"chunk_head: {name}'s process exited with {r.returncode}", flush=True)
+                return None
+            return json.load(open(f.name))
+
+    runs = run_arms(arms, a.rounds, run_one)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"arms": {"none": None, **arms}, "runs": runs}, f, indent=1)
+    print(arms_table(runs), flush=True)
+    return 0 if all(r["figures"] for r in runs) else 1
+
+
 def median_of(rows, key):
     vals = [r[key] for r in rows if key in r]
     return statistics.median(vals) if vals else float("nan")
@@ -137,7 +231,13 @@ def main():
     ap.add_argument("--chunks", type=int, default=30, help="profiled chunks a shape")
     ap.add_argument("--warm", type=int, default=40, help="unprofiled chunks a shape first")
     ap.add_argument("--json", help="write the figures here too")
+    ap.add_argument("--arm", action="append", default=[],
+                    help="NAME:VAR=VALUE[,...]: one process a round with the shim so set")
+    ap.add_argument("--rounds", type=int, default=2, help="with --arm: rounds of processes")
+    ap.add_argument("--lib", default="build-gpu/libpygraph.so", help="with --arm: the shim")
     a = ap.parse_args()
+    if a.arm:
+        return main_arms(a, sys.argv[1:])
     import torch  # here, so that the tests import the figures' code without torch
     import workloads
     task = workloads.WORKLOADS[a.workload].builder(a.variant)
@@ -183,4 +283,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

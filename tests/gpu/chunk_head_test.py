@@ -1,7 +1,8 @@
 """CPU test of chunk_head.py's figures (run by ctest; the script itself needs the GPU): a made-up
 profiler trace of two chunks, with overlapping kernels and a gap, read into head, launch, gpu,
-busy, idle, first and tail, and into the kernels' times a chunk
-and the gaps before each activity of a steady chunk."""
+busy, idle, first and tail, into the kernels' times a chunk and into the gaps before each
+activity of a steady chunk; and its --arm mode (processes in turns, their environments and
+arguments, the table), with the processes faked."""
 import os
 import sys
 import unittest
@@ -63,6 +64,94 @@ class ChunkHeadTest(unittest.TestCase):
         rows = chunk_head.gap_places(more, marks + [third])
         self.assertEqual([(r["index"], r["median_gap"]) for r in rows], [(1, 2.5)])
         self.assertEqual(chunk_head.gap_places(TRACE, []), [])
+
+    def test_arm_env_preloads_only_the_arms(self):
+        base = {"PATH": "/bin", "LD_PRELOAD": "/x/libpygraph.so", "PYGRAPH_MODE": "trace",
+                "PYGRAPH_STATS": "s.json"}
+        self.assertEqual(chunk_head.arm_env(base, None, "lib.so"), {"PATH": "/bin"})
+        env = chunk_head.arm_env(base, {}, "lib.so")
+        self.assertEqual(env, {"PATH": "/bin", "LD_PRELOAD": os.path.abspath("lib.so"),
+                               "PYGRAPH_MODE": "graph"})
+        env = chunk_head.arm_env(base, {"PYGRAPH_MODE": "off", "LD_PRELOAD": "/o/old.so"},
+                                 "lib.so")
+        self.assertEqual((env["PYGRAPH_MODE"], env["LD_PRELOAD"]), ("off", "/o/old.so"))
+        self.assertNotIn("PYGRAPH_STATS", env)
+
+    def test_run_arms_takes_turns_none_first(self):
+        calls = []
+
+        def run_one(name, settings):
+            calls.append((name, settings))
+            return {"arm": name}
+
+        runs = chunk_head.run_arms({"graph": {}, "off": {"PYGRAPH_MODE": "off"}}, 2, run_one)
+        self.assertEqual([c[0] for c in calls], ["none", "graph", "off"] * 2)
+        self.assertEqual(calls[0][1], None)
+        self.assertEqual(calls[2][1], {"PYGRAPH_MODE": "off"})
+        self.assertEqual([(r["arm"], r["round"]) for r in runs],
+                         [("none", 1), ("graph", 1), ("off", 1),
+                          ("none", 2), ("graph", 2), ("off", 2)])
+        self.assertEqual(runs[4]["figures"], {"arm": "graph"})
+
+    def test_child_args_drop_the_arms_and_the_output(self):
+        argv = ["--workload", "resnet50-b64", "--arm", "graph:", "--arm=off:PYGRAPH_MODE=off",
+                "--rounds", "3", "--lib=b/libpygraph.so", "--json", "out.json", "--shapes", "4"]
+        self.assertEqual(chunk_head.child_args(argv),
+                         ["--workload", "resnet50-b64", "--shapes", "4"])
+
+    def test_arms_table_a_row_a_process_and_shape(self):
+        fig = {"head": 1, "launch": 2, "gpu": 3, "busy": 2.5, "idle": 0.5, "first": 1,
+               "tail": 4, "chunk": 9, "gaps": [{"index": 7, "median_gap": 1.25, "name": "k"}]}
+        runs = [{"arm": "none", "round": 1, "figures": {"shapes": {"10": fig, "4": fig}}},
+                {"arm": "graph", "round": 1, "figures": None}]
+        lines = chunk_head.arms_table(runs).splitlines()
+        self.assertEqual(len(lines), 4)
+        self.assertTrue(lines[1].split()[:3] == ["none", "1", "4"], lines[1])
+        self.assertTrue(lines[2].split()[:3] == ["none", "1", "10"], lines[2])
+        self.assertIn("1.2 #7", lines[1])
+        self.assertIn("no figures", lines[3])
+
+    def test_bad_arms_stop_before_any_process(self):
+        from unittest import mock
+        for argv, says in ((["--arm", "graph"], "expected NAME:VAR=VALUE"),
+                           (["--arm", "g:MODE=off"], "no PYGRAPH_VAR=VALUE"),
+                           (["--arm", "none:"], "always run"),
+                           (["--arm", "graph:", "--lib", "/no/such/libpygraph.so"], "no library")):
+            with mock.patch.object(sys, "argv", ["chunk_head.py"] + argv), \
+                    mock.patch("subprocess.run") as run:
+                with self.assertRaises(SystemExit) as stop:
+                    chunk_head.main()
+                self.assertIn(says, str(stop.exception))
+                run.assert_not_called()
+
+    def test_arms_gathered_from_their_processes(self):
+        import json
+        import tempfile
+        from unittest import mock
+        seen = []
+
+        def fake_run(cmd, env):
+            seen.append((cmd, env))
+            fig = {"head": 1.0, "gaps": []}
+            with open(cmd[-1], "w") as f:  # --json FILE, last
+                json.dump({"shapes": {"4": fig}, "preload": env.get("LD_PRELOAD")}, f)
+            return mock.Mock(returncode=0)
+
+        with tempfile.TemporaryDirectory() as d:
+            lib, out = os.path.join(d, "libpygraph.so"), os.path.join(d, "out.json")
+            open(lib, "w").close()
+            argv = ["--workload", "resnet50-b64", "--shapes", "4", "--arm", "nohead:"
+                    "PYGRAPH_EARLY_HEAD=0", "--rounds", "1", "--lib", lib, "--json", out]
+            with mock.patch.object(sys, "argv", ["chunk_head.py"] + argv), \
+                    mock.patch("subprocess.run", side_effect=fake_run):
+                self.assertEqual(chunk_head.main(), 0)
+            got = json.load(open(out))
+        self.assertEqual([r["arm"] for r in got["runs"]], ["none", "nohead"])
+        self.assertEqual(got["runs"][0]["figures"]["preload"], None)
+        self.assertEqual(got["runs"][1]["figures"]["preload"], lib)
+        self.assertEqual(seen[1][1]["PYGRAPH_EARLY_HEAD"], "0")
+        self.assertEqual(seen[0][0][2:6], ["--workload", "resnet50-b64", "--shapes", "4"])
+        self.assertEqual(seen[0][0][-2], "--json")
 
 
 if __name__ == "__main__":
