@@ -26,7 +26,7 @@ largest median gaps inside a steady chunk, each before which activity (all of th
 With --arm (the suite's syntax: tests/bench/suite/run.py), it runs one process without the shim
 and one for each arm, in turns, --rounds times; an arm's process preloads --lib
 (build-gpu/libpygraph.so by default) in graph mode with the arm's PYGRAPH_ settings (`graph:`
-alone: the defaults). --json then holds every process's figures, and a table of them, one
+alone: the defaults), and no process sees the caller's own PYGRAPH_ settings or preload. --json then holds every process's figures, and a table of them, one
 process a row, is printed last.
 The profiler adds its own cost to every call, with and without the shim alike: compare the two
 runs, not these figures with the suite's. Its cost on each driver call the shim makes varies
