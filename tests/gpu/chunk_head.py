@@ -26,8 +26,9 @@ largest median gaps inside a steady chunk, each before which activity (all of th
 With --arm (the suite's syntax: tests/bench/suite/run.py), it runs one process without the shim
 and one for each arm, in turns, --rounds times; an arm's process preloads --lib
 (build-gpu/libpygraph.so by default) in graph mode with the arm's PYGRAPH_ settings (`graph:`
-alone: the defaults), and no process sees the caller's own PYGRAPH_ settings or preload. --json then holds every process's figures, and a table of them, one
-process a row, is printed last.
+alone: the defaults), and no process sees the caller's own PYGRAPH_ settings or preload.
+--json then holds every process's figures, and a table of them, one process a row, is printed
+last.
 The profiler adds its own cost to every call, with and without the shim alike: compare the two
 runs, not these figures with the suite's. Its cost on each driver call the shim makes varies
 from process to process more than the shim's own effect on the host side: in session 53 the
@@ -36,6 +37,7 @@ b64 under reduce-overhead). Read gpu, busy, idle, first, the kernels and the gap
 times; take the host's cost from the suite's lockstep.
 """
 import argparse
+import collections
 import json
 import os
 import statistics
@@ -47,6 +49,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 LAUNCH_NAMES = ("cudaGraphLaunch", "cuGraphLaunch")
+# Each chunk's figures (the docstring's), in the order they are printed.
+FIGURES = ("head", "launch", "gpu", "busy", "idle", "first", "tail", "chunk")
 
 
 def union_length(intervals):
@@ -70,12 +74,12 @@ def chunk_activities(trace, marks):
     return [(m, [g for g in gpu if m["ts"] <= g[0] <= m["ts"] + m["dur"]]) for m in marks]
 
 
-def chunk_figures(trace, marks):
-    """Per chunk mark, the figures above from the Chrome trace's events."""
+def chunk_figures(trace, chunks):
+    """Per chunk (chunk_activities), the figures above, with the trace's graph launch calls."""
     launches = sorted(e["ts"] for e in trace if e.get("cat") in ("cuda_runtime", "cuda_driver")
                       and any(e.get("name", "").startswith(n) for n in LAUNCH_NAMES))
     rows = []
-    for m, inside in chunk_activities(trace, marks):
+    for m, inside in chunks:
         if not inside:
             continue
         start, end = m["ts"], m["ts"] + m["dur"]
@@ -93,39 +97,38 @@ def chunk_figures(trace, marks):
     return rows
 
 
-def kernel_times(trace, marks):
-    """Per GPU activity name, inside the chunk marks: how many ran a chunk and their median GPU
-    time (us), the names by total GPU time, largest first."""
+def kernel_times(chunks):
+    """Per GPU activity name, inside the chunks (chunk_activities): how many ran a chunk and
+    their median GPU time (us), the names by total GPU time, largest first."""
     durs = {}
-    for _, acts in chunk_activities(trace, marks):
+    for _, acts in chunks:
         for start, end, name in acts:
             durs.setdefault(name, []).append(end - start)
-    n = max(len(marks), 1)
+    n = max(len(chunks), 1)
     rows = [{"name": k, "per_chunk": len(v) / n, "median_us": statistics.median(v),
              "total_us": sum(v) / n} for k, v in durs.items()]
     return sorted(rows, key=lambda r: -r["total_us"])
 
 
-def gap_places(trace, marks):
-    """Where inside a chunk the GPU waits: over the chunks that ran the most common number of
-    activities (a steady chunk runs the same ones in the same order), per activity after the
-    first, the median gap before it (its start after the latest end before it, 0 where they
-    overlap), with its name and index; largest first. Their sum is about the chunk's idle."""
-    per_chunk = [acts for _, acts in chunk_activities(trace, marks)]
-    counts = {}
-    for acts in per_chunk:
-        counts[len(acts)] = counts.get(len(acts), 0) + 1
+def gap_places(chunks):
+    """Where inside a chunk (chunk_activities) the GPU waits: over the chunks that ran the most
+    common number of activities (a steady chunk runs the same ones in the same order), per
+    activity after the first, the median gap before it (its start after the latest end before
+    it, 0 where they overlap), with its name and index; largest first. Their sum is about the
+    chunk's idle."""
+    per_chunk = [acts for _, acts in chunks]
+    counts = collections.Counter(len(acts) for acts in per_chunk)
     if not counts:
         return []
     n = max(counts, key=lambda c: (counts[c], c))
+    steady = [a for a in per_chunk if len(a) == n]
     gaps = {}
-    for acts in (a for a in per_chunk if len(a) == n):
+    for acts in steady:
         reach = acts[0][1]
         for i in range(1, n):
             gaps.setdefault(i, []).append(max(0.0, acts[i][0] - reach))
             reach = max(reach, acts[i][1])
-    names = next(a for a in per_chunk if len(a) == n)
-    rows = [{"index": i, "name": names[i][2], "median_gap": statistics.median(v)}
+    rows = [{"index": i, "name": steady[0][i][2], "median_gap": statistics.median(v)}
             for i, v in gaps.items()]
     return sorted(rows, key=lambda r: (-r["median_gap"], r["index"]))
 
@@ -156,8 +159,7 @@ def run_arms(arms, rounds, run_one):
 def arms_table(runs):
     """One row a process and shape: the medians above and the largest gap's place (gap_places),
     for reading the arms side by side."""
-    keys = ("head", "launch", "gpu", "busy", "idle", "first", "tail", "chunk")
-    lines = ["arm        round steps " + " ".join(f"{k:>9}" for k in keys) +
+    lines = ["arm        round steps " + " ".join(f"{k:>9}" for k in FIGURES) +
              "  largest gap (us, before #)"]
     for run in runs:
         for steps, fig in sorted((run["figures"] or {}).get("shapes", {}).items(),
@@ -165,7 +167,7 @@ def arms_table(runs):
             gap = (fig.get("gaps") or [None])[0]
             where = f"{gap['median_gap']:.1f} #{gap['index']}" if gap else "-"
             lines.append(f"{run['arm'][:10]:10} {run['round']:5} {int(steps):5} " +
-                         " ".join(f"{fig.get(k, float('nan')):9.1f}" for k in keys) +
+                         " ".join(f"{fig.get(k, float('nan')):9.1f}" for k in FIGURES) +
                          f"  {where}")
         if not run["figures"]:
             lines.append(f"{run['arm'][:10]:10} {run['round']:5}   (no figures: it failed)")
@@ -261,13 +263,13 @@ def main():
             trace = json.load(open(f.name))["traceEvents"]
         marks = [e for e in trace if e.get("cat") == "user_annotation" and
                  e.get("name", "").startswith("chunk")]
-        rows = chunk_figures(trace, marks)
-        fig = {k: median_of(rows, k)
-               for k in ("head", "launch", "gpu", "busy", "idle", "first", "tail", "chunk")}
+        chunks = chunk_activities(trace, marks)
+        rows = chunk_figures(trace, chunks)
+        fig = {k: median_of(rows, k) for k in FIGURES}
         fig["chunks"] = len(rows)
         fig["activities"] = median_of(rows, "activities")
-        kernels = kernel_times(trace, marks)
-        gaps = gap_places(trace, marks)
+        kernels = kernel_times(chunks)
+        gaps = gap_places(chunks)
         out["shapes"][steps] = dict(fig, kernels=kernels, gaps=gaps)
         print(f"{'shim' if shim else 'none'} steps={steps} " +
               " ".join(f"{k}={v:.1f}" for k, v in fig.items()), flush=True)

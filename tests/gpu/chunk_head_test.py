@@ -37,7 +37,7 @@ class ChunkHeadTest(unittest.TestCase):
 
     def test_chunk_figures(self):
         marks = [e for e in TRACE if e["cat"] == "user_annotation"]
-        one, two = chunk_head.chunk_figures(TRACE, marks)
+        one, two = chunk_head.chunk_figures(TRACE, chunk_head.chunk_activities(TRACE, marks))
         self.assertEqual(one, {"head": 10, "gpu": 70, "busy": 59, "idle": 11, "first": 10,
                                "tail": 20, "chunk": 100, "activities": 4, "launch": 6})
         self.assertEqual(two, {"head": 5, "gpu": 85, "busy": 84, "idle": 1, "first": 14,
@@ -46,7 +46,7 @@ class ChunkHeadTest(unittest.TestCase):
 
     def test_kernel_times_by_total_largest_first(self):
         marks = [e for e in TRACE if e["cat"] == "user_annotation"]
-        rows = chunk_head.kernel_times(TRACE, marks)
+        rows = chunk_head.kernel_times(chunk_head.chunk_activities(TRACE, marks))
         self.assertEqual([r["name"] for r in rows], ["conv", "copy", "relu"])  # not "outside"
         conv = rows[0]
         self.assertEqual((conv["per_chunk"], conv["median_us"], conv["total_us"]), (1.5, 29, 57))
@@ -56,14 +56,14 @@ class ChunkHeadTest(unittest.TestCase):
         marks = [e for e in TRACE if e["cat"] == "user_annotation"]
         # chunk 0 (4 activities) against chunk 1 (2): the first is the only one of the most
         # common count at a tie, the larger count wins
-        rows = chunk_head.gap_places(TRACE, marks)
+        rows = chunk_head.gap_places(chunk_head.chunk_activities(TRACE, marks))
         self.assertEqual([(r["index"], r["name"], r["median_gap"]) for r in rows],
                          [(3, "relu", 10), (1, "conv", 1), (2, "conv", 0)])
         third = {"cat": "user_annotation", "name": "chunk2", "ts": 400, "dur": 100}
         more = TRACE + [third, kernel("copy", 400, 10), kernel("conv", 414, 50)]
-        rows = chunk_head.gap_places(more, marks + [third])
+        rows = chunk_head.gap_places(chunk_head.chunk_activities(more, marks + [third]))
         self.assertEqual([(r["index"], r["median_gap"]) for r in rows], [(1, 2.5)])
-        self.assertEqual(chunk_head.gap_places(TRACE, []), [])
+        self.assertEqual(chunk_head.gap_places(chunk_head.chunk_activities(TRACE, [])), [])
 
     def test_arm_env_preloads_only_the_arms(self):
         base = {"PATH": "/bin", "LD_PRELOAD": "/x/libpygraph.so", "PYGRAPH_MODE": "trace",
