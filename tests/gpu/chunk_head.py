@@ -133,16 +133,6 @@ def gap_places(chunks):
     return sorted(rows, key=lambda r: (-r["median_gap"], r["index"]))
 
 
-def arm_env(base, arm, lib):
-    """The environment of an arm's process: `base` without any preload for "none" (arm None),
-    else preloading `lib` in graph mode, with the arm's settings over both."""
-    env = {k: v for k, v in base.items() if k != "LD_PRELOAD" and not k.startswith("PYGRAPH_")}
-    if arm is not None:
-        env.update({"LD_PRELOAD": os.path.abspath(lib), "PYGRAPH_MODE": "graph"})
-        env.update(arm)
-    return env
-
-
 def run_arms(arms, rounds, run_one):
     """Each round, the process without the shim and then each arm's, in turns: `run_one(name,
     settings)` (settings None for "none") returns its figures (the --json of one process).
@@ -192,7 +182,7 @@ def child_args(argv):
 def main_arms(a, argv):
     """--arm: this script again in one process a run (run_arms), its figures gathered."""
     import subprocess
-    from run import parse_arm  # the suite's --arm syntax
+    from run import arm_env, parse_arm  # the suite's --arm syntax
     try:
         arms = dict(parse_arm(t) for t in a.arm)
     except ValueError as e:

@@ -1,8 +1,8 @@
 """CPU test of chunk_head.py's figures (run by ctest; the script itself needs the GPU): a made-up
 profiler trace of two chunks, with overlapping kernels and a gap, read into head, launch, gpu,
 busy, idle, first and tail, into the kernels' times a chunk and into the gaps before each
-activity of a steady chunk; and its --arm mode (processes in turns, their environments and
-arguments, the table), with the processes faked."""
+activity of a steady chunk; and its --arm mode (processes in turns, their arguments, the
+table), with the processes faked."""
 import os
 import sys
 import unittest
@@ -64,18 +64,6 @@ class ChunkHeadTest(unittest.TestCase):
         rows = chunk_head.gap_places(chunk_head.chunk_activities(more, marks + [third]))
         self.assertEqual([(r["index"], r["median_gap"]) for r in rows], [(1, 2.5)])
         self.assertEqual(chunk_head.gap_places(chunk_head.chunk_activities(TRACE, [])), [])
-
-    def test_arm_env_preloads_only_the_arms(self):
-        base = {"PATH": "/bin", "LD_PRELOAD": "/x/libpygraph.so", "PYGRAPH_MODE": "trace",
-                "PYGRAPH_STATS": "s.json"}
-        self.assertEqual(chunk_head.arm_env(base, None, "lib.so"), {"PATH": "/bin"})
-        env = chunk_head.arm_env(base, {}, "lib.so")
-        self.assertEqual(env, {"PATH": "/bin", "LD_PRELOAD": os.path.abspath("lib.so"),
-                               "PYGRAPH_MODE": "graph"})
-        env = chunk_head.arm_env(base, {"PYGRAPH_MODE": "off", "LD_PRELOAD": "/o/old.so"},
-                                 "lib.so")
-        self.assertEqual((env["PYGRAPH_MODE"], env["LD_PRELOAD"]), ("off", "/o/old.so"))
-        self.assertNotIn("PYGRAPH_STATS", env)
 
     def test_run_arms_takes_turns_none_first(self):
         calls = []

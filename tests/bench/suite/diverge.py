@@ -4,6 +4,9 @@ in about seventy), the suite's digest says only that it differs.
 
     python diverge.py run WORKLOAD VARIANT --chunks N --out F [--core K] [--pause S]
     python diverge.py compare BASE.json OTHER.json [...]
+    python diverge.py hunt WORKLOAD VARIANT --dir D [--arm NAME:VAR=VALUE[,...] ...]
+                      [--procs 14] [--rounds 3] [--budget S] [--timeout S] [--chunks 24]
+                      [--lib build-gpu/libpygraph.so] [--json F]
 
 `run` runs a suite workload's task as worker.py does (warm-up, then chunks of the workload's
 steps with a sync after each, a pause between chunks, the threads pinned to CPU K during a
@@ -11,11 +14,20 @@ chunk as the lockstep pins them) and writes, as JSON, a digest of the task's res
 every chunk and, for a training task, the loss it read at every step. Start it with
 LD_PRELOAD and PYGRAPH_* settings for the shim's side; start many at once to hunt.
 `compare` names, for each other run, the first chunk and the first step where it differs.
+`hunt` does the hunting: two runs without the shim at once (the base, and whether the program
+itself computes the same twice), then rounds of --procs runs at once, each pinned to a CPU of
+its own, the arms (the suite's syntax: tests/bench/suite/run.py; default one arm "graph", the
+shim's defaults) taking the processes in turn, each run compared with the base and its
+coverage read from its stats. It starts no round that the last one's length would carry past
+--budget seconds, kills a run still going after --timeout seconds (a hang is a finding too),
+keeps every record and log in D and prints a table last: exit 0 when every run was equal, 1
+when one differed, 2 when the base could not be had or a run failed.
 """
 import argparse
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -106,6 +118,163 @@ def compare(a):
     return 1 if differ else 2 if unread else 0
 
 
+def plan_round(arms, procs, cores):
+    """One round's runs: [(arm, core)], the arms taking the processes in turn, each process on a
+    CPU of its own while there are CPUs."""
+    names = list(arms)
+    return [(names[i % len(names)], cores[i % len(cores)]) for i in range(procs)]
+
+
+def hunt_cores():
+    """The CPUs a hunt pins its runs to: every CPU of this process but the lowest (left to the
+    hunt itself and the system), or the one there is."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[1:] or cpus
+
+
+def start_run(a, settings, stem, core):
+    """Starts one `run` of the hunt's workload as its own process: without the shim for
+    settings None, else preloading --lib with the arm's settings, its stats and a decision
+    cache of its own next to its record (STEM.json, its log STEM.log)."""
+    from run import arm_env
+
+    env = arm_env(dict(os.environ), settings, a.lib)
+    env["PYTHONUNBUFFERED"] = "1"
+    if settings is not None:
+        env.setdefault("PYGRAPH_STATS", stem + ".stats.%p.json")
+        env.setdefault("PYGRAPH_CACHE", stem + ".decisions.json")
+    cmd = [sys.executable, os.path.abspath(__file__), "run", a.workload, a.variant, "--chunks",
+           str(a.chunks), "--out", stem + ".json", "--core", str(core)]
+    with open(stem + ".log", "w") as log:
+        return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def wait_all(procs, timeout, now=time.monotonic, sleep=time.sleep):
+    """Waits for every process; those still running `timeout` seconds on are killed. Returns
+    each one's exit status, or "hung" for those killed."""
+    end = now() + timeout
+    status = [None] * len(procs)
+    while any(s is None for s in status):
+        for i, p in enumerate(procs):
+            if status[i] is None and p.poll() is not None:
+                status[i] = p.returncode
+        if any(s is None for s in status) and now() >= end:
+            for i, p in enumerate(procs):
+                if status[i] is None:
+                    p.kill()
+                    p.wait()
+                    status[i] = "hung"
+        elif any(s is None for s in status):
+            sleep(0.5)
+    return status
+
+
+def run_figures(stem, pid):
+    """Coverage and launches a replay of a shim run's whole run, from the stats it wrote at exit
+    (None where it wrote none: no shim, or it died)."""
+    import harness
+
+    stats = harness.read_json(f"{stem}.stats.{pid}.json")
+    if not stats:
+        return None
+    d = harness.stats_delta(stats, None)
+    return {"coverage_percent": round(d["coverage_percent"], 1),
+            "launches_per_replay": round(d["launches_per_replay"], 1)}
+
+
+def hunt_table(runs):
+    """One row an arm: runs, equal, differing, failed, mean coverage; then each run that
+    differed or failed."""
+    lines = ["arm          runs equal differ failed coverage"]
+    arms = list(dict.fromkeys(r["arm"] for r in runs))
+    for arm in arms:
+        rs = [r for r in runs if r["arm"] == arm]
+        covs = [r["figures"]["coverage_percent"] for r in rs if r.get("figures")]
+        cov = f"{sum(covs) / len(covs):7.1f} %" if covs else "      -"
+        lines.append(f"{arm[:12]:12} {len(rs):4} {sum(r['verdict'] == 'equal' for r in rs):5} "
+                     f"{sum(r['verdict'] == 'differs' for r in rs):6} "
+                     f"{sum(r['verdict'] == 'failed' for r in rs):6} {cov}")
+    for r in runs:
+        if r["verdict"] != "equal":
+            lines.append(f"  {r['stem']}: {r['verdict']} ({r['why']})")
+    return "\n".join(lines)
+
+
+def judge(base, stem, status):
+    """A run's verdict against the base: (equal | differs | failed, why)."""
+    if status != 0:
+        return "failed", ("still running at the timeout: killed" if status == "hung"
+                          else f"exit status {status}")
+    rec = _load(stem + ".json")
+    if rec is None:
+        return "failed", "no record"
+    chunk, read = first_difference(base, rec)
+    if chunk is None and read is None:
+        return "equal", ""
+    return "differs", f"from chunk {chunk}, first read differing at step {read}"
+
+
+def hunt(a, start=start_run, wait=wait_all, cores=None, now=time.monotonic):
+    from run import parse_arm  # the suite's --arm syntax
+
+    try:
+        arms = dict(parse_arm(t) for t in a.arm) if a.arm else {"graph": {}}
+    except ValueError as e:
+        print(f"diverge.py: {e}", file=sys.stderr)
+        return 2
+    if "none" in arms:
+        print("diverge.py: \"none\" is the base's name, not an arm's", file=sys.stderr)
+        return 2
+    if not os.path.isfile(a.lib):
+        print(f"diverge.py: no library {a.lib!r} (--lib)", file=sys.stderr)
+        return 2
+    os.makedirs(a.dir, exist_ok=True)
+    cores = cores or hunt_cores()
+    t0 = now()
+    stems = [os.path.join(a.dir, f"none-{i}") for i in (1, 2)]
+    print(f"== the base: two runs of {a.workload} {a.variant} without the shim", flush=True)
+    status = wait([start(a, None, s, c) for s, c in zip(stems, cores * 2)], a.timeout)
+    base = _load(stems[0] + ".json") if status[0] == 0 else None
+    if base is None:
+        print(f"diverge.py: the base run failed ({status[0]}): {stems[0]}.log", file=sys.stderr)
+        return 2
+    twin = judge(base, stems[1], status[1])
+    if twin[0] != "equal":
+        print(f"diverge.py: the second run without the shim {twin[0]} ({twin[1]}): "
+              "a difference with the shim would say nothing", file=sys.stderr)
+        return 2
+    runs, last = [], 0.0
+    for r in range(1, a.rounds + 1):
+        spent = now() - t0
+        if a.budget and r > 1 and spent + last > a.budget:
+            print(f"== round {r} not started: {spent:.0f} s spent, a round takes {last:.0f}, "
+                  f"--budget {a.budget:.0f}", flush=True)
+            break
+        plan = plan_round(arms, a.procs, cores)
+        print(f"== round {r} of {a.rounds}: {len(plan)} runs at once ({spent:.0f} s spent)",
+              flush=True)
+        began = now()
+        stems = [os.path.join(a.dir, f"{arm}-r{r}-p{i + 1}") for i, (arm, _) in enumerate(plan)]
+        procs = [start(a, arms[arm], stem, core) for (arm, core), stem in zip(plan, stems)]
+        status = wait(procs, a.timeout)
+        last = now() - began
+        for (arm, core), stem, p, st in zip(plan, stems, procs, status):
+            verdict, why = judge(base, stem, st)
+            runs.append({"arm": arm, "round": r, "core": core, "stem": os.path.basename(stem),
+                         "verdict": verdict, "why": why, "figures": run_figures(stem, p.pid)})
+        done = [x for x in runs if x["round"] == r]
+        print(f"   {sum(x['verdict'] == 'equal' for x in done)} of {len(done)} equal in "
+              f"{last:.0f} s", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"workload": a.workload, "variant": a.variant, "chunks": a.chunks,
+                       "arms": arms, "runs": runs}, f, indent=1)
+    print(hunt_table(runs), flush=True)
+    if any(x["verdict"] == "differs" for x in runs):
+        return 1
+    return 2 if any(x["verdict"] == "failed" for x in runs) else 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -119,8 +288,20 @@ def main():
     c = sub.add_parser("compare")
     c.add_argument("base")
     c.add_argument("others", nargs="+")
+    h = sub.add_parser("hunt")
+    h.add_argument("workload")
+    h.add_argument("variant")
+    h.add_argument("--dir", required=True, help="where the runs' records, stats and logs go")
+    h.add_argument("--arm", action="append", default=[], help="NAME:VAR=VALUE[,...] (run.py's)")
+    h.add_argument("--procs", type=int, default=14, help="runs at once in a round")
+    h.add_argument("--rounds", type=int, default=3)
+    h.add_argument("--budget", type=float, default=0, help="seconds (0: no bound)")
+    h.add_argument("--timeout", type=float, default=600, help="seconds a round may take")
+    h.add_argument("--chunks", type=int, default=24)
+    h.add_argument("--lib", default="build-gpu/libpygraph.so")
+    h.add_argument("--json")
     a = p.parse_args()
-    return run(a) if a.cmd == "run" else compare(a)
+    return {"run": run, "compare": compare, "hunt": hunt}[a.cmd](a)
 
 
 if __name__ == "__main__":

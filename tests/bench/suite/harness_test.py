@@ -329,6 +329,19 @@ class SuiteTest(unittest.TestCase):
             name, env = run.parse_arm("old:LD_PRELOAD=" + os.path.relpath(lib) + ",PYGRAPH_A=1")
             self.assertEqual((name, env), ("old", {"LD_PRELOAD": lib, "PYGRAPH_A": "1"}))
 
+    def test_arm_env_preloads_only_the_arms(self):
+        import run
+
+        base = {"PATH": "/bin", "LD_PRELOAD": "/x/libpygraph.so", "PYGRAPH_MODE": "trace",
+                "PYGRAPH_STATS": "s.json"}
+        self.assertEqual(run.arm_env(base, None, "lib.so"), {"PATH": "/bin"})
+        env = run.arm_env(base, {}, "lib.so")
+        self.assertEqual(env, {"PATH": "/bin", "LD_PRELOAD": os.path.abspath("lib.so"),
+                               "PYGRAPH_MODE": "graph"})
+        env = run.arm_env(base, {"PYGRAPH_MODE": "off", "LD_PRELOAD": "/o/old.so"}, "lib.so")
+        self.assertEqual((env["PYGRAPH_MODE"], env["LD_PRELOAD"]), ("off", "/o/old.so"))
+        self.assertNotIn("PYGRAPH_STATS", env)
+
 
 class PinTest(unittest.TestCase):
     def test_main_pins_the_calling_thread_alone_and_all_pins_every_thread(self):
@@ -560,6 +573,117 @@ class DivergeTest(unittest.TestCase):
             self.assertEqual(diverge.compare(args), 2)
             args.base = bad
             self.assertEqual(diverge.compare(args), 2)
+
+
+class FakeRun:
+    """A `run` process of diverge.py's hunt that has already ended (or, with hang, never
+    will)."""
+    pid = 4242
+
+    def __init__(self, code=0, hang=False):
+        self.returncode, self.hang, self.killed = (None if hang else code), hang, False
+
+    def poll(self):
+        return self.returncode
+
+    def kill(self):
+        self.killed, self.returncode = True, -9
+
+    def wait(self):
+        return self.returncode
+
+
+class HuntTest(unittest.TestCase):
+    """diverge.py hunt with its processes faked: each writes the record its arm is given."""
+
+    def hunt(self, d, records, arms=(), rounds=2, procs=3, budget=0, clock=None, twin=None):
+        started = []
+
+        def start(a, settings, stem, core):
+            arm = os.path.basename(stem).split("-")[0]
+            started.append((arm, settings, core))
+            chunks = (twin if twin and stem.endswith("none-2") else records[arm])
+            if chunks == "hang":
+                return FakeRun(hang=True)
+            if chunks is None:
+                return FakeRun(code=1)
+            with open(stem + ".json", "w") as f:
+                json.dump({"chunks": chunks, "reads": None}, f)
+            if settings is not None:
+                with open(f"{stem}.stats.{FakeRun.pid}.json", "w") as f:
+                    json.dump({"launches": {"seen_by_engine": 10, "replayed_in_graphs": 9},
+                               "graphs": {"replays": 3}}, f)
+            return FakeRun()
+
+        lib = os.path.join(d, "libpygraph.so")
+        open(lib, "w").close()
+        a = argparse.Namespace(workload="w", variant="eager", dir=os.path.join(d, "runs"),
+                               arm=list(arms), procs=procs, rounds=rounds, budget=budget,
+                               timeout=5, chunks=2, lib=lib, json=os.path.join(d, "h.json"))
+        ticks = iter(clock or range(0, 10 ** 6, 10))
+        wait = lambda ps, t: diverge.wait_all(ps, t, now=lambda: next(ticks), sleep=lambda s: 0)
+        rc = diverge.hunt(a, start=start, wait=wait, cores=[1, 2],
+                          now=clock and (lambda: next(ticks)) or time.monotonic)
+        return rc, started, json.load(open(a.json)) if os.path.exists(a.json) else None
+
+    def test_arms_take_the_processes_in_turn_and_a_difference_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            records = {"none": ["a", "b"], "x": ["a", "b"], "y": ["a", "z"]}
+            rc, started, doc = self.hunt(d, records, arms=("x:PYGRAPH_A=1", "y:PYGRAPH_B=2"))
+            self.assertEqual(rc, 1)
+            # The base twice without the shim, then rounds of x, y, x on CPUs 1, 2, 1.
+            self.assertEqual(started[:2], [("none", None, 1), ("none", None, 2)])
+            self.assertEqual(started[2:5], [("x", {"PYGRAPH_A": "1"}, 1),
+                                            ("y", {"PYGRAPH_B": "2"}, 2),
+                                            ("x", {"PYGRAPH_A": "1"}, 1)])
+            self.assertEqual(len(started), 2 + 2 * 3)
+            verdicts = [(r["arm"], r["verdict"]) for r in doc["runs"]]
+            self.assertEqual(verdicts, [("x", "equal"), ("y", "differs"), ("x", "equal")] * 2)
+            self.assertEqual(doc["runs"][1]["why"], "from chunk 1, first read differing at step None")
+            self.assertEqual(doc["runs"][0]["figures"],
+                             {"coverage_percent": 90.0, "launches_per_replay": 3.0})
+            table = diverge.hunt_table(doc["runs"])
+            self.assertIn("x               4     4      0      0    90.0 %", table)
+            self.assertIn("y               2     0      2      0    90.0 %", table)
+            self.assertIn("y-r1-p2: differs (from chunk 1", table)
+
+    def test_all_equal_is_zero_and_the_default_arm_is_the_shims_defaults(self):
+        with tempfile.TemporaryDirectory() as d:
+            rc, started, doc = self.hunt(d, {"none": ["a"], "graph": ["a"]}, rounds=1)
+            self.assertEqual(rc, 0)
+            self.assertEqual([s[:2] for s in started[2:]], [("graph", {})] * 3)
+
+    def test_a_base_that_differs_from_itself_ends_the_hunt(self):
+        with tempfile.TemporaryDirectory() as d:
+            rc, started, doc = self.hunt(d, {"none": ["a"], "graph": ["a"]}, twin=["b"])
+            self.assertEqual((rc, len(started), doc), (2, 2, None))
+
+    def test_a_failed_or_hung_run_is_no_equal_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            rc, _, doc = self.hunt(d, {"none": ["a"], "x": None, "y": "hang"},
+                                   arms=("x:PYGRAPH_A=1", "y:PYGRAPH_A=2"), rounds=1, procs=2)
+            self.assertEqual(rc, 2)
+            self.assertEqual([(r["verdict"], r["why"]) for r in doc["runs"]],
+                             [("failed", "exit status 1"),
+                              ("failed", "still running at the timeout: killed")])
+
+    def test_no_round_starts_that_would_end_past_the_budget(self):
+        with tempfile.TemporaryDirectory() as d:
+            # Each reading of the clock is 10 s on: a round reads 20 s long (its start, the
+            # wait's, its end), round 2 starts at 60 s and round 3 would at 100: a budget of
+            # 85 s has room for two rounds, not three.
+            rc, started, doc = self.hunt(d, {"none": ["a"], "graph": ["a"]}, rounds=5,
+                                         procs=1, budget=85, clock=range(0, 10 ** 6, 10))
+            self.assertEqual(rc, 0)
+            self.assertEqual(sorted({r["round"] for r in doc["runs"]}), [1, 2])
+
+    def test_bad_arms_and_a_missing_library_are_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            for arms in (("noenv",), ("none:PYGRAPH_A=1",)):
+                rc, started, _ = self.hunt(d, {"none": ["a"]}, arms=arms)
+                self.assertEqual((rc, started), (2, []))
+        a = argparse.Namespace(arm=[], lib="/no/such/libpygraph.so")
+        self.assertEqual(diverge.hunt(a), 2)
 
 
 class ReportTest(unittest.TestCase):

@@ -76,6 +76,17 @@ def parse_arm(text):
             value = os.path.abspath(value)
         env[var] = value
     return name, env
+
+
+def arm_env(base, arm, lib):
+    """The environment of an arm's process outside the lockstep (chunk_head.py, diverge.py
+    hunt): `base` without any preload or PYGRAPH_ setting for the run without the shim (arm
+    None), else preloading `lib` in graph mode with the arm's settings (parse_arm) over both."""
+    env = {k: v for k, v in base.items() if k != "LD_PRELOAD" and not k.startswith("PYGRAPH_")}
+    if arm is not None:
+        env.update({"LD_PRELOAD": os.path.abspath(lib), "PYGRAPH_MODE": "graph"})
+        env.update(arm)
+    return env
 TIMING_CORE = 3
 # Under --budget, the least time left in which a workload's process starts (a device call's
 # limit is near: a process needs its warm-up and a minute of timed chunks).
