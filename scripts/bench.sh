@@ -15,8 +15,10 @@
 # Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls
-# end in one file. results.json, the chart speedup.png, table.md/txt and the logs (logs.tgz)
-# are copied to $OUT when it is set; with --traces also the traces that fit (traces.tgz; the
+# end in one file. results.json, the charts speedup.png and processes.png, table.md/txt and the
+# logs (logs.tgz) are copied to $OUT when it is set (replays.png is not: the device returns 8
+# files a call; `python3 tests/bench/suite/report.py results.json --out DIR` draws every chart
+# again from the results); with --traces also the traces that fit (traces.tgz; the
 # others named in traces-left-out.txt), the analyzer's summary, sequences and breaks of each
 # (cells/*.analysis.txt in logs.tgz) and its simulate against graph mode (simulate.json,
 # tests/bench/suite/simulate_check.py).

@@ -951,9 +951,57 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(merged["run"], 1)
             self.assertEqual(report.process_rows({"workloads": {"w": merged}})[1][0][3],
                              "2 processes: median +2.0 %, slower in 1")
+            # Files of several processes each (--repeat): none is lost, in the order run.
+            for k in (0, 1):
+                with open(paths[k]) as f:
+                    doc = json.load(f)
+                w2 = doc["workloads"]["w"]
+                w2["earlier"] = {"compile+shim": [dict(w2["cells"]["compile+shim"],
+                                                       run=0, vs_without_shim=ch(-5.0 - k, 0))]}
+                with open(paths[k], "w") as f:
+                    json.dump(doc, f)
+            merged = report.merge(paths)["workloads"]["w"]
+            self.assertEqual([(c["run"], c["vs_without_shim"]["median"])
+                              for c in merged["earlier"]["compile+shim"]],
+                             [(0, -5.0), (0, 1.0), (1, -6.0)])
+            self.assertEqual(merged["cells"]["compile+shim"]["vs_without_shim"]["median"], 3.0)
         # Another shape replaces the workload whole: its processes are no processes of this one.
         other = dict(process(1.0, -1.0), steps_per_chunk=40)
         self.assertNotIn("earlier", report.merge_workload(w, other))
+
+    def test_the_replay_chart_puts_each_process_at_its_launches_a_replay(self):
+        ch = lambda m: {"median": m, "q1": m - 1, "q3": m + 1, "pairs": 12}
+        ok = lambda per, m, step=70: dict(status="ok", ms_per_iter=1.0, chunk_ms=[1.0],
+                                          digest="d", vs_without_shim=ch(m),
+                                          shim={"launches_per_replay": per,
+                                                "launches_per_iter": step})
+        w = {"chunks": 12, "steps_per_chunk": 4, "cells": {
+            "eager": dict(status="ok", ms_per_iter=1.0, chunk_ms=[1.0], digest="d"),
+            "eager+shim": ok(23.0, -10.0), "eager+shim:two": ok(35.0, -2.0),
+            "compile-ro+shim": ok(2.0, 0.5, step=4),
+            "compile+shim": {"status": "failed", "error": "boom"}},
+            "earlier": {"eager+shim": [ok(23.3, -12.0), dict(ok(1.0, 0.0), shim={})]}}
+        doc = {"runs": [{}], "workloads": {"w": w}}
+        # Earlier processes first; a process without launches a replay, or failed, is left out;
+        # the launches-a-replay target applies from 50 launches a step.
+        self.assertEqual([(label, per, c["median"], applies) for label, per, c, applies in
+                          report.replay_points(doc)],
+                         [("w eager+shim", 23.3, -12.0, True), ("w eager+shim", 23.0, -10.0, True),
+                          ("w eager+shim:two", 35.0, -2.0, True),
+                          ("w compile-ro+shim", 2.0, 0.5, False)])
+        with tempfile.TemporaryDirectory() as d:
+            png = os.path.join(d, "replays.png")
+            try:
+                import matplotlib  # noqa: F401
+
+                can_draw = True
+            except ImportError:
+                can_draw = False
+            self.assertEqual(report.replay_chart(doc, png), can_draw)
+            self.assertEqual(os.path.exists(png), can_draw)
+            none = {"runs": [{}], "workloads": {"w": {"cells": {"eager": w["cells"]["eager"]}}}}
+            self.assertFalse(report.replay_chart(none, os.path.join(d, "none.png")))
+            self.assertFalse(os.path.exists(os.path.join(d, "none.png")))
 
     def test_processes_say_whether_they_ran_the_same_kernels(self):
         ch = {"median": 0.5, "q1": -1.0, "q3": 2.0, "pairs": 12}

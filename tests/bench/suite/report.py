@@ -4,8 +4,10 @@
 
 merges results files (a later file's workload replaces an earlier one's, but for variants it did
 not run: those keep their cells, merge_workload) and writes
-DIR/results.json, DIR/table.md (the README's tables), DIR/table.txt and DIR/speedup.png (needs
-matplotlib; without it the chart is skipped with a message). run.py calls the same functions.
+DIR/results.json, DIR/table.md (the README's tables), DIR/table.txt and the charts (need
+matplotlib; without it each is skipped with a message): DIR/speedup.png, DIR/processes.png
+(cells run in several processes) and DIR/replays.png (launches a replay against the change
+with the shim, issue 10's two targets). run.py calls the same functions.
 """
 import argparse
 import json
@@ -546,6 +548,82 @@ def process_chart(doc, path):
     return True
 
 
+def replay_points(doc):
+    """Issue 10's two targets side by side: for every shim cell, one point a process that ran it
+    (earlier processes of its shape, then the current one): (label, launches a replay in steady
+    state, its change against the variant without the shim, whether the launches-a-replay
+    target applies: TARGET_PER_REPLAY_FROM launches a step or more). A process without both
+    figures (failed, no stats, no graph replayed) is left out."""
+    points = []
+    for name, res in doc["workloads"].items():
+        for cell, current in res.get("cells", {}).items():
+            if shim_base(cell) is None:
+                continue
+            runs = res.get("earlier", {}).get(cell, []) + [current]
+            for c in runs:
+                d = c.get("shim") or {}
+                per, ch = d.get("launches_per_replay"), c.get("vs_without_shim")
+                if not status(c) and per and ch:
+                    applies = d.get("launches_per_iter", 0) >= TARGET_PER_REPLAY_FROM
+                    points.append((f"{name} {cell}", per, ch, applies))
+    return points
+
+
+def replay_chart(doc, path):
+    """The picture of replay_points: launches a replay across (log scale), the change with the
+    shim up (median, quartile bar), the lines of the targets (32 launches a replay; not
+    slower). A cell where the launches-a-replay target applies has a colour and its label at
+    its processes' median; the others are hollow grey points, unlabelled (the tables name
+    them). Nothing is written where no cell has both figures."""
+    points = replay_points(doc)
+    if not points:
+        return False
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
+    except ImportError:
+        print("report: no matplotlib, no replay chart", file=sys.stderr)
+        return False
+    labels = list(dict.fromkeys(label for label, _, _, _ in points))
+    fig, ax = plt.subplots(figsize=(11, 6.5))
+    cmap = plt.get_cmap("tab10")
+    k = 0
+    for label in labels:
+        mine = [(per, ch, applies) for lab, per, ch, applies in points if lab == label]
+        applies = any(a for _, _, a in mine)
+        if applies:
+            color, marker = cmap(k % 10), "os^Dv"[k // 10 % 5]  # a cell apart from its neighbours
+            k += 1
+        else:
+            color, marker = "0.6", "o"
+        for per, ch, _ in mine:
+            ax.plot([per, per], [ch["q1"], ch["q3"]], color=color, linewidth=1.2, alpha=0.6)
+            ax.plot([per], [ch["median"]], marker, color=color, markersize=4,
+                    markerfacecolor=color if applies else "none")
+        if applies:
+            x = statistics.median(per for per, _, _ in mine)
+            y = statistics.median(ch["median"] for _, ch, _ in mine)
+            ax.annotate(f"{label} ({len(mine)})", (x, y), fontsize=6, color=color,
+                        xytext=(4, 2), textcoords="offset points")
+    ax.axvline(TARGET_PER_REPLAY, color="gray", linestyle="--", linewidth=0.8)
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel(f"launches a graph replay in steady state (log scale; a program's graph "
+                  f"counts as one launch; target: at least {TARGET_PER_REPLAY:g}, dashed)")
+    ax.set_ylabel("change with the shim (%): median, bar q1 to q3; target: not above 0")
+    ax.set_title(f"Launches a replay against the time they buy: each process a point, (n) "
+                 f"processes a cell; hollow grey: under {TARGET_PER_REPLAY_FROM:g} launches a "
+                 f"step, where that target does not apply.\n{header(doc)}", fontsize=8,
+                 wrap=True)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
 def write_all(doc, out):
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -570,6 +648,7 @@ def write_all(doc, out):
         f.write(table(doc) + "\n")
     chart(doc, os.path.join(out, "speedup.png"))
     process_chart(doc, os.path.join(out, "processes.png"))
+    replay_chart(doc, os.path.join(out, "replays.png"))
 
 
 def variant_of(cell):
@@ -603,6 +682,9 @@ def merge_workload(old, new):
         else:  # an arm the later run did not repeat: kept, with the process it ran in
             cells[c] = stamped
     cells.update((c, v) for c, v in new["cells"].items() if c not in cells)
+    # `new`'s own earlier processes (a file of several: run.py --repeat) come after `old`'s.
+    for c, v in new.get("earlier", {}).items():
+        earlier.setdefault(c, []).extend(v)
     merged = dict(new, cells=cells)
     # A variant left out keeps what its two runs without the shim said.
     det = dict(deterministic(new))
