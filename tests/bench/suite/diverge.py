@@ -42,11 +42,30 @@ def _digest(parts):
     return hashlib.sha1(b"".join(parts)).hexdigest()[:16]
 
 
-def run(a):
-    import harness
+def workload_of(name, variant):
+    """The suite's workload `name` when `variant` of it is a Python task this script can run,
+    else ValueError saying why not."""
     import workloads
 
-    w = workloads.WORKLOADS[a.workload]
+    w = workloads.WORKLOADS.get(name)
+    if w is None:
+        raise ValueError(f"no workload {name!r} (tests/bench/suite/workloads.py)")
+    if w.program:
+        raise ValueError(f"{name} is a native program ({w.program}), not a Python task")
+    if variant not in w.variants or variant in w.na:
+        why = w.na.get(variant, "one of " + ", ".join(v for v in w.variants if v not in w.na))
+        raise ValueError(f"{name} has no variant {variant!r}: {why}")
+    return w
+
+
+def run(a):
+    import harness
+
+    try:
+        w = workload_of(a.workload, a.variant)
+    except ValueError as e:
+        print(f"diverge.py: {e}", file=sys.stderr)
+        return 2
     pin = harness.pin_mode()  # a bad BENCH_PIN before the warm-up, not after it
     task = w.builder(a.variant)
     for _ in range(w.warmup):
@@ -224,6 +243,11 @@ def hunt(a, start=start_run, wait=wait_all, cores=None, now=time.monotonic):
         return 2
     if "none" in arms:
         print("diverge.py: \"none\" is the base's name, not an arm's", file=sys.stderr)
+        return 2
+    try:
+        workload_of(a.workload, a.variant)
+    except ValueError as e:
+        print(f"diverge.py: {e}", file=sys.stderr)
         return 2
     if not os.path.isfile(a.lib):
         print(f"diverge.py: no library {a.lib!r} (--lib)", file=sys.stderr)

@@ -617,9 +617,9 @@ class HuntTest(unittest.TestCase):
 
         lib = os.path.join(d, "libpygraph.so")
         open(lib, "w").close()
-        a = argparse.Namespace(workload="w", variant="eager", dir=os.path.join(d, "runs"),
-                               arm=list(arms), procs=procs, rounds=rounds, budget=budget,
-                               timeout=5, chunks=2, lib=lib, json=os.path.join(d, "h.json"))
+        a = argparse.Namespace(workload="mlp-train", variant="eager",
+                               dir=os.path.join(d, "runs"), arm=list(arms), procs=procs,
+                               rounds=rounds, budget=budget, timeout=5, chunks=2, lib=lib, json=os.path.join(d, "h.json"))
         ticks = iter(clock or range(0, 10 ** 6, 10))
         wait = lambda ps, t: diverge.wait_all(ps, t, now=lambda: next(ticks), sleep=lambda s: 0)
         rc = diverge.hunt(a, start=start, wait=wait, cores=[1, 2],
@@ -639,7 +639,8 @@ class HuntTest(unittest.TestCase):
             self.assertEqual(len(started), 2 + 2 * 3)
             verdicts = [(r["arm"], r["verdict"]) for r in doc["runs"]]
             self.assertEqual(verdicts, [("x", "equal"), ("y", "differs"), ("x", "equal")] * 2)
-            self.assertEqual(doc["runs"][1]["why"], "from chunk 1, first read differing at step None")
+            self.assertEqual(doc["runs"][1]["why"],
+                             "from chunk 1, first read differing at step None")
             self.assertEqual(doc["runs"][0]["figures"],
                              {"coverage_percent": 90.0, "launches_per_replay": 3.0})
             table = diverge.hunt_table(doc["runs"])
@@ -682,8 +683,18 @@ class HuntTest(unittest.TestCase):
             for arms in (("noenv",), ("none:PYGRAPH_A=1",)):
                 rc, started, _ = self.hunt(d, {"none": ["a"]}, arms=arms)
                 self.assertEqual((rc, started), (2, []))
-        a = argparse.Namespace(arm=[], lib="/no/such/libpygraph.so")
+        a = argparse.Namespace(arm=[], lib="/no/such/libpygraph.so", workload="mlp-train",
+                               variant="eager")
         self.assertEqual(diverge.hunt(a), 2)
+
+    def test_only_a_python_task_of_the_suite_is_hunted(self):
+        self.assertEqual(diverge.workload_of("mlp-train", "compile-ro").name, "mlp-train")
+        for name, variant, why in (("nope", "eager", "no workload"),
+                                   ("cuda-loop", "eager", "native program"),
+                                   ("host-read", "cuda-graph", "reads the host"),
+                                   ("mlp-train", "jit", "one of eager")):
+            with self.assertRaisesRegex(ValueError, why):
+                diverge.workload_of(name, variant)
 
 
 class ReportTest(unittest.TestCase):
