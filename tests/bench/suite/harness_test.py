@@ -619,7 +619,8 @@ class HuntTest(unittest.TestCase):
         open(lib, "w").close()
         a = argparse.Namespace(workload="mlp-train", variant="eager",
                                dir=os.path.join(d, "runs"), arm=list(arms), procs=procs,
-                               rounds=rounds, budget=budget, timeout=5, chunks=2, lib=lib, json=os.path.join(d, "h.json"))
+                               rounds=rounds, budget=budget, timeout=5, chunks=2, lib=lib,
+                               json=os.path.join(d, "h.json"))
         ticks = iter(clock or range(0, 10 ** 6, 10))
         wait = lambda ps, t: diverge.wait_all(ps, t, now=lambda: next(ticks), sleep=lambda s: 0)
         rc = diverge.hunt(a, start=start, wait=wait, cores=[1, 2],
