@@ -15,18 +15,21 @@ every chunk and, for a training task, the loss it read at every step. Start it w
 LD_PRELOAD and PYGRAPH_* settings for the shim's side; start many at once to hunt.
 `compare` names, for each other run, the first chunk and the first step where it differs.
 `hunt` does the hunting: two runs without the shim at once (the base, and whether the program
-itself computes the same twice), then rounds of --procs runs at once, each pinned to a CPU of
-its own, the arms (the suite's syntax: tests/bench/suite/run.py; default one arm "graph", the
+itself computes the same twice), then rounds of --procs runs at once, each pinned during its
+chunks to a CPU of its own (CPU 0 left out, while there are CPUs enough), the arms (the suite's syntax: tests/bench/suite/run.py; default one arm "graph", the
 shim's defaults) taking the processes in turn, each run compared with the base and its
 coverage read from its stats. It starts no round that the last one's length would carry past
---budget seconds, kills a run still going after --timeout seconds (a hang is a finding too),
-keeps every record and log in D and prints a table last: exit 0 when every run was equal, 1
-when one differed, 2 when the base could not be had or a run failed.
+--budget seconds, stops a run still going after --timeout seconds or at the budget's end (a
+hang is a finding too: its log gets its threads' stacks), keeps every record and log in D,
+writes --json after every round and prints a table last: exit 1 when a run differed (whatever
+else happened), else 2 when the base could not be had or a run failed, else 0.
 """
 import argparse
+import glob
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -139,52 +142,83 @@ def compare(a):
 
 def plan_round(arms, procs, cores):
     """One round's runs: [(arm, core)], the arms taking the processes in turn, each process on a
-    CPU of its own while there are CPUs."""
+    CPU of its own while there are CPUs (then the CPUs again, from the first)."""
     names = list(arms)
     return [(names[i % len(names)], cores[i % len(cores)]) for i in range(procs)]
 
 
 def hunt_cores():
-    """The CPUs a hunt pins its runs to: every CPU of this process but the lowest (left to the
-    hunt itself and the system), or the one there is."""
+    """The CPUs a hunt pins its runs' chunks to: every CPU of this process but the lowest (their
+    warm-ups and compiles run anywhere), or the one there is."""
     cpus = sorted(os.sched_getaffinity(0))
     return cpus[1:] or cpus
 
 
-def start_run(a, settings, stem, core):
-    """Starts one `run` of the hunt's workload as its own process: without the shim for
-    settings None, else preloading --lib with the arm's settings, its stats and a decision
-    cache of its own next to its record (STEM.json, its log STEM.log)."""
+def start_run(a, settings, stem, core, popen=subprocess.Popen):
+    """Starts one `run` of the hunt's workload as a process in a session of its own (so that
+    its children, compile workers, can be stopped with it): without the shim for settings
+    None, else preloading --lib with the arm's settings, its stats and a decision cache of its
+    own next to its record (STEM.json, its log STEM.log). Whatever an earlier hunt left under
+    STEM is removed first: a record, stats or verdicts of another run must not pass for this
+    one's. faulthandler is on, so that a run stopped as hung writes its threads' stacks to its
+    log (wait_all)."""
     from run import arm_env
 
+    for f in glob.glob(glob.escape(stem) + ".*"):
+        os.remove(f)
     env = arm_env(dict(os.environ), settings, a.lib)
-    env["PYTHONUNBUFFERED"] = "1"
+    env.update(PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
     if settings is not None:
-        env.setdefault("PYGRAPH_STATS", stem + ".stats.%p.json")
-        env.setdefault("PYGRAPH_CACHE", stem + ".decisions.json")
+        env.update(PYGRAPH_STATS=stem + ".stats.%p.json", PYGRAPH_CACHE=stem + ".decisions.json")
     cmd = [sys.executable, os.path.abspath(__file__), "run", a.workload, a.variant, "--chunks",
            str(a.chunks), "--out", stem + ".json", "--core", str(core)]
     with open(stem + ".log", "w") as log:
-        return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        return popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def wait_all(procs, timeout, now=time.monotonic, sleep=time.sleep):
-    """Waits for every process; those still running `timeout` seconds on are killed. Returns
-    each one's exit status, or "hung" for those killed."""
-    end = now() + timeout
+def signal_group(p, sig):
+    """`sig` to a run's whole session (start_run), its children with it; one already gone is
+    no error."""
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# Seconds a run stopped as hung has to write its stacks (SIGABRT) before it is killed, and then
+# to be gone: a process stuck in the driver may not die at all, and the hunt must go on.
+STACKS_S, REAP_S = 10.0, 30.0
+
+
+def wait_all(procs, timeout, now=time.monotonic, sleep=time.sleep, stop=signal_group):
+    """Waits for every process; those still running `timeout` seconds on are stopped: SIGABRT
+    first (faulthandler writes where each thread is to the run's log), SIGKILL STACKS_S later.
+    Returns each one's exit status, "hung" for those stopped, "hung (unkillable)" for one
+    still there REAP_S after its SIGKILL."""
     status = [None] * len(procs)
-    while any(s is None for s in status):
-        for i, p in enumerate(procs):
-            if status[i] is None and p.poll() is not None:
-                status[i] = p.returncode
-        if any(s is None for s in status) and now() >= end:
+
+    def poll_until(end):
+        while True:
             for i, p in enumerate(procs):
-                if status[i] is None:
-                    p.kill()
-                    p.wait()
-                    status[i] = "hung"
-        elif any(s is None for s in status):
+                if status[i] is None and p.poll() is not None:
+                    status[i] = p.returncode
+            if all(s is not None for s in status) or now() >= end:
+                return
             sleep(0.5)
+
+    poll_until(now() + timeout)
+    hung = [i for i, st in enumerate(status) if st is None]
+    for i in hung:
+        stop(procs[i], signal.SIGABRT)
+    if hung:
+        poll_until(now() + STACKS_S)
+    for i in hung:
+        stop(procs[i], signal.SIGKILL)
+        try:
+            procs[i].wait(timeout=REAP_S)
+            status[i] = "hung"
+        except subprocess.TimeoutExpired:
+            status[i] = "hung (unkillable)"
     return status
 
 
@@ -219,41 +253,62 @@ def hunt_table(runs):
     return "\n".join(lines)
 
 
-def judge(base, stem, status):
-    """A run's verdict against the base: (equal | differs | failed, why)."""
+def judge(base, stem, status, limit="the timeout"):
+    """A run's verdict against the base: (equal | differs | failed, why). `limit` names what
+    stopped a run still going (wait_all's "hung")."""
     if status != 0:
-        return "failed", ("still running at the timeout: killed" if status == "hung"
-                          else f"exit status {status}")
+        if isinstance(status, str):
+            return "failed", f"still running at {limit}: {status}"
+        return "failed", f"exit status {status}"
     rec = _load(stem + ".json")
     if rec is None:
         return "failed", "no record"
     chunk, read = first_difference(base, rec)
     if chunk is None and read is None:
         return "equal", ""
-    return "differs", f"from chunk {chunk}, first read differing at step {read}"
+    return "differs", f"from chunk {chunk}" + (
+        f", first read differing at step {read}" if read is not None else "")
+
+
+def hunt_args_error(a):
+    """Why the hunt's arguments cannot be run (None when they can), and its arms."""
+    from run import parse_arm  # the suite's --arm syntax
+
+    if a.procs < 1 or a.rounds < 1:
+        return "--procs and --rounds must be at least 1 (no run with the shim is no hunt)", None
+    try:
+        parsed = [parse_arm(t) for t in a.arm] or [("graph", {})]
+        workload_of(a.workload, a.variant)
+    except ValueError as e:
+        return str(e), None
+    names = [name for name, _ in parsed]
+    if "none" in names:
+        return "\"none\" is the base's name, not an arm's", None
+    if len(set(names)) < len(names):
+        return f"an arm's name twice: {', '.join(names)}", None
+    if not os.path.isfile(a.lib):
+        return f"no library {a.lib!r} (--lib)", None
+    return None, dict(parsed)
+
+
+def write_hunt(a, arms, runs):
+    """The hunt's JSON so far (after every round: a hunt cut short keeps what it found)."""
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"workload": a.workload, "variant": a.variant, "chunks": a.chunks,
+                       "arms": arms, "runs": runs}, f, indent=1)
 
 
 def hunt(a, start=start_run, wait=wait_all, cores=None, now=time.monotonic):
-    from run import parse_arm  # the suite's --arm syntax
-
-    try:
-        arms = dict(parse_arm(t) for t in a.arm) if a.arm else {"graph": {}}
-    except ValueError as e:
-        print(f"diverge.py: {e}", file=sys.stderr)
-        return 2
-    if "none" in arms:
-        print("diverge.py: \"none\" is the base's name, not an arm's", file=sys.stderr)
-        return 2
-    try:
-        workload_of(a.workload, a.variant)
-    except ValueError as e:
-        print(f"diverge.py: {e}", file=sys.stderr)
-        return 2
-    if not os.path.isfile(a.lib):
-        print(f"diverge.py: no library {a.lib!r} (--lib)", file=sys.stderr)
+    error, arms = hunt_args_error(a)
+    if error:
+        print(f"diverge.py: {error}", file=sys.stderr)
         return 2
     os.makedirs(a.dir, exist_ok=True)
     cores = cores or hunt_cores()
+    if a.procs > len(cores):
+        print(f"diverge.py: {a.procs} runs at once on {len(cores)} CPUs: some share one",
+              flush=True)
     t0 = now()
     stems = [os.path.join(a.dir, f"none-{i}") for i in (1, 2)]
     print(f"== the base: two runs of {a.workload} {a.variant} without the shim", flush=True)
@@ -274,30 +329,32 @@ def hunt(a, start=start_run, wait=wait_all, cores=None, now=time.monotonic):
             print(f"== round {r} not started: {spent:.0f} s spent, a round takes {last:.0f}, "
                   f"--budget {a.budget:.0f}", flush=True)
             break
+        # A round started near the budget's end waits no longer than the budget lasts (a
+        # minute at least): a device call's limit must not cut the hunt before its table.
+        limit, what = a.timeout, "the timeout"
+        if a.budget and a.budget - spent < limit:
+            limit, what = max(60.0, a.budget - spent), "the budget's end"
         plan = plan_round(arms, a.procs, cores)
         print(f"== round {r} of {a.rounds}: {len(plan)} runs at once ({spent:.0f} s spent)",
               flush=True)
         began = now()
         stems = [os.path.join(a.dir, f"{arm}-r{r}-p{i + 1}") for i, (arm, _) in enumerate(plan)]
         procs = [start(a, arms[arm], stem, core) for (arm, core), stem in zip(plan, stems)]
-        status = wait(procs, a.timeout)
+        status = wait(procs, limit)
         last = now() - began
         for (arm, core), stem, p, st in zip(plan, stems, procs, status):
-            verdict, why = judge(base, stem, st)
+            verdict, why = judge(base, stem, st, what)
             runs.append({"arm": arm, "round": r, "core": core, "stem": os.path.basename(stem),
-                         "verdict": verdict, "why": why, "figures": run_figures(stem, p.pid)})
+                         "verdict": verdict, "why": why,
+                         "figures": run_figures(stem, p.pid) if st == 0 else None})
+        write_hunt(a, arms, runs)
         done = [x for x in runs if x["round"] == r]
         print(f"   {sum(x['verdict'] == 'equal' for x in done)} of {len(done)} equal in "
               f"{last:.0f} s", flush=True)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"workload": a.workload, "variant": a.variant, "chunks": a.chunks,
-                       "arms": arms, "runs": runs}, f, indent=1)
     print(hunt_table(runs), flush=True)
     if any(x["verdict"] == "differs" for x in runs):
         return 1
     return 2 if any(x["verdict"] == "failed" for x in runs) else 0
-
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -576,56 +576,69 @@ class DivergeTest(unittest.TestCase):
 
 
 class FakeRun:
-    """A `run` process of diverge.py's hunt that has already ended (or, with hang, never
-    will)."""
-    pid = 4242
+    """A `run` process of diverge.py's hunt that has already ended (or, with hang, never will
+    until killed), each with a pid of its own."""
+    pids = iter(range(5000, 10 ** 6))
 
     def __init__(self, code=0, hang=False):
-        self.returncode, self.hang, self.killed = (None if hang else code), hang, False
+        self.pid = next(FakeRun.pids)
+        self.returncode, self.signals = (None if hang else code), []
 
     def poll(self):
         return self.returncode
 
-    def kill(self):
-        self.killed, self.returncode = True, -9
-
-    def wait(self):
+    def wait(self, timeout=None):
         return self.returncode
+
+
+def fake_stop(p, sig):
+    """wait_all's stop for FakeRun: it notes each signal; SIGKILL ends the run."""
+    import signal
+
+    p.signals.append(sig)
+    if sig == signal.SIGKILL:
+        p.returncode = -9
 
 
 class HuntTest(unittest.TestCase):
     """diverge.py hunt with its processes faked: each writes the record its arm is given."""
 
-    def hunt(self, d, records, arms=(), rounds=2, procs=3, budget=0, clock=None, twin=None):
-        started = []
+    def hunt(self, d, records, arms=(), rounds=2, procs=3, budget=0, clock=None, twin=None,
+             timeout=5, wait=None):
+        started, procs_made = [], []
 
         def start(a, settings, stem, core):
             arm = os.path.basename(stem).split("-")[0]
             started.append((arm, settings, core))
             chunks = (twin if twin and stem.endswith("none-2") else records[arm])
-            if chunks == "hang":
-                return FakeRun(hang=True)
-            if chunks is None:
-                return FakeRun(code=1)
-            with open(stem + ".json", "w") as f:
-                json.dump({"chunks": chunks, "reads": None}, f)
-            if settings is not None:
-                with open(f"{stem}.stats.{FakeRun.pid}.json", "w") as f:
+            p = FakeRun(hang=chunks == "hang", code=1 if chunks is None else 0)
+            procs_made.append(p)
+            if settings is not None:  # stats even where the run then fails: never read there
+                with open(f"{stem}.stats.{p.pid}.json", "w") as f:
                     json.dump({"launches": {"seen_by_engine": 10, "replayed_in_graphs": 9},
                                "graphs": {"replays": 3}}, f)
-            return FakeRun()
+            if isinstance(chunks, list):
+                with open(stem + ".json", "w") as f:
+                    json.dump({"chunks": chunks, "reads": None}, f)
+            return p
 
         lib = os.path.join(d, "libpygraph.so")
         open(lib, "w").close()
         a = argparse.Namespace(workload="mlp-train", variant="eager",
                                dir=os.path.join(d, "runs"), arm=list(arms), procs=procs,
-                               rounds=rounds, budget=budget, timeout=5, chunks=2, lib=lib,
+                               rounds=rounds, budget=budget, timeout=timeout, chunks=2, lib=lib,
                                json=os.path.join(d, "h.json"))
         ticks = iter(clock or range(0, 10 ** 6, 10))
-        wait = lambda ps, t: diverge.wait_all(ps, t, now=lambda: next(ticks), sleep=lambda s: 0)
+        wait = wait or (lambda ps, t: diverge.wait_all(ps, t, now=lambda: next(ticks),
+                                                       sleep=lambda s: 0, stop=fake_stop))
         rc = diverge.hunt(a, start=start, wait=wait, cores=[1, 2],
                           now=clock and (lambda: next(ticks)) or time.monotonic)
-        return rc, started, json.load(open(a.json)) if os.path.exists(a.json) else None
+        doc = None
+        if os.path.exists(a.json):
+            with open(a.json) as f:
+                doc = json.load(f)
+        self.procs_made = procs_made
+        return rc, started, doc
 
     def test_arms_take_the_processes_in_turn_and_a_difference_is_named(self):
         with tempfile.TemporaryDirectory() as d:
@@ -640,14 +653,13 @@ class HuntTest(unittest.TestCase):
             self.assertEqual(len(started), 2 + 2 * 3)
             verdicts = [(r["arm"], r["verdict"]) for r in doc["runs"]]
             self.assertEqual(verdicts, [("x", "equal"), ("y", "differs"), ("x", "equal")] * 2)
-            self.assertEqual(doc["runs"][1]["why"],
-                             "from chunk 1, first read differing at step None")
+            self.assertEqual(doc["runs"][1]["why"], "from chunk 1")  # an inference task
             self.assertEqual(doc["runs"][0]["figures"],
                              {"coverage_percent": 90.0, "launches_per_replay": 3.0})
             table = diverge.hunt_table(doc["runs"])
             self.assertIn("x               4     4      0      0    90.0 %", table)
             self.assertIn("y               2     0      2      0    90.0 %", table)
-            self.assertIn("y-r1-p2: differs (from chunk 1", table)
+            self.assertIn("y-r1-p2: differs (from chunk 1)", table)
 
     def test_all_equal_is_zero_and_the_default_arm_is_the_shims_defaults(self):
         with tempfile.TemporaryDirectory() as d:
@@ -660,32 +672,72 @@ class HuntTest(unittest.TestCase):
             rc, started, doc = self.hunt(d, {"none": ["a"], "graph": ["a"]}, twin=["b"])
             self.assertEqual((rc, len(started), doc), (2, 2, None))
 
-    def test_a_failed_or_hung_run_is_no_equal_run(self):
+    def test_a_failed_or_hung_run_is_no_equal_run_and_has_no_figures(self):
+        import signal
+
         with tempfile.TemporaryDirectory() as d:
             rc, _, doc = self.hunt(d, {"none": ["a"], "x": None, "y": "hang"},
                                    arms=("x:PYGRAPH_A=1", "y:PYGRAPH_A=2"), rounds=1, procs=2)
             self.assertEqual(rc, 2)
-            self.assertEqual([(r["verdict"], r["why"]) for r in doc["runs"]],
-                             [("failed", "exit status 1"),
-                              ("failed", "still running at the timeout: killed")])
+            self.assertEqual([(r["verdict"], r["why"], r["figures"]) for r in doc["runs"]],
+                             [("failed", "exit status 1", None),
+                              ("failed", "still running at the timeout: hung", None)])
+            # The hung run was asked for its stacks, then killed; the others were left alone.
+            self.assertEqual([p.signals for p in self.procs_made],
+                             [[], [], [], [signal.SIGABRT, signal.SIGKILL]])
 
     def test_no_round_starts_that_would_end_past_the_budget(self):
-        with tempfile.TemporaryDirectory() as d:
-            # Each reading of the clock is 10 s on: a round reads 20 s long (its start, the
-            # wait's, its end), round 2 starts at 60 s and round 3 would at 100: a budget of
-            # 85 s has room for two rounds, not three.
-            rc, started, doc = self.hunt(d, {"none": ["a"], "graph": ["a"]}, rounds=5,
-                                         procs=1, budget=85, clock=range(0, 10 ** 6, 10))
-            self.assertEqual(rc, 0)
-            self.assertEqual(sorted({r["round"] for r in doc["runs"]}), [1, 2])
+        # Each reading of the hunt's clock is 10 s on (the waits here read none): a round reads
+        # 10 s long, round 2 starts at 40 s, round 3 would at 70: a budget of 60 s has room
+        # for two rounds, not three.
+        limits = []
 
-    def test_bad_arms_and_a_missing_library_are_refused(self):
+        def wait(ps, t):
+            limits.append(t)
+            return [0] * (len(ps) - 1) + ["hung"] if len(limits) > 1 else [0] * len(ps)
+
         with tempfile.TemporaryDirectory() as d:
-            for arms in (("noenv",), ("none:PYGRAPH_A=1",)):
-                rc, started, _ = self.hunt(d, {"none": ["a"]}, arms=arms)
+            rc, started, doc = self.hunt(d, {"none": ["a"], "graph": ["a"]}, rounds=5,
+                                         procs=2, budget=60, wait=wait,
+                                         clock=range(0, 10 ** 6, 10))
+            self.assertEqual(rc, 2)
+            self.assertEqual(sorted({r["round"] for r in doc["runs"]}), [1, 2])
+            self.assertEqual(limits, [5, 5, 5])  # the timeout: the budget lasts longer
+        # Each round waits no longer than the budget lasts (a minute at least), and a run
+        # stopped then says so.
+        limits.clear()
+        with tempfile.TemporaryDirectory() as d:
+            rc, started, doc = self.hunt(d, {"none": ["a"], "graph": ["a"]}, rounds=2,
+                                         procs=2, budget=200, timeout=1000, wait=wait,
+                                         clock=range(0, 10 ** 6, 10))
+            self.assertEqual(limits, [1000, 190, 160])  # the base's, round 1's, round 2's
+            self.assertEqual(doc["runs"][1]["why"], "still running at the budget's end: hung")
+
+    def test_a_round_written_is_kept_when_the_hunt_is_cut_short(self):
+        with tempfile.TemporaryDirectory() as d:
+            rounds_seen = []
+
+            def wait(ps, t):
+                if len(rounds_seen) == 2:
+                    raise KeyboardInterrupt  # the device call's limit, say
+                rounds_seen.append(t)
+                return [0] * len(ps)
+
+            with self.assertRaises(KeyboardInterrupt):
+                self.hunt(d, {"none": ["a"], "graph": ["a"]}, rounds=3, wait=wait)
+            with open(os.path.join(d, "h.json")) as f:
+                self.assertEqual({r["round"] for r in json.load(f)["runs"]}, {1})
+
+    def test_bad_arguments_are_refused_before_any_run(self):
+        with tempfile.TemporaryDirectory() as d:
+            for arms, procs, rounds in ((("noenv",), 3, 1), (("none:PYGRAPH_A=1",), 3, 1),
+                                        (("x:PYGRAPH_A=1", "x:PYGRAPH_A=2"), 3, 1),
+                                        ((), 0, 1), ((), 3, 0)):
+                rc, started, _ = self.hunt(d, {"none": ["a"]}, arms=arms, procs=procs,
+                                           rounds=rounds)
                 self.assertEqual((rc, started), (2, []))
         a = argparse.Namespace(arm=[], lib="/no/such/libpygraph.so", workload="mlp-train",
-                               variant="eager")
+                               variant="eager", procs=1, rounds=1)
         self.assertEqual(diverge.hunt(a), 2)
 
     def test_only_a_python_task_of_the_suite_is_hunted(self):
@@ -696,6 +748,61 @@ class HuntTest(unittest.TestCase):
                                    ("mlp-train", "jit", "one of eager")):
             with self.assertRaisesRegex(ValueError, why):
                 diverge.workload_of(name, variant)
+
+    def test_a_run_starts_in_a_session_of_its_own_with_nothing_left_from_before(self):
+        with tempfile.TemporaryDirectory() as d:
+            stem = os.path.join(d, "graph-r1-p1")
+            for old in (".json", ".stats.77.json", ".decisions.json"):
+                open(stem + old, "w").close()
+            keep = os.path.join(d, "graph-r1-p10.json")  # another run's record
+            open(keep, "w").close()
+            lib = os.path.join(d, "libpygraph.so")
+            calls = []
+            a = argparse.Namespace(workload="mlp-train", variant="eager", chunks=7, lib=lib)
+            os.environ["PYGRAPH_STATS"] = "elsewhere.json"  # the caller's is not the run's
+            try:
+                diverge.start_run(a, {"PYGRAPH_A": "1"}, stem, 5,
+                                  popen=lambda cmd, **kw: calls.append((cmd, kw)))
+            finally:
+                del os.environ["PYGRAPH_STATS"]
+            self.assertEqual(sorted(os.listdir(d)), ["graph-r1-p1.log", "graph-r1-p10.json"])
+            cmd, kw = calls[0]
+            self.assertEqual(cmd[2:], ["run", "mlp-train", "eager", "--chunks", "7", "--out",
+                                       stem + ".json", "--core", "5"])
+            env = kw["env"]
+            self.assertTrue(kw["start_new_session"])
+            self.assertEqual((env["LD_PRELOAD"], env["PYGRAPH_MODE"], env["PYGRAPH_A"]),
+                             (os.path.abspath(lib), "graph", "1"))
+            self.assertEqual((env["PYGRAPH_STATS"], env["PYGRAPH_CACHE"]),
+                             (stem + ".stats.%p.json", stem + ".decisions.json"))
+            self.assertEqual(env["PYTHONFAULTHANDLER"], "1")
+            diverge.start_run(a, None, stem, 5, popen=lambda cmd, **kw: calls.append((cmd, kw)))
+            self.assertNotIn("LD_PRELOAD", calls[1][1]["env"])
+            self.assertNotIn("PYGRAPH_STATS", calls[1][1]["env"])
+
+    def test_wait_all_stops_a_real_hung_process_and_its_children(self):
+        import subprocess
+
+        quick = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+        # A parent that leaves a child sleeping in its session: both must go.
+        hung = subprocess.Popen(["sh", "-c", "sleep 60 & echo $!; wait"], start_new_session=True,
+                                stdout=subprocess.PIPE, text=True)
+        child = int(hung.stdout.readline())
+        hung.stdout.close()
+        old = diverge.STACKS_S
+        diverge.STACKS_S = 0.2
+        try:
+            self.assertEqual(diverge.wait_all([quick, hung], 1.0), [0, "hung"])
+        finally:
+            diverge.STACKS_S = old
+        for _ in range(50):  # the child is reaped by init: gone within moments
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            self.fail("the hung run's child outlived it")
 
 
 class ReportTest(unittest.TestCase):

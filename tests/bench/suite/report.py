@@ -572,9 +572,9 @@ def replay_points(doc):
 def replay_chart(doc, path):
     """The picture of replay_points: launches a replay across (log scale), the change with the
     shim up (median, quartile bar), the lines of the targets (32 launches a replay; not
-    slower). A cell where the launches-a-replay target applies has a colour and its label at
-    its processes' median; the others are hollow grey points, unlabelled (the tables name
-    them). Nothing is written where no cell has both figures."""
+    slower). A cell where the launches-a-replay target applies in any of its processes has a
+    colour and its label at its processes' median; the others are hollow grey points,
+    unlabelled (the tables name them). Nothing is written where no cell has both figures."""
     points = replay_points(doc)
     if not points:
         return False
@@ -623,6 +623,7 @@ def replay_chart(doc, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
+
 
 def write_all(doc, out):
     with open(os.path.join(out, "results.json"), "w") as f:

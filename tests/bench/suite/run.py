@@ -87,6 +87,8 @@ def arm_env(base, arm, lib):
         env.update({"LD_PRELOAD": os.path.abspath(lib), "PYGRAPH_MODE": "graph"})
         env.update(arm)
     return env
+
+
 TIMING_CORE = 3
 # Under --budget, the least time left in which a workload's process starts (a device call's
 # limit is near: a process needs its warm-up and a minute of timed chunks).
