@@ -1044,11 +1044,7 @@ class ReportTest(unittest.TestCase):
                          [("two-streams compile+shim", [6.8, -4.4, 4.4], True)])
         with tempfile.TemporaryDirectory() as d:
             png = os.path.join(d, "processes.png")
-            try:
-                import matplotlib  # noqa: F401
-                can_draw = True
-            except ImportError:
-                can_draw = False
+            can_draw = report.pyplot("test chart") is not None
             self.assertEqual(report.process_chart(doc, png), can_draw)
             self.assertEqual(os.path.exists(png), can_draw)
             if can_draw:
@@ -1110,12 +1106,7 @@ class ReportTest(unittest.TestCase):
                           ("w compile-ro+shim", 2.0, 0.5, False)])
         with tempfile.TemporaryDirectory() as d:
             png = os.path.join(d, "replays.png")
-            try:
-                import matplotlib  # noqa: F401
-
-                can_draw = True
-            except ImportError:
-                can_draw = False
+            can_draw = report.pyplot("test chart") is not None
             self.assertEqual(report.replay_chart(doc, png), can_draw)
             self.assertEqual(os.path.exists(png), can_draw)
             none = {"runs": [{}], "workloads": {"w": {"cells": {"eager": w["cells"]["eager"]}}}}

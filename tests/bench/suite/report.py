@@ -463,14 +463,23 @@ def table(doc):
                      misses)
 
 
-def chart(doc, path):
+def pyplot(what):
+    """matplotlib's pyplot, drawing to files, or None after one line saying that `what` is not
+    drawn (matplotlib is not installed)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("report: no matplotlib, no chart", file=sys.stderr)
+        print(f"report: no matplotlib, no {what}", file=sys.stderr)
+        return None
+    return plt
+
+
+def chart(doc, path):
+    plt = pyplot("chart")
+    if plt is None:
         return False
     names = list(doc["workloads"])
     fig, ax = plt.subplots(figsize=(max(10, 1.0 * len(names) + 3), 5.5))
@@ -514,15 +523,8 @@ def process_chart(doc, path):
     one row a cell, red where that process was slower; the label says the verdict over all of
     them. Nothing is written where no cell ran in several processes."""
     points = process_points(doc)
-    if not points:
-        return False
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("report: no matplotlib, no process chart", file=sys.stderr)
+    plt = pyplot("process chart") if points else None
+    if plt is None:
         return False
     fig, ax = plt.subplots(figsize=(11, 1.6 + 0.45 * len(points)))
     for y, (_, seq, _) in enumerate(points):
@@ -576,17 +578,10 @@ def replay_chart(doc, path):
     colour and its label at its processes' median; the others are hollow grey points,
     unlabelled (the tables name them). Nothing is written where no cell has both figures."""
     points = replay_points(doc)
-    if not points:
+    plt = pyplot("replay chart") if points else None
+    if plt is None:
         return False
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import FuncFormatter
-    except ImportError:
-        print("report: no matplotlib, no replay chart", file=sys.stderr)
-        return False
+    from matplotlib.ticker import FuncFormatter
     labels = list(dict.fromkeys(label for label, _, _, _ in points))
     fig, ax = plt.subplots(figsize=(11, 6.5))
     cmap = plt.get_cmap("tab10")
