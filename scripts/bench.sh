@@ -15,13 +15,11 @@
 # Each part takes at most about 9 minutes on an H100/H200 (parts: tests/bench/suite/run.py).
 # Results accumulate in /tmp/pygraph-bench/results.json; --merge first adds the results of
 # earlier calls (results.json files carried into the tree), so that parts run in separate calls
-# end in one file. results.json, the charts speedup.png and processes.png, table.md/txt and the
-# logs (logs.tgz) are copied to $OUT when it is set (replays.png is not: the device returns 8
-# files a call; `python3 tests/bench/suite/report.py results.json --out DIR` draws every chart
-# again from the results); with --traces also the traces that fit (traces.tgz; the
-# others named in traces-left-out.txt), the analyzer's summary, sequences and breaks of each
-# (cells/*.analysis.txt in logs.tgz) and its simulate against graph mode (simulate.json,
-# tests/bench/suite/simulate_check.py).
+# end in one file. results.json, table.md, the charts (speedup.png, processes.png, replays.png)
+# and the logs (logs.tgz, with table.txt) are copied to $OUT when it is set; with --traces also
+# the traces that fit (traces.tgz; the others named in traces-left-out.txt, in logs.tgz), the
+# analyzer's summary, sequences and breaks of each (cells/*.analysis.txt in logs.tgz) and its
+# simulate against graph mode (simulate.json, tests/bench/suite/simulate_check.py).
 # libunwind is not on that machine: carry Debian's libunwind8 and libunwind-dev packages in
 # .debs/, as for scripts/gpu-check.sh.
 # The results name the commit: from git where the tree has .git, else from BENCH_COMMIT=<sha>.
@@ -83,10 +81,12 @@ if [[ " ${args[*]} " == *" --traces "* && -x $build/pygraph-analyze ]]; then
   done
 fi
 if [[ -n ${OUT:-} ]]; then
-  cp "$out"/results.json "$out"/table.md "$out"/table.txt "$OUT"/ 2>/dev/null || true
-  cp "$out"/speedup.png "$out"/processes.png "$out"/simulate.json "$OUT"/ 2>/dev/null || true
-  tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace*' --exclude='*.go' --exclude='*.done' \
-    cells build.log 2>/dev/null || true
+  # The device returns at most 8 files a call: results.json, table.md, the three charts,
+  # simulate.json (--traces), logs.tgz and traces.tgz; table.txt and traces-left-out.txt travel
+  # inside logs.tgz.
+  cp "$out"/results.json "$out"/table.md "$OUT"/ 2>/dev/null || true
+  cp "$out"/speedup.png "$out"/processes.png "$out"/replays.png "$out"/simulate.json "$OUT"/ \
+    2>/dev/null || true
   # --traces: the trace-mode cells' traces (and children's, .trace.<pid>), for the analyzer,
   # smallest first while the archive stays under the device's 16 MiB a file (compressed about
   # 4:1); the others are named in traces-left-out.txt (their reports are in logs.tgz).
@@ -99,7 +99,11 @@ if [[ -n ${OUT:-} ]]; then
     fi
   done < <(cd "$out/cells" 2>/dev/null && stat -c '%s %n' -- *.trace* 2>/dev/null | sort -n)
   ((${#kept[@]})) && { tar czf "$OUT/traces.tgz" -C "$out/cells" "${kept[@]}" || true; }
+  rm -f "$out/traces-left-out.txt"
   ((${#left[@]})) && printf '%s\n' "${left[@]}" >"$out/traces-left-out.txt"
-  cp "$out/traces-left-out.txt" "$OUT/" 2>/dev/null || true
+  logs=(cells build.log table.txt)
+  [[ -e $out/traces-left-out.txt ]] && logs+=(traces-left-out.txt)
+  tar czf "$OUT/logs.tgz" -C "$out" --exclude='*.trace*' --exclude='*.go' --exclude='*.done' \
+    "${logs[@]}" 2>/dev/null || true
 fi
 exit $status
