@@ -16,8 +16,9 @@ LD_PRELOAD and PYGRAPH_* settings for the shim's side; start many at once to hun
 `compare` names, for each other run, the first chunk and the first step where it differs.
 `hunt` does the hunting: two runs without the shim at once (the base, and whether the program
 itself computes the same twice), then rounds of --procs runs at once, each pinned during its
-chunks to a CPU of its own (CPU 0 left out, while there are CPUs enough), the arms (the suite's syntax: tests/bench/suite/run.py; default one arm "graph", the
-shim's defaults) taking the processes in turn, each run compared with the base and its
+chunks to a CPU of its own (CPU 0 left out, while there are CPUs enough), the arms (the suite's
+syntax: tests/bench/suite/run.py; default one arm "graph", the shim's defaults) taking the
+processes in turn, each run compared with the base and its
 coverage read from its stats. It starts no round that the last one's length would carry past
 --budget seconds, stops a run still going after --timeout seconds or at the budget's end (a
 hang is a finding too: its log gets its threads' stacks), keeps every record and log in D,
@@ -120,6 +121,16 @@ def _load(path):
         return None
 
 
+def where_it_parts(base, other):
+    """None where run `other` computed what `base` did, else where it first parts from it:
+    "from chunk C[, first read differing at step S]" (first_difference)."""
+    chunk, read = first_difference(base, other)
+    if chunk is None and read is None:
+        return None
+    return f"from chunk {chunk}" + (
+        f", first read differing at step {read}" if read is not None else "")
+
+
 def compare(a):
     base = _load(a.base)
     if base is None:
@@ -130,11 +141,9 @@ def compare(a):
         if other is None:
             unread += 1
             continue
-        chunk, read = first_difference(base, other)
-        same = chunk is None and read is None
-        differ += not same
-        print(f"{path}: " + ("equal" if same else
-                             f"DIFFERS from chunk {chunk}, first read differing at step {read}"))
+        parts = where_it_parts(base, other)
+        differ += parts is not None
+        print(f"{path}: " + ("equal" if parts is None else f"DIFFERS {parts}"))
     print(f"{len(a.others) - differ - unread} of {len(a.others)} equal to {a.base}"
           + (f"; {unread} not read" if unread else ""))
     return 1 if differ else 2 if unread else 0
@@ -236,20 +245,20 @@ def run_figures(stem, pid):
 
 
 def hunt_table(runs):
-    """One row an arm: runs, equal, differing, failed, mean coverage; then each run that
-    differed or failed."""
-    lines = ["arm          runs equal differ failed coverage"]
-    arms = list(dict.fromkeys(r["arm"] for r in runs))
-    for arm in arms:
+    """One row an arm (report.text): runs, equal, differing, failed, mean coverage; then each
+    run that differed or failed."""
+    import report
+
+    rows = []
+    for arm in dict.fromkeys(r["arm"] for r in runs):
         rs = [r for r in runs if r["arm"] == arm]
         covs = [r["figures"]["coverage_percent"] for r in rs if r.get("figures")]
-        cov = f"{sum(covs) / len(covs):7.1f} %" if covs else "      -"
-        lines.append(f"{arm[:12]:12} {len(rs):4} {sum(r['verdict'] == 'equal' for r in rs):5} "
-                     f"{sum(r['verdict'] == 'differs' for r in rs):6} "
-                     f"{sum(r['verdict'] == 'failed' for r in rs):6} {cov}")
-    for r in runs:
-        if r["verdict"] != "equal":
-            lines.append(f"  {r['stem']}: {r['verdict']} ({r['why']})")
+        rows.append([arm, len(rs)] + [sum(r["verdict"] == v for r in rs)
+                                      for v in ("equal", "differs", "failed")] +
+                    [f"{sum(covs) / len(covs):.1f} %" if covs else "-"])
+    lines = [report.text(["arm", "runs", "equal", "differ", "failed", "coverage"], rows)]
+    lines += [f"  {r['stem']}: {r['verdict']} ({r['why']})" for r in runs
+              if r["verdict"] != "equal"]
     return "\n".join(lines)
 
 
@@ -263,11 +272,8 @@ def judge(base, stem, status, limit="the timeout"):
     rec = _load(stem + ".json")
     if rec is None:
         return "failed", "no record"
-    chunk, read = first_difference(base, rec)
-    if chunk is None and read is None:
-        return "equal", ""
-    return "differs", f"from chunk {chunk}" + (
-        f", first read differing at step {read}" if read is not None else "")
+    parts = where_it_parts(base, rec)
+    return ("equal", "") if parts is None else ("differs", parts)
 
 
 def hunt_args_error(a):

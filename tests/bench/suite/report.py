@@ -316,11 +316,16 @@ def target_misses(res, c, cell, by_nodes=False):
     return out
 
 
+def process_runs(res, cell):
+    """`cell` as each process that ran it with the workload's shape left it, first to last
+    (the current one last, {} where there is none)."""
+    return res.get("earlier", {}).get(cell, []) + [res.get("cells", {}).get(cell) or {}]
+
+
 def process_shims(res, cell):
     """The shim's steady-state figures of `cell` in each process that ran it with the
     workload's shape, first to last (the current one last; processes())."""
-    runs = res.get("earlier", {}).get(cell, []) + [res.get("cells", {}).get(cell) or {}]
-    return [c["shim"] for c in runs if not status(c) and c.get("shim")]
+    return [c["shim"] for c in process_runs(res, cell) if not status(c) and c.get("shim")]
 
 
 def misses_in(values, misses):
@@ -558,11 +563,10 @@ def replay_points(doc):
     figures (failed, no stats, no graph replayed) is left out."""
     points = []
     for name, res in doc["workloads"].items():
-        for cell, current in res.get("cells", {}).items():
+        for cell in res.get("cells", {}):
             if shim_base(cell) is None:
                 continue
-            runs = res.get("earlier", {}).get(cell, []) + [current]
-            for c in runs:
+            for c in process_runs(res, cell):
                 d = c.get("shim") or {}
                 per, ch = d.get("launches_per_replay"), c.get("vs_without_shim")
                 if not status(c) and per and ch:
@@ -717,7 +721,7 @@ def processes(res, cell):
     current = res.get("cells", {}).get(cell)
     if not current or status(current):
         return []
-    seq = [change_of(cell, c) for c in res.get("earlier", {}).get(cell, []) + [current]]
+    seq = [change_of(cell, c) for c in process_runs(res, cell)]
     seq = [ch for ch in seq if ch]
     return seq if len(seq) > 1 else []
 
@@ -734,8 +738,7 @@ def kernels_text(res, cell):
     sequence (most launches; harness.stats_delta) compared, first to last; "" where fewer than
     two have one. Only the main one: the lesser two are often warm-up sequences, which vary
     between processes running the same steps."""
-    runs = res.get("earlier", {}).get(cell, []) + [res.get("cells", {}).get(cell) or {}]
-    sigs = [(c.get("shim") or {}).get("signatures") for c in runs]
+    sigs = [(c.get("shim") or {}).get("signatures") for c in process_runs(res, cell)]
     known = [(i + 1, s[0]) for i, s in enumerate(sigs) if s and s[0]]
     if len(known) < 2:
         return ""
